@@ -1,0 +1,28 @@
+//===- Passes.h - dlc lowering and code generation passes -------*- C++ -*-===//
+#ifndef DLC_CONVERSION_PASSES_H
+#define DLC_CONVERSION_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace arith { class ArithDialect; }
+namespace bufferization { class BufferizationDialect; }
+namespace linalg { class LinalgDialect; }
+namespace math { class MathDialect; }
+namespace memref { class MemRefDialect; }
+namespace scf { class SCFDialect; }
+namespace tensor { class TensorDialect; }
+namespace transform { class TransformDialect; }
+namespace vector { class VectorDialect; }
+} // namespace mlir
+
+namespace mlir::dlc {
+#define GEN_PASS_DECL
+#include "dlc/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dlc/Conversion/Passes.h.inc"
+} // namespace mlir::dlc
+
+#endif // DLC_CONVERSION_PASSES_H

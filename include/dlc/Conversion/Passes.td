@@ -1,0 +1,118 @@
+//===- Passes.td - dlc lowering and code generation passes -*- tablegen -*-===//
+//
+// Passes that leave the dlc dialect, grouped by stage and listed in the order
+// the CPU pipeline runs them (lib/Target/Pipeline.cpp builds the pipeline):
+//   1. dialect lowering:   dlc-lower-to-linalg
+//   2. calling convention: dlc-lower-entry-abi
+//   3. CPU code generation (after bufferization):
+//                          dlc-tile-and-vectorize, dlc-approximate-math
+// Each is implemented in lib/Conversion/<Group>/<Name>.cpp and tested in
+// test/Conversion/<snake_name>.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CONVERSION_PASSES_TD
+#define DLC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// 1. Dialect lowering
+//===----------------------------------------------------------------------===//
+
+def DlcLowerToLinalgPass : Pass<"dlc-lower-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower dlc compute ops to linalg, tensor, arith and math";
+  let description = [{
+    Rewrites every dlc compute op into destination-style linalg ops on
+    tensors: contractions become `linalg.matmul`/`linalg.batch_matmul`
+    (a linear's `[out, in]` weight is transposed into `[in, out]` first, so
+    every matmul has the layout the CPU tiling expects), elementwise ops and
+    fused epilogues become `linalg.generic` with the broadcast expressed in
+    the indexing maps, reductions and normalisations become
+    `linalg.generic` reductions (numerically stable max-shifted forms for
+    softmax, log-softmax and cross-entropy). `dlc.param` and
+    `dlc.parameter` are left for `dlc-lower-entry-abi`.
+
+    ```mlir
+    %y = dlc.relu %x : tensor<4xf32>
+    // becomes
+    %e = tensor.empty() : tensor<4xf32>
+    %y = linalg.generic {...} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %m = arith.maximumf %in, %zero : f32
+        linalg.yield %m : f32
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// 2. Calling convention
+//===----------------------------------------------------------------------===//
+
+def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
+  let summary = "Give entry points the runtime's memref calling convention";
+  let description = [{
+    Rewrites every `func.func` marked `dlc.entry` from
+    `(inputs) -> (outputs)` on tensors into a function that takes one
+    memref per parameter (in `dlc.parameter` order), then one per input,
+    then one per output, and returns nothing: `dlc.param` becomes a
+    `bufferization.to_tensor` of the parameter's argument, and each returned
+    tensor is written into its output buffer with
+    `bufferization.materialize_in_destination`. The `dlc.parameter`
+    declarations are then erased. This is the ABI of `docs/runtime-abi.md`;
+    with `eliminate-empty-tensors` the last op of each output computes
+    straight into the caller's buffer.
+
+    ```mlir
+    func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x2xf32> attributes {dlc.entry}
+    // becomes
+    func.func @forward(%w: memref<2x8xf32>, %x: memref<4x8xf32>, %out: memref<4x2xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// 3. CPU code generation
+//===----------------------------------------------------------------------===//
+
+def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp"> {
+  let summary = "Tile matmuls for the cache and registers and vectorise them";
+  let description = [{
+    Runs on bufferized IR. Every `linalg.matmul` (and each batch of a
+    `linalg.batch_matmul`) is tiled twice, for the cache (up to
+    `64 x 512 x 256`) and for the registers (up to `8 x 32 x 1`, an 8x32
+    accumulator tile that lives in 16 AVX-512 registers), with tile sizes
+    that divide the static dimensions so that every tile is full, then
+    vectorised into `vector.contract`, the accumulator is hoisted out of the
+    k loop and the contraction is lowered to outer products (FMAs). The
+    schedule is a transform-dialect script built per module and applied
+    with the transform interpreter.
+  }];
+  let dependentDialects = ["::mlir::transform::TransformDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def DlcApproximateMathPass : Pass<"dlc-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replace transcendental math ops by polynomial approximations";
+  let description = [{
+    `math.exp`, `math.log`, `math.tanh`, `math.erf` and friends would lower
+    to calls into libm, which a user's `cc app.c model.o -ldlcrt` link
+    would then have to provide, and which block vectorisation. This pass
+    expands them into the polynomial approximations of the math dialect
+    (accurate to a few ulp in f32), so the object is self-contained.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // DLC_CONVERSION_PASSES_TD

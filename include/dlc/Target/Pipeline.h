@@ -1,0 +1,57 @@
+//===- Pipeline.h - the compilation pipeline --------------------*- C++ -*-===//
+//
+// The stages of `dlc`, each a function so that the driver can stop after any
+// of them (`--emit=`): dlc-level optimisation, lowering to linalg with the
+// runtime calling convention, CPU code generation down to the LLVM dialect,
+// and translation to an LLVM module that carries the model descriptor.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_TARGET_PIPELINE_H
+#define DLC_TARGET_PIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir::dlc {
+struct ModelInfo;
+
+/// Canonicalisation and dlc-fuse-layers on the dlc dialect.
+mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module);
+
+/// Drops what no entry needs (the kept loss function), names the entry
+/// kernels, lowers to linalg on tensors and applies the entry ABI.
+mlir::LogicalResult runLinalgPipeline(mlir::ModuleOp module,
+                                      const ModelInfo &info);
+
+/// Fusion, bufferization, tiling and vectorization, lowering to the LLVM
+/// dialect.
+mlir::LogicalResult runCpuCodegenPipeline(mlir::ModuleOp module);
+
+/// A TargetMachine for x86-64; `cpu` is "native", "x86-64-v3",
+/// "x86-64-v4" or any CPU name LLVM knows. Errors are returned as text.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createX86TargetMachine(llvm::StringRef cpu);
+
+/// Translates the LLVM-dialect module, adds the packed entry wrappers and
+/// the model descriptor (docs/runtime-abi.md) and optimises at O3.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
+                llvm::LLVMContext &llvmContext, llvm::TargetMachine &tm);
+
+/// Emits an object file (or assembly) for `module`.
+llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                            llvm::raw_pwrite_stream &os, bool assembly);
+
+} // namespace mlir::dlc
+
+#endif // DLC_TARGET_PIPELINE_H

@@ -1,0 +1,387 @@
+//===- DlcOps.cpp - dlc dialect operations --------------------------------===//
+//
+// Verifiers, folders and canonicalisation patterns of the dlc ops. Verifier
+// messages name the offending shapes so that a user reading a diagnostic on
+// their model description knows which operand is wrong.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+/// Prints a shape as `[a, b, c]` for diagnostics.
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+RankedTensorType tensorTy(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParameterOp::verify() {
+  StringRef init = getInit();
+  if (init != "uniform" && init != "zeros" && init != "ones")
+    return emitOpError("has unknown init '")
+           << init << "'; expected 'uniform', 'zeros' or 'ones'";
+  if (!getTensorType().hasStaticShape())
+    return emitOpError("must have a static shape");
+  if (getBound().convertToDouble() < 0)
+    return emitOpError("has a negative bound");
+  return success();
+}
+
+LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this,
+                                                                getNameAttr());
+  if (!param)
+    return emitOpError("refers to '")
+           << getName() << "', which is not a dlc.parameter";
+  if (param.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " does not match the parameter's type "
+           << param.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+static bool isKnownActivation(StringRef act) {
+  return llvm::is_contained(
+      {"none", "relu", "gelu", "gelu_tanh", "tanh", "sigmoid"}, act);
+}
+
+LogicalResult LinearOp::verify() {
+  auto in = tensorTy(getInput()), w = tensorTy(getWeight()),
+       out = tensorTy(getResult());
+  if (in.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (w.getRank() != 2)
+    return emitOpError("weight must be [out, in], got ")
+           << shapeStr(w.getShape());
+  int64_t inF = in.getShape().back(), outF = w.getDimSize(0);
+  if (w.getDimSize(1) != inF)
+    return emitOpError("weight ")
+           << shapeStr(w.getShape()) << " expects " << w.getDimSize(1)
+           << " input features but the input " << shapeStr(in.getShape())
+           << " has " << inF;
+  if (getBias()) {
+    auto b = tensorTy(getBias());
+    if (b.getRank() != 1 || b.getDimSize(0) != outF)
+      return emitOpError("bias must be [") << outF << "], got "
+                                           << shapeStr(b.getShape());
+    if (b.getElementType() != in.getElementType())
+      return emitOpError("bias element type must match the input's");
+  }
+  if (w.getElementType() != in.getElementType() ||
+      out.getElementType() != in.getElementType())
+    return emitOpError("input, weight and result must have one element type");
+  SmallVector<int64_t> expected(in.getShape());
+  expected.back() = outF;
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be ")
+           << shapeStr(expected) << ", got " << shapeStr(out.getShape());
+  if (!isKnownActivation(getActivation()))
+    return emitOpError("has unknown activation '") << getActivation() << "'";
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  auto a = tensorTy(getLhs()), b = tensorTy(getRhs()), c = tensorTy(getResult());
+  if (a.getRank() != b.getRank() || (a.getRank() != 2 && a.getRank() != 3))
+    return emitOpError("operands must both be rank 2 or both rank 3, got ")
+           << shapeStr(a.getShape()) << " and " << shapeStr(b.getShape());
+  if (a.getElementType() != b.getElementType() ||
+      c.getElementType() != a.getElementType())
+    return emitOpError("operands and result must have one element type");
+  int64_t r = a.getRank();
+  if (r == 3 && a.getDimSize(0) != b.getDimSize(0))
+    return emitOpError("batch dimensions differ: ")
+           << shapeStr(a.getShape()) << " and " << shapeStr(b.getShape());
+  if (a.getDimSize(r - 1) != b.getDimSize(r - 2))
+    return emitOpError("inner dimensions differ: ")
+           << shapeStr(a.getShape()) << " x " << shapeStr(b.getShape());
+  SmallVector<int64_t> expected(a.getShape());
+  expected.back() = b.getShape().back();
+  if (c.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be ")
+           << shapeStr(expected) << ", got " << shapeStr(c.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// NumPy broadcasting of two static shapes; fails when a pair of dimensions
+/// is neither equal nor 1.
+static FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                       ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return failure();
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+static LogicalResult verifyBinary(Operation *op) {
+  auto a = tensorTy(op->getOperand(0)), b = tensorTy(op->getOperand(1)),
+       c = tensorTy(op->getResult(0));
+  if (a.getElementType() != b.getElementType() ||
+      c.getElementType() != a.getElementType())
+    return op->emitOpError("operands and result must have one element type, got ")
+           << a.getElementType() << " and " << b.getElementType();
+  auto shape = broadcastShapes(a.getShape(), b.getShape());
+  if (failed(shape))
+    return op->emitOpError("operand shapes ")
+           << shapeStr(a.getShape()) << " and " << shapeStr(b.getShape())
+           << " do not broadcast";
+  if (c.getShape() != ArrayRef<int64_t>(*shape))
+    return op->emitOpError("result must be ")
+           << shapeStr(*shape) << ", got " << shapeStr(c.getShape());
+  return success();
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be 'none' or 'tanh', got '")
+           << getApproximate() << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisations
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyDim(Operation *op, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError("dim ") << dim << " is out of range for rank "
+                                   << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyDim(*this, getDim(), tensorTy(getInput()).getRank());
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyDim(*this, getDim(), tensorTy(getInput()).getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto in = tensorTy(getInput());
+  if (in.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  int64_t d = in.getShape().back();
+  for (Value v : {getWeight(), getBias()}) {
+    auto t = tensorTy(v);
+    if (t.getRank() != 1 || t.getDimSize(0) != d ||
+        t.getElementType() != in.getElementType())
+      return emitOpError("weight and bias must be [")
+             << d << "] of " << in.getElementType() << ", got " << t;
+  }
+  if (getEpsilon().convertToDouble() <= 0)
+    return emitOpError("epsilon must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = tensorTy(getInput()), out = tensorTy(getResult());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("must keep the element type");
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("needs static shapes");
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ")
+           << shapeStr(in.getShape()) << " (" << in.getNumElements()
+           << " elements) into " << shapeStr(out.getShape()) << " ("
+           << out.getNumElements() << " elements)";
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+namespace {
+/// reshape(reshape(x)) -> reshape(x)
+struct FoldReshapeChain : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput());
+    return success();
+  }
+};
+
+/// transpose(transpose(x, p), q) -> transpose(x, p o q)
+struct FoldTransposeChain : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return failure();
+    ArrayRef<int64_t> p = inner.getPermutation(), q = op.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t i : q)
+      composed.push_back(p[i]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(),
+                                             inner.getInput(), composed);
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<FoldReshapeChain>(context);
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = tensorTy(getInput()), out = tensorTy(getResult());
+  ArrayRef<int64_t> perm = getPermutation();
+  if ((int64_t)perm.size() != in.getRank())
+    return emitOpError("permutation has ")
+           << perm.size() << " entries for a rank-" << in.getRank()
+           << " input";
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError("permutation ")
+             << shapeStr(perm) << " is not a permutation of 0.."
+             << in.getRank() - 1;
+    seen[p] = true;
+    expected.push_back(in.getDimSize(p));
+  }
+  if (out.getElementType() != in.getElementType() ||
+      out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be ")
+           << shapeStr(expected) << " of " << in.getElementType();
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if ((int64_t)i != p)
+      return {};
+  return getInput();
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<FoldTransposeChain>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyReduction(Operation *op, ArrayRef<int64_t> dims,
+                                     bool keepdim) {
+  auto in = tensorTy(op->getOperand(0)), out = tensorTy(op->getResult(0));
+  if (out.getElementType() != in.getElementType())
+    return op->emitOpError("must keep the element type");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= in.getRank())
+      return op->emitOpError("dim ")
+             << dims[i] << " is out of range for rank " << in.getRank();
+    if (i > 0 && dims[i] <= dims[i - 1])
+      return op->emitOpError("dims must be sorted and unique, got ")
+             << shapeStr(dims);
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (!llvm::is_contained(dims, d))
+      expected.push_back(in.getDimSize(d));
+    else if (keepdim)
+      expected.push_back(1);
+  }
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError("result must be ")
+           << shapeStr(expected) << ", got " << shapeStr(out.getShape());
+  return success();
+}
+
+LogicalResult SumOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepdim());
+}
+LogicalResult MeanOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepdim());
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyReductionKind(Operation *op, StringRef r) {
+  if (r != "mean" && r != "sum")
+    return op->emitOpError("reduction must be 'mean' or 'sum', got '")
+           << r << "'";
+  return success();
+}
+
+LogicalResult MseLossOp::verify() {
+  auto a = tensorTy(getInput()), b = tensorTy(getTarget());
+  if (a != b)
+    return emitOpError("input and target must have the same type, got ")
+           << a << " and " << b;
+  if (tensorTy(getResult()).getElementType() != a.getElementType())
+    return emitOpError("result must be a scalar of ") << a.getElementType();
+  return verifyReductionKind(*this, getReduction());
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  auto logits = tensorTy(getLogits()), labels = tensorTy(getLabels());
+  if (logits.getRank() != 2)
+    return emitOpError("logits must be [N, C], got ")
+           << shapeStr(logits.getShape());
+  if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
+    return emitOpError("labels must be [")
+           << logits.getDimSize(0) << "] class indices, got "
+           << shapeStr(labels.getShape());
+  if (tensorTy(getResult()).getElementType() != logits.getElementType())
+    return emitOpError("result must be a scalar of ")
+           << logits.getElementType();
+  return verifyReductionKind(*this, getReduction());
+}
+
+#define GET_OP_CLASSES
+#include "dlc/Dialect/Dlc/IR/DlcOps.cpp.inc"

@@ -1,0 +1,274 @@
+//===- ModelInfo.cpp - model facts, descriptor text and statistics --------===//
+#include "dlc/Target/ModelInfo.h"
+
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using mlir::dlc::EntryInfo;
+using mlir::dlc::ModelInfo;
+using mlir::dlc::ParamInfo;
+using mlir::dlc::TensorInfo;
+
+std::string mlir::dlc::dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF64())
+    return "f64";
+  if (t.isSignlessInteger(64))
+    return "i64";
+  if (t.isSignlessInteger(32))
+    return "i32";
+  if (t.isSignlessInteger(8))
+    return "i8";
+  return "";
+}
+
+std::string mlir::dlc::entrySymbol(StringRef model, StringRef entry) {
+  return ("dlc_" + model + "_" + entry).str();
+}
+
+static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
+                                        Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return emitError(loc) << "'" << name
+                          << "' must be a statically shaped tensor, got "
+                          << type;
+  TensorInfo info;
+  info.name = name.str();
+  info.dtype = mlir::dlc::dtypeName(t.getElementType());
+  if (info.dtype.empty())
+    return emitError(loc) << "'" << name << "' has unsupported element type "
+                          << t.getElementType();
+  info.shape.assign(t.getShape().begin(), t.getShape().end());
+  info.numel = t.getNumElements();
+  info.bytes = info.numel * (t.getElementTypeBitWidth() / 8);
+  return info;
+}
+
+/// Multiply-adds of one op (contractions only; elementwise work is not
+/// counted, as in the lesson's estimate).
+static int64_t multiplyAdds(Operation *op) {
+  if (auto lin = dyn_cast<mlir::dlc::LinearOp>(op)) {
+    auto w = cast<RankedTensorType>(lin.getWeight().getType());
+    auto out = cast<RankedTensorType>(lin.getResult().getType());
+    return out.getNumElements() * w.getDimSize(1);
+  }
+  if (auto mm = dyn_cast<mlir::dlc::MatmulOp>(op)) {
+    auto a = cast<RankedTensorType>(mm.getLhs().getType());
+    auto c = cast<RankedTensorType>(mm.getResult().getType());
+    return c.getNumElements() * a.getShape().back();
+  }
+  return 0;
+}
+
+FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
+  ModelInfo info;
+  if (auto name = module->getAttrOfType<StringAttr>("dlc.model"))
+    info.name = name.str();
+  else if (module.getSymName())
+    info.name = module.getSymName()->str();
+  else
+    info.name = "model";
+
+  for (auto p : module.getOps<mlir::dlc::ParameterOp>()) {
+    auto t = tensorInfo(p.getLoc(), p.getSymName(), p.getType());
+    if (failed(t))
+      return failure();
+    ParamInfo pi;
+    static_cast<TensorInfo &>(pi) = *t;
+    pi.init = p.getInit().str();
+    pi.bound = p.getBound().convertToDouble();
+    info.params.push_back(std::move(pi));
+  }
+
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f->hasAttr("dlc.loss"))
+      info.training.hasLoss = true;
+    if (!f->hasAttr(mlir::dlc::kEntryAttrName))
+      continue;
+    EntryInfo e;
+    e.name = f.getSymName().str();
+    e.symbol = entrySymbol(info.name, e.name);
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      auto n = f.getArgAttrOfType<StringAttr>(i, mlir::dlc::kNameAttrName);
+      auto t = tensorInfo(f.getLoc(),
+                          n ? n.getValue() : StringRef("arg" + std::to_string(i)),
+                          f.getArgumentTypes()[i]);
+      if (failed(t))
+        return failure();
+      e.inputs.push_back(*t);
+    }
+    for (unsigned i = 0; i < f.getNumResults(); ++i) {
+      auto n = f.getResultAttrOfType<StringAttr>(i, mlir::dlc::kNameAttrName);
+      auto t = tensorInfo(f.getLoc(),
+                          n ? n.getValue() : StringRef("out" + std::to_string(i)),
+                          f.getResultTypes()[i]);
+      if (failed(t))
+        return failure();
+      e.outputs.push_back(*t);
+    }
+    f.walk([&](Operation *op) {
+      e.multiplyAdds += multiplyAdds(op);
+      if (op->getDialect() && isa<mlir::dlc::DlcDialect>(op->getDialect()) &&
+          !isa<mlir::dlc::ParamOp>(op))
+        for (Value r : op->getResults())
+          if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+            e.activationBytes +=
+                t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+    });
+    info.entries.push_back(std::move(e));
+  }
+  if (info.entries.empty())
+    return module.emitError("the module has no entry point")
+           .attachNote(module.getLoc())
+           << "hint: mark a func.func with the 'dlc.entry' attribute";
+
+  if (auto opt = module->getAttrOfType<DictionaryAttr>("dlc.optimizer")) {
+    if (auto kind = opt.getAs<StringAttr>("kind"))
+      info.training.optimizer = kind.str();
+    if (info.training.optimizer == "adam" || info.training.optimizer == "adamw")
+      info.training.stateCopies = 2;
+    else if (info.training.optimizer == "sgd") {
+      auto m = opt.getAs<FloatAttr>("momentum");
+      info.training.stateCopies = m && m.getValueAsDouble() != 0 ? 1 : 0;
+    }
+  }
+  return info;
+}
+
+int64_t ModelInfo::paramCount() const {
+  int64_t n = 0;
+  for (const ParamInfo &p : params)
+    n += p.numel;
+  return n;
+}
+
+int64_t ModelInfo::paramBytes() const {
+  int64_t n = 0;
+  for (const ParamInfo &p : params)
+    n += p.bytes;
+  return n;
+}
+
+static void printShape(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
+  if (shape.empty()) {
+    os << "-";
+    return;
+  }
+  llvm::interleave(shape, os, ",");
+}
+
+std::string ModelInfo::descriptorText() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "dlc-model 1\nname " << name << "\n";
+  for (const ParamInfo &p : params) {
+    os << "param " << p.name << " " << p.dtype << " ";
+    printShape(os, p.shape);
+    os << " " << p.init << " " << llvm::format("%.17g", p.bound) << "\n";
+  }
+  for (const EntryInfo &e : entries) {
+    os << "entry " << e.name << "\n";
+    for (const TensorInfo &t : e.inputs) {
+      os << "in " << t.name << " " << t.dtype << " ";
+      printShape(os, t.shape);
+      os << "\n";
+    }
+    for (const TensorInfo &t : e.outputs) {
+      os << "out " << t.name << " " << t.dtype << " ";
+      printShape(os, t.shape);
+      os << "\n";
+    }
+    os << "end\n";
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Statistics
+//===----------------------------------------------------------------------===//
+
+/// 13008896 -> "13,008,896".
+static std::string withCommas(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+/// Bytes in binary units: "794.0 KiB", "2.37 GiB".
+static std::string human(int64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (u == 0)
+    os << bytes << " B";
+  else
+    os << llvm::format("%.2f ", v) << units[u];
+  return s;
+}
+
+void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
+  const EntryInfo *fwd = nullptr;
+  for (const EntryInfo &e : info.entries)
+    if (e.name == "forward")
+      fwd = &e;
+  if (!fwd)
+    fwd = &info.entries.front();
+  int64_t batch = fwd->inputs.empty() || fwd->inputs[0].shape.empty()
+                      ? 1
+                      : fwd->inputs[0].shape[0];
+  int64_t weights = info.paramBytes();
+  int64_t io = 0;
+  for (const TensorInfo &t : fwd->inputs)
+    io += t.bytes;
+  for (const TensorInfo &t : fwd->outputs)
+    io += t.bytes;
+
+  os << "model " << info.name << " (batch " << batch << ")\n";
+  os << "  parameters:        " << withCommas(info.paramCount()) << " ("
+     << human(weights) << ")\n";
+  os << "  multiply-adds:     " << withCommas(fwd->multiplyAdds)
+     << " per forward pass of one batch\n";
+  int64_t trainOps = 3 * fwd->multiplyAdds;
+  os << "  training step:     about "
+     << withCommas((trainOps + 500000) / 1000000)
+     << " million operations (3 x forward: forward, input and weight "
+        "gradients)\n";
+  os << "memory estimate (" << fwd->name << ")\n";
+  os << "  weights:           " << human(weights) << "\n";
+  os << "  inputs + outputs:  " << human(io) << "\n";
+  os << "  activations:       0 B saved (evaluation keeps none); "
+     << human(fwd->activationBytes) << " of intermediates in total\n";
+  os << "memory estimate (training step";
+  if (!info.training.optimizer.empty())
+    os << ", " << info.training.optimizer;
+  os << ")\n";
+  int64_t grads = weights, state = info.training.stateCopies * weights;
+  os << "  weights:           " << human(weights) << "\n";
+  os << "  gradients:         " << human(grads) << "\n";
+  os << "  optimizer state:   " << human(state) << " ("
+     << info.training.stateCopies << " per weight)\n";
+  os << "  activations:       " << human(fwd->activationBytes)
+     << " (upper bound: every intermediate of the forward pass)\n";
+  os << "  total:             "
+     << human(weights + grads + state + fwd->activationBytes + io) << "\n";
+}

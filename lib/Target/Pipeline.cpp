@@ -1,0 +1,67 @@
+//===- Pipeline.cpp - the compilation pipeline ----------------------------===//
+#include "dlc/Target/Pipeline.h"
+
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+#include "dlc/Target/ModelInfo.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+/// Runs a textual pipeline on `module`, with the command-line pass manager
+/// options (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
+static LogicalResult runPipeline(ModuleOp module, StringRef text) {
+  // parsePassPipeline(text, pm) would nest "builtin.module(...)" inside the
+  // module pass manager, which then silently does nothing: parse standalone
+  // and move it into a pass manager with the same anchor.
+  std::string errors;
+  llvm::raw_string_ostream errStream(errors);
+  FailureOr<OpPassManager> parsed = parsePassPipeline(text, errStream);
+  if (failed(parsed))
+    return module.emitError("internal error: bad pass pipeline: ") << errors;
+  PassManager pm(module.getContext(), parsed->getOpAnchorName());
+  static_cast<OpPassManager &>(pm) = std::move(*parsed);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  return pm.run(module);
+}
+
+LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module) {
+  return runPipeline(module,
+                     "builtin.module(canonicalize,dlc-fuse-layers,cse)");
+}
+
+LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info) {
+  // The loss function is kept for training; inference compiles entries only.
+  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (!f->hasAttr(mlir::dlc::kEntryAttrName))
+      f.erase();
+  for (auto f : module.getOps<func::FuncOp>())
+    f.setSymName(entrySymbol(info.name, f.getSymName()));
+  return runPipeline(module, "builtin.module(dlc-lower-to-linalg,"
+                             "dlc-lower-entry-abi,canonicalize,cse)");
+}
+
+LogicalResult mlir::dlc::runCpuCodegenPipeline(ModuleOp module) {
+  return runPipeline(
+      module,
+      "builtin.module("
+      // Fuse elementwise producers into their consumers (epilogues, softmax
+      // steps), then bufferize with every output written in place.
+      "linalg-fuse-elementwise-ops,canonicalize,cse,"
+      "eliminate-empty-tensors,"
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "canonicalize,buffer-deallocation-pipeline,"
+      // Matmuls: cache and register tiling, AVX-512 FMAs.
+      "dlc-tile-and-vectorize,"
+      "convert-linalg-to-loops,canonicalize,cse,"
+      "dlc-approximate-math,"
+      "convert-vector-to-scf{full-unroll=true},lower-affine,"
+      "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
+      "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+      "convert-to-llvm,reconcile-unrealized-casts)");
+}

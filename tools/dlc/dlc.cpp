@@ -1,0 +1,483 @@
+//===- dlc.cpp - the dlc compiler driver ----------------------------------===//
+//
+//   dlc MODEL [-o out.o] [--emit=dlc|linalg|llvm|asm|obj|header] [--stats]
+//   dlc run MODEL [--weights W | --seed N] --input NAME=FILE ... [--output ...]
+//
+// A model is a .dlc description or a .mlir module in the dlc dialect. The
+// compile mode writes an object and its C header; `run` compiles in memory
+// (JIT), executes one entry point through libdlcrt and writes the outputs.
+// Every user error is a diagnostic and exit status 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Frontend/ModelImporter.h"
+#include "dlc/InitDlc.h"
+#include "dlc/Target/ModelInfo.h"
+#include "dlc/Target/Pipeline.h"
+
+#include "dlc/dlc_io.h"
+#include "dlc/dlc_runtime.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+using namespace llvm;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory dlcCat("dlc options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.dlc|model.mlir>"),
+                                      cl::Required, cl::cat(dlcCat));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: <model>.o; the header goes next to it)"),
+                                       cl::value_desc("file"), cl::cat(dlcCat));
+static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, linalg, llvm-dialect, llvm, asm, obj (default), header"),
+                                 cl::init("obj"), cl::cat(dlcCat));
+static cl::opt<std::string> inputLang("x", cl::desc("Input language: dlc or mlir (default: by extension)"),
+                                      cl::cat(dlcCat));
+static cl::opt<bool> stats("stats", cl::desc("Print parameters, multiply-adds and a memory estimate, then exit"),
+                           cl::cat(dlcCat));
+static cl::opt<int64_t> batch("batch", cl::desc("Override dimension 0 of every input and label"),
+                              cl::init(0), cl::cat(dlcCat));
+static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an LLVM CPU name"),
+                                cl::init("native"), cl::cat(dlcCat));
+static cl::opt<std::string> target("target", cl::desc("Code to generate: x86, or all (every available back end)"),
+                                   cl::init("all"), cl::cat(dlcCat));
+// `dlc run` options.
+static cl::opt<std::string> weights("weights", cl::desc("run: load the parameters from a .safetensors file"),
+                                    cl::cat(dlcCat));
+static cl::opt<uint64_t> seed("seed", cl::desc("run: initialise the parameters from this seed (default 0)"),
+                              cl::init(0), cl::cat(dlcCat));
+static cl::list<std::string> inputs("input", cl::desc("run: NAME=FILE.npy, or FILE.safetensors holding inputs by name"),
+                                    cl::cat(dlcCat));
+static cl::list<std::string> outputs("output", cl::desc("run: FILE (.npy for one output, .safetensors for all) or NAME=FILE.npy"),
+                                     cl::cat(dlcCat));
+static cl::opt<std::string> entryName("entry", cl::desc("run: the entry point (default forward)"),
+                                      cl::init("forward"), cl::cat(dlcCat));
+static cl::opt<std::string> device("device", cl::desc("run: auto (default), cpu or cuda"), cl::init("auto"),
+                                   cl::cat(dlcCat));
+static cl::opt<unsigned> benchmark("benchmark", cl::desc("run: time N calls after warm-up; print min and median"),
+                                   cl::init(0), cl::cat(dlcCat));
+
+/// A user error not tied to a source location.
+static int fail(const Twine &msg, const Twine &hint = "") {
+  errs() << "dlc: error: " << msg << "\n";
+  if (!hint.isTriviallyEmpty())
+    errs() << "dlc: hint: " << hint << "\n";
+  return 1;
+}
+
+static int failRuntime(const Twine &what) {
+  return fail(what + ": " + dlc_last_error());
+}
+
+namespace {
+struct Compiled {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::dlc::ModelInfo info;
+};
+} // namespace
+
+/// Reads the model and runs the dlc-level pipeline; diagnostics are printed
+/// by the context's handler.
+static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
+                                         SourceMgr &sm) {
+  auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!buffer) {
+    fail("cannot read '" + inputFile + "': " + buffer.getError().message());
+    return std::nullopt;
+  }
+  sm.AddNewSourceBuffer(std::move(*buffer), SMLoc());
+  std::string lang = inputLang;
+  if (lang.empty())
+    lang = StringRef(inputFile).ends_with(".mlir") ? "mlir" : "dlc";
+  Compiled c;
+  if (lang == "mlir") {
+    c.module = mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);
+    if (c.module && batch)
+      mlir::emitError(c.module->getLoc())
+          << "--batch applies to .dlc models only; a .mlir model has fixed shapes";
+    if (c.module && batch)
+      return std::nullopt;
+  } else if (lang == "dlc") {
+    dlc::ImportOptions opts;
+    if (batch < 0) {
+      fail("--batch must be positive");
+      return std::nullopt;
+    }
+    if (batch)
+      opts.batch = batch;
+    c.module = dlc::importDlcModel(sm, ctx, opts);
+  } else {
+    fail("unknown input language '" + lang + "'", "use -x dlc or -x mlir");
+    return std::nullopt;
+  }
+  if (!c.module || failed(mlir::verify(*c.module)))
+    return std::nullopt;
+  auto info = mlir::dlc::extractModelInfo(*c.module);
+  if (failed(info))
+    return std::nullopt;
+  c.info = std::move(*info);
+  if (failed(mlir::dlc::runDlcPipeline(*c.module)))
+    return std::nullopt;
+  return c;
+}
+
+/// Lowers to an optimised LLVM module for `tm`.
+static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
+                                           TargetMachine &tm) {
+  if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
+      failed(mlir::dlc::runCpuCodegenPipeline(*c.module)))
+    return nullptr;
+  auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm);
+  if (!m) {
+    fail(toString(m.takeError()));
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+/// Writes `data` to `path` atomically (temporary file, then rename).
+static bool writeFileAtomically(StringRef path, StringRef data) {
+  if (Error e = writeToOutput(path, [&](raw_ostream &os) {
+        os << data;
+        return Error::success();
+      })) {
+    fail("cannot write '" + path + "': " + toString(std::move(e)));
+    return false;
+  }
+  return true;
+}
+
+static int compileMain(mlir::MLIRContext &ctx) {
+  static const char *stages[] = {"dlc",  "linalg", "llvm-dialect", "llvm",
+                                 "asm", "obj",    "header"};
+  if (!llvm::is_contained(stages, StringRef(emit)))
+    return fail("unknown --emit stage '" + emit + "'",
+                "use one of dlc, linalg, llvm-dialect, llvm, asm, obj, header");
+  if (target != "x86" && target != "all")
+    return fail("unknown --target '" + target + "'",
+                "this build generates x86 code only: use --target=x86 or all");
+  SourceMgr sm;
+  mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  std::optional<Compiled> c = loadModel(ctx, sm);
+  if (!c)
+    return 1;
+  if (stats) {
+    mlir::dlc::printStats(c->info, outs());
+    return 0;
+  }
+
+  std::string out = outputFile;
+  auto textOut = [&](auto print) {
+    if (out.empty() || out == "-") {
+      print(outs());
+      return 0;
+    }
+    std::string s;
+    raw_string_ostream os(s);
+    print(os);
+    return writeFileAtomically(out, s) ? 0 : 1;
+  };
+  if (emit == "dlc")
+    return textOut([&](raw_ostream &os) { c->module->print(os); });
+  if (emit == "header")
+    return textOut([&](raw_ostream &os) { os << mlir::dlc::generateHeader(c->info); });
+  if (emit == "linalg") {
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)))
+      return 1;
+    return textOut([&](raw_ostream &os) { c->module->print(os); });
+  }
+  if (emit == "llvm-dialect") {
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
+        failed(mlir::dlc::runCpuCodegenPipeline(*c->module)))
+      return 1;
+    return textOut([&](raw_ostream &os) { c->module->print(os); });
+  }
+
+  auto tm = mlir::dlc::createX86TargetMachine(cpu);
+  if (!tm)
+    return fail(toString(tm.takeError()));
+  LLVMContext llctx;
+  std::unique_ptr<Module> m = lowerToLLVM(*c, llctx, **tm);
+  if (!m)
+    return 1;
+  if (emit == "llvm")
+    return textOut([&](raw_ostream &os) { m->print(os, nullptr); });
+
+  SmallString<0> code;
+  raw_svector_ostream codeStream(code);
+  if (Error e = mlir::dlc::emitMachineCode(*m, **tm, codeStream, emit == "asm"))
+    return fail(toString(std::move(e)));
+  if (emit == "asm")
+    return textOut([&](raw_ostream &os) { os << code; });
+
+  // Object and header, side by side.
+  if (out.empty())
+    out = (sys::path::stem(inputFile) + ".o").str();
+  if (out == "-")
+    return fail("an object file cannot go to standard output", "use -o FILE.o");
+  SmallString<256> header(out);
+  sys::path::replace_extension(header, ".h");
+  if (!writeFileAtomically(out, code) ||
+      !writeFileAtomically(header, mlir::dlc::generateHeader(c->info)))
+    return 1;
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// dlc run
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Owns a dlc_tensor_list.
+struct TensorList {
+  dlc_tensor_list *list = nullptr;
+  ~TensorList() { dlc_tensor_list_free(list); }
+};
+struct ModelHandle {
+  dlc_model *model = nullptr;
+  ~ModelHandle() { dlc_model_destroy(model); }
+};
+} // namespace
+
+static std::string describe(const dlc_tensor_info &t) {
+  std::string s = std::string(dlc_dtype_name(t.dtype)) + "[";
+  for (int i = 0; i < t.rank; ++i)
+    s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+static bool sameType(const dlc_tensor_info &a, const dlc_tensor_info &b) {
+  if (a.dtype != b.dtype || a.rank != b.rank)
+    return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.shape[i] != b.shape[i])
+      return false;
+  return true;
+}
+
+static int runMain(mlir::MLIRContext &ctx) {
+  SourceMgr sm;
+  mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  std::optional<Compiled> c = loadModel(ctx, sm);
+  if (!c)
+    return 1;
+  auto tm = mlir::dlc::createX86TargetMachine(cpu);
+  if (!tm)
+    return fail(toString(tm.takeError()));
+  auto llctx = std::make_unique<LLVMContext>();
+  std::unique_ptr<Module> m = lowerToLLVM(*c, *llctx, **tm);
+  if (!m)
+    return 1;
+
+  // JIT the module; the generated code resolves malloc/free from the process.
+  auto jit = orc::LLJITBuilder().create();
+  if (!jit)
+    return fail("cannot start the JIT: " + toString(jit.takeError()));
+  auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen)
+    return fail(toString(gen.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  if (Error e = (*jit)->addIRModule(
+          orc::ThreadSafeModule(std::move(m), std::move(llctx))))
+    return fail("JIT: " + toString(std::move(e)));
+  auto sym = (*jit)->lookup("dlc_model_" + c->info.name);
+  if (!sym)
+    return fail("JIT: " + toString(sym.takeError()));
+  auto *desc = sym->toPtr<const dlc_model_desc *>();
+
+  dlc_device_kind dev = DLC_DEVICE_AUTO;
+  if (device == "cpu")
+    dev = DLC_DEVICE_CPU;
+  else if (device == "cuda")
+    dev = DLC_DEVICE_CUDA;
+  else if (device != "auto")
+    return fail("unknown --device '" + device + "'", "use auto, cpu or cuda");
+  ModelHandle model;
+  if (dlc_model_create(desc, dev, &model.model) != DLC_OK)
+    return failRuntime("cannot create the model");
+  if (!weights.empty()) {
+    if (dlc_model_load(model.model, weights.c_str()) != DLC_OK)
+      return failRuntime("cannot load weights");
+  } else if (dlc_model_init(model.model, seed) != DLC_OK) {
+    return failRuntime("cannot initialise the model");
+  }
+
+  int32_t e = dlc_model_find_entry(model.model, entryName.c_str());
+  if (e < 0)
+    return fail("the model has no entry point '" + entryName + "'",
+                "entry points: forward");
+  int32_t nIn = dlc_model_entry_num_inputs(model.model, e);
+  int32_t nOut = dlc_model_entry_num_outputs(model.model, e);
+
+  // Inputs: NAME=FILE (.npy or .safetensors) or FILE.safetensors (by name).
+  std::vector<TensorList> files(inputs.size());
+  std::vector<const void *> inPtrs(nIn, nullptr);
+  for (int32_t i = 0; i < nIn; ++i) {
+    dlc_tensor_info want;
+    dlc_model_entry_input_info(model.model, e, i, &want);
+    bool found = false;
+    for (size_t f = 0; f < inputs.size() && !found; ++f) {
+      auto [name, path] = StringRef(inputs[f]).split('=');
+      if (path.empty())
+        std::swap(name, path); // a bare FILE.safetensors
+      if (!name.empty() && name != want.name)
+        continue;
+      if (!files[f].list &&
+          dlc_tensor_file_read(path.str().c_str(), DLC_FILE_AUTO,
+                               &files[f].list) != DLC_OK)
+        return failRuntime("cannot read input file '" + path + "'");
+      int32_t idx = dlc_tensor_list_size(files[f].list) == 1 && !name.empty()
+                        ? 0
+                        : dlc_tensor_list_find(files[f].list, want.name);
+      if (idx < 0)
+        continue;
+      dlc_tensor_info got;
+      dlc_tensor_list_get(files[f].list, idx, &got);
+      if (!sameType(got, want))
+        return fail(Twine("input '") + want.name + "' must be " +
+                        describe(want) + ", but '" + path + "' holds " +
+                        describe(got),
+                    "regenerate the file, or compile with --batch to match "
+                    "its batch size");
+      inPtrs[i] = got.data;
+      found = true;
+    }
+    if (!found)
+      return fail(Twine("no data for input '") + want.name + "' (" +
+                      describe(want) + ")",
+                  Twine("pass --input ") + want.name + "=FILE.npy");
+  }
+
+  TensorList outList;
+  dlc_tensor_list_create(&outList.list);
+  std::vector<void *> outPtrs(nOut);
+  for (int32_t i = 0; i < nOut; ++i) {
+    dlc_tensor_info t;
+    dlc_model_entry_output_info(model.model, e, i, &t);
+    int32_t idx;
+    if (dlc_tensor_list_add(outList.list, t.name, t.dtype, t.rank, t.shape,
+                            nullptr, &idx) != DLC_OK)
+      return failRuntime("cannot allocate outputs");
+    dlc_tensor_info got;
+    dlc_tensor_list_get(outList.list, idx, &got);
+    outPtrs[i] = got.data;
+  }
+
+  auto call = [&] {
+    return dlc_model_run(model.model, e, inPtrs.data(), outPtrs.data());
+  };
+  if (call() != DLC_OK)
+    return failRuntime("run failed");
+  if (benchmark) {
+    std::vector<double> ms;
+    for (unsigned i = 0; i < 3; ++i)
+      call();
+    for (unsigned i = 0; i < benchmark; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      call();
+      auto t1 = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    outs() << "benchmark: " << entryName << " x" << benchmark << " on "
+           << dlc_device_name(dlc_model_device(model.model))
+           << ": min " << format("%.4f", ms.front()) << " ms, median "
+           << format("%.4f", ms[ms.size() / 2]) << " ms\n";
+  }
+
+  // Outputs: FILE (one output as .npy, all as .safetensors) or NAME=FILE.
+  for (const std::string &spec : outputs) {
+    auto [name, path] = StringRef(spec).split('=');
+    if (path.empty())
+      std::swap(name, path);
+    TensorList sel;
+    if (name.empty() && StringRef(path).ends_with(".safetensors")) {
+      if (dlc_tensor_file_write(path.str().c_str(), DLC_FILE_AUTO,
+                                outList.list) != DLC_OK)
+        return failRuntime("cannot write '" + path + "'");
+      continue;
+    }
+    int32_t idx = name.empty() ? (nOut == 1 ? 0 : -1)
+                               : dlc_tensor_list_find(outList.list,
+                                                      name.str().c_str());
+    if (idx < 0)
+      return fail("cannot tell which output goes to '" + spec + "'",
+                  "name it: --output NAME=FILE.npy, or write all outputs to "
+                  "one .safetensors file");
+    dlc_tensor_info t;
+    dlc_tensor_list_get(outList.list, idx, &t);
+    dlc_tensor_list_create(&sel.list);
+    dlc_tensor_list_add(sel.list, t.name, t.dtype, t.rank, t.shape, t.data,
+                        nullptr);
+    if (dlc_tensor_file_write(path.str().c_str(), DLC_FILE_AUTO, sel.list) !=
+        DLC_OK)
+      return failRuntime("cannot write '" + path + "'");
+  }
+  if (outputs.empty() && !benchmark) {
+    // Nothing to write: show the outputs.
+    for (int32_t i = 0; i < nOut; ++i) {
+      dlc_tensor_info t;
+      dlc_tensor_list_get(outList.list, i, &t);
+      outs() << t.name << " " << describe(t) << ":";
+      int64_t n = std::min<int64_t>(t.numel, 16);
+      for (int64_t k = 0; k < n; ++k) {
+        if (t.dtype == DLC_F32)
+          outs() << " " << format("%.6g", static_cast<float *>(t.data)[k]);
+        else if (t.dtype == DLC_I64)
+          outs() << " " << static_cast<int64_t *>(t.data)[k];
+      }
+      outs() << (t.numel > n ? " ...\n" : "\n");
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  bool run = argc > 1 && StringRef(argv[1]) == "run";
+  std::vector<char *> args(argv, argv + argc);
+  if (run)
+    args.erase(args.begin() + 1);
+
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::dlc::registerPasses();
+  cl::HideUnrelatedOptions(dlcCat);
+  cl::ParseCommandLineOptions(
+      args.size(), args.data(),
+      "dlc: ahead-of-time compiler for deep-learning models\n\n"
+      "  dlc MODEL [-o model.o] [--emit=STAGE] [--stats]\n"
+      "  dlc run MODEL [--weights W.safetensors | --seed N] "
+      "--input NAME=FILE.npy ... [--output FILE]\n");
+  if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
+               benchmark))
+    return fail("--weights, --input, --output and --benchmark belong to "
+                "'dlc run'",
+                "dlc run " + inputFile + " ...");
+
+  mlir::DialectRegistry registry;
+  mlir::dlc::registerDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  return run ? runMain(ctx) : compileMain(ctx);
+}
