@@ -1,0 +1,134 @@
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics
+// Verifier errors of the dlc ops: each names the offending shapes or types.
+
+func.func @linear_bad_in_features(%x: tensor<4x15xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dlc.linear' op weight [8, 16] expects 16 input features but the input [4, 15] has 15}}
+  %0 = dlc.linear %x, %w : (tensor<4x15xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @linear_bad_bias(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<7xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{bias must be [8], got [7]}}
+  %0 = dlc.linear %x, %w, %b : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<7xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @linear_bad_activation(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{has unknown activation 'swish'}}
+  %0 = dlc.linear %x, %w {activation = "swish"} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @matmul_inner(%a: tensor<4x5xf32>, %b: tensor<6x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{inner dimensions differ: [4, 5] x [6, 3]}}
+  %0 = dlc.matmul %a, %b : (tensor<4x5xf32>, tensor<6x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @add_no_broadcast(%a: tensor<4x5xf32>, %b: tensor<4xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{operand shapes [4, 5] and [4] do not broadcast}}
+  %0 = dlc.add %a, %b : (tensor<4x5xf32>, tensor<4xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @add_mixed_types(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{operands and result must have one element type, got 'f32' and 'f16'}}
+  %0 = dlc.add %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @softmax_dim(%a: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dlc.softmax %a {dim = 2 : i64} : tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<4x5xf32>) -> tensor<21xf32> {
+  // expected-error @+1 {{cannot reshape [4, 5] (20 elements) into [21] (21 elements)}}
+  %0 = dlc.reshape %a : (tensor<4x5xf32>) -> tensor<21xf32>
+  return %0 : tensor<21xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<4x5xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{permutation [0, 0] is not a permutation of 0..1}}
+  %0 = dlc.transpose %a [0, 0] : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @sum_unsorted(%a: tensor<4x5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{dims must be sorted and unique, got [1, 0]}}
+  %0 = dlc.sum %a {dims = array<i64: 1, 0>} : (tensor<4x5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_labels(%l: tensor<4x10xf32>, %y: tensor<5xi64>) -> tensor<f32> {
+  // expected-error @+1 {{labels must be [4] class indices, got [5]}}
+  %0 = dlc.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<5xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_float_labels(%l: tensor<4x10xf32>, %y: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{operand #1 must be ranked tensor of signless integer values}}
+  %0 = dlc.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @mse_types(%a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{input and target must have the same type}}
+  %0 = dlc.mse_loss %a, %b : (tensor<4xf32>, tensor<5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @layer_norm_weight(%a: tensor<4x5xf32>, %g: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{weight and bias must be [5] of 'f32'}}
+  %0 = dlc.layer_norm %a, %g, %b : (tensor<4x5xf32>, tensor<4xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// expected-error @+1 {{has unknown init 'normal'}}
+dlc.parameter @p : tensor<4xf32> {init = "normal"}
+
+// -----
+
+dlc.parameter @p : tensor<4xf32> {init = "zeros"}
+func.func @param_type() -> tensor<5xf32> {
+  // expected-error @+1 {{result type 'tensor<5xf32>' does not match the parameter's type 'tensor<4xf32>'}}
+  %0 = dlc.param @p : tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @param_missing() -> tensor<5xf32> {
+  // expected-error @+1 {{refers to 'nope', which is not a dlc.parameter}}
+  %0 = dlc.param @nope : tensor<5xf32>
+  return %0 : tensor<5xf32>
+}

@@ -1,0 +1,55 @@
+// RUN: dlc-opt %s | dlc-opt | FileCheck %s
+// Every op prints and parses back to itself.
+
+// CHECK: dlc.parameter @fc.weight : tensor<8x16xf32> {bound = 2.500000e-01 : f64, init = "uniform"}
+dlc.parameter @fc.weight : tensor<8x16xf32> {bound = 0.25 : f64, init = "uniform"}
+// CHECK: dlc.parameter @fc.bias : tensor<8xf32> {init = "zeros"}
+dlc.parameter @fc.bias : tensor<8xf32> {init = "zeros"}
+dlc.parameter @ln.weight : tensor<8xf32> {init = "ones"}
+dlc.parameter @ln.bias : tensor<8xf32> {init = "zeros"}
+
+// CHECK-LABEL: func.func @all_ops
+func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf32>, %b3: tensor<2x16x8xf32>)
+    -> (tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<2x4x8xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<32xf32>) attributes {dlc.entry} {
+  // CHECK: %[[W:.*]] = dlc.param @fc.weight : tensor<8x16xf32>
+  %w = dlc.param @fc.weight : tensor<8x16xf32>
+  %b = dlc.param @fc.bias : tensor<8xf32>
+  %g = dlc.param @ln.weight : tensor<8xf32>
+  %be = dlc.param @ln.bias : tensor<8xf32>
+  // CHECK: dlc.linear %{{.*}}, %[[W]], %{{.*}} {activation = "relu"}
+  %h = dlc.linear %x, %w, %b {activation = "relu"} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.linear %{{.*}}, %[[W]] :
+  %h2 = dlc.linear %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.add {{.*}} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %s = dlc.add %h, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %s1 = dlc.sub %s, %h2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s2 = dlc.mul %s1, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s3 = dlc.div %s2, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.gelu %{{.*}} {approximate = "tanh"} : tensor<4x8xf32>
+  %u0 = dlc.gelu %s3 {approximate = "tanh"} : tensor<4x8xf32>
+  %u1 = dlc.gelu %u0 : tensor<4x8xf32>
+  %u2 = dlc.tanh %u1 : tensor<4x8xf32>
+  %u3 = dlc.sigmoid %u2 : tensor<4x8xf32>
+  %u4 = dlc.exp %u3 : tensor<4x8xf32>
+  %u5 = dlc.log %u4 : tensor<4x8xf32>
+  %u6 = dlc.sqrt %u5 : tensor<4x8xf32>
+  %u7 = dlc.neg %u6 : tensor<4x8xf32>
+  %u8 = dlc.relu %u7 : tensor<4x8xf32>
+  // CHECK: dlc.softmax %{{.*}} {dim = 1 : i64} : tensor<4x8xf32>
+  %sm = dlc.softmax %u8 {dim = 1 : i64} : tensor<4x8xf32>
+  %ls = dlc.log_softmax %sm {dim = 1 : i64} : tensor<4x8xf32>
+  // CHECK: dlc.layer_norm {{.*}} {epsilon = 1.000000e-03 : f64}
+  %ln = dlc.layer_norm %ls, %g, %be {epsilon = 1.0e-3 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %ce = dlc.cross_entropy %ln, %y : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+  // CHECK: dlc.mse_loss {{.*}} {reduction = "sum"}
+  %mse = dlc.mse_loss %ln, %h2 {reduction = "sum"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+  %mm = dlc.matmul %a3, %b3 : (tensor<2x4x16xf32>, tensor<2x16x8xf32>) -> tensor<2x4x8xf32>
+  // CHECK: dlc.sum %{{.*}} {dims = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %sum = dlc.sum %ln {dims = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %mean = dlc.mean %sum {dims = array<i64: 0>, keepdim = true} : (tensor<4xf32>) -> tensor<1xf32>
+  %mb = dlc.add %sum, %mean : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  // CHECK: dlc.transpose %{{.*}} [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %t = dlc.transpose %ln [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %r = dlc.reshape %t : (tensor<8x4xf32>) -> tensor<32xf32>
+  return %h, %ce, %mse, %mm, %mb, %t, %r : tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<2x4x8xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<32xf32>
+}

@@ -1,0 +1,42 @@
+# The dlc regression suite: pass-level tests (dlc-opt), driver tests (dlc),
+# the bad-input corpus, end-to-end numeric tests against PyTorch references
+# and the runtime's unit tests.
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "DLC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".dlc", ".test", ".c"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "Inputs", "data", "models"]
+
+llvm_config.use_default_substitutions()  # FileCheck, not, count
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=False)
+llvm_config.add_tool_substitutions(["dlc-opt", "dlc"], [config.dlc_tools_dir])
+
+# Tests never depend on the environment of the person running them.
+for var in ["DLC_DEVICE", "DLC_NUM_THREADS"]:
+    config.environment.pop(var, None)
+
+config.substitutions.append(("%python", config.test_python))
+config.substitutions.append(("%cc", config.host_cc))
+config.substitutions.append(("%cxx", config.host_cxx))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%dlcrt_include", config.dlcrt_include_dir))
+config.substitutions.append(("%dlcrt_lib", config.dlcrt_lib_dir))
+config.substitutions.append(("%dlc_src", config.dlc_src_root))
+# Compile and link a C program against a model object and libdlcrt.
+config.substitutions.append(
+    ("%link_model",
+     "%s -std=c11 -Wall -Werror -I%s -L%s -Wl,-rpath,%s" %
+     (config.host_cc, config.dlcrt_include_dir, config.dlcrt_lib_dir,
+      config.dlcrt_lib_dir)))
+
+if shutil.which("ptxas", path=os.environ.get("PATH", "") + ":/usr/local/cuda/bin"):
+    config.available_features.add("ptxas")
