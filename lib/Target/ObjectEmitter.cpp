@@ -9,6 +9,7 @@
 #include "dlc/Target/ModelInfo.h"
 #include "dlc/Target/Pipeline.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -92,6 +93,12 @@ static Function *createPackedWrapper(Module &m, Function *kernel) {
 Expected<std::unique_ptr<Module>>
 mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                      LLVMContext &llvmContext, TargetMachine &tm) {
+  // dlc's own attributes have served their purpose: they are not LLVM's.
+  module.walk([](mlir::LLVM::LLVMFuncOp f) {
+    f->removeAttr("dlc.entry");
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      f.removeArgAttr(i, "dlc.name");
+  });
   std::unique_ptr<Module> m =
       mlir::translateModuleToLLVMIR(module, llvmContext, info.name);
   if (!m)

@@ -49,9 +49,11 @@ LogicalResult mlir::dlc::runCpuCodegenPipeline(ModuleOp module) {
       module,
       "builtin.module("
       // Fuse elementwise producers into their consumers (epilogues, softmax
-      // steps), then bufferize with every output written in place.
+      // steps), then bufferize. No eliminate-empty-tensors: once CSE has
+      // merged two identical zero-filled accumulators, it makes two results
+      // share the caller's output buffer and one-shot-bufferize then copies
+      // the wrong one out (test/e2e/reductions.test). Outputs cost one copy.
       "linalg-fuse-elementwise-ops,canonicalize,cse,"
-      "eliminate-empty-tensors,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "canonicalize,buffer-deallocation-pipeline,"

@@ -51,8 +51,9 @@ static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, lina
                                  cl::init("obj"), cl::cat(dlcCat));
 static cl::opt<std::string> inputLang("x", cl::desc("Input language: dlc or mlir (default: by extension)"),
                                       cl::cat(dlcCat));
-static cl::opt<bool> stats("stats", cl::desc("Print parameters, multiply-adds and a memory estimate, then exit"),
-                           cl::cat(dlcCat));
+// `--stats` is taken out of argv before option parsing: LLVM registers its
+// own `-stats` (pass statistics) in every tool.
+static bool stats = false;
 static cl::opt<int64_t> batch("batch", cl::desc("Override dimension 0 of every input and label"),
                               cl::init(0), cl::cat(dlcCat));
 static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an LLVM CPU name"),
@@ -457,6 +458,11 @@ int main(int argc, char **argv) {
   std::vector<char *> args(argv, argv + argc);
   if (run)
     args.erase(args.begin() + 1);
+  llvm::erase_if(args, [](char *a) {
+    bool isStats = StringRef(a) == "--stats" || StringRef(a) == "-stats";
+    stats |= isStats;
+    return isStats;
+  });
 
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -466,7 +472,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
       "dlc: ahead-of-time compiler for deep-learning models\n\n"
-      "  dlc MODEL [-o model.o] [--emit=STAGE] [--stats]\n"
+      "  dlc MODEL [-o model.o] [--emit=STAGE]\n"
+      "  dlc MODEL --stats      parameters, multiply-adds, memory estimate\n"
       "  dlc run MODEL [--weights W.safetensors | --seed N] "
       "--input NAME=FILE.npy ... [--output FILE]\n");
   if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
@@ -479,5 +486,7 @@ int main(int argc, char **argv) {
   mlir::dlc::registerDialects(registry);
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
+  // Diagnostics are for users: the location and message, not an IR dump.
+  ctx.printOpOnDiagnostic(false);
   return run ? runMain(ctx) : compileMain(ctx);
 }
