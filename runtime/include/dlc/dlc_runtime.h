@@ -1,0 +1,251 @@
+/*===- dlc/dlc_runtime.h - The dlc runtime library (libdlcrt) C API -------===*
+ *
+ * The C API of libdlcrt, the runtime of models compiled ahead of time by dlc.
+ * A compiled model object defines one constant `dlc_model_desc` (see
+ * docs/runtime-abi.md); this library turns it into a usable model: it picks
+ * the device, lays out and initialises the parameters, loads and saves them
+ * as .safetensors, and calls the generated entry points.
+ *
+ * Conventions:
+ *  - Every function that can fail either returns a `dlc_status` or documents
+ *    its failure value; on failure it sets a thread-local message that
+ *    `dlc_last_error()` returns, and on success it clears it (so the message
+ *    always describes the last call made on this thread). The pure lookups
+ *    `dlc_last_error`, `dlc_status_name`, `dlc_device_name`, `dlc_dtype_name`
+ *    and `dlc_dtype_size` leave the message alone.
+ *  - No function throws, aborts or exits; out-of-memory is reported as
+ *    DLC_ERR_OUT_OF_MEMORY.
+ *  - Pointers returned (names, data) stay valid until the object they belong
+ *    to is destroyed.
+ *  - A model may run entries from several threads at once; loading, saving
+ *    or initialising it while it runs is the caller's responsibility to avoid.
+ *
+ * Tensor files (.npy, .safetensors) are handled by dlc/dlc_io.h.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DLC_DLC_RUNTIME_H
+#define DLC_DLC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define DLC_API
+#elif defined(__GNUC__)
+#define DLC_API __attribute__((visibility("default")))
+#else
+#define DLC_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- The ABI between a compiled model and the runtime ------------------===*/
+
+/* The version of the descriptor layout below; a compiled model stores it in
+ * `dlc_model_desc::abi_version` and the runtime rejects any other value. */
+#define DLC_ABI_VERSION 1
+
+/* An entry point of a compiled model. `args` holds one data pointer per
+ * tensor: every param (in `param` order), then every input, then every
+ * output of the entry. */
+typedef void (*dlc_entry_fn)(void *const *args);
+
+/* The one constant a compiled model object defines, as
+ * `const dlc_model_desc dlc_model_<NAME>;`. */
+typedef struct dlc_model_desc {
+  uint32_t abi_version;        /* DLC_ABI_VERSION (1) */
+  const char *text;            /* the model description, NUL-terminated */
+  int32_t num_entries;         /* number of `entry` blocks in `text` */
+  const dlc_entry_fn *entries; /* one per `entry` block, in order */
+} dlc_model_desc;
+
+/*===-- Status, devices, dtypes -------------------------------------------===*/
+
+typedef enum {
+  DLC_OK = 0,
+  DLC_ERR_INVALID_ARGUMENT = 1,   /* bad pointer, index, enum or env value */
+  DLC_ERR_IO = 2,                 /* a file could not be read or written */
+  DLC_ERR_FORMAT = 3,             /* malformed or mismatching data */
+  DLC_ERR_OUT_OF_MEMORY = 4,      /* an allocation failed */
+  DLC_ERR_DEVICE_UNAVAILABLE = 5, /* the requested device cannot be used */
+  DLC_ERR_INTERNAL = 6            /* a bug in the runtime */
+} dlc_status;
+
+typedef enum {
+  DLC_DEVICE_AUTO = 0,
+  DLC_DEVICE_CPU = 1,
+  DLC_DEVICE_CUDA = 2
+} dlc_device_kind;
+
+typedef enum {
+  DLC_F32 = 0,
+  DLC_F16 = 1,
+  DLC_BF16 = 2,
+  DLC_F64 = 3,
+  DLC_I64 = 4,
+  DLC_I32 = 5,
+  DLC_I8 = 6,
+  DLC_U8 = 7
+} dlc_dtype;
+
+/* The maximum rank of a tensor. */
+#define DLC_MAX_RANK 8
+
+/* A description of a tensor: a model param, an entry's input or output, or a
+ * tensor of a dlc_tensor_list (dlc/dlc_io.h). Dense and row-major. */
+typedef struct dlc_tensor_info {
+  const char *name;
+  dlc_dtype dtype;
+  int32_t rank;                /* 0 for a scalar */
+  int64_t shape[DLC_MAX_RANK]; /* shape[rank..7] are 0 */
+  int64_t numel;               /* product of the shape (1 for a scalar) */
+  int64_t nbytes;              /* numel * dlc_dtype_size(dtype) */
+  void *data;                  /* NULL where there is no storage */
+} dlc_tensor_info;
+
+/* The message of the last failure on this thread; "" when the last call
+ * succeeded. Valid until the next runtime call on this thread. */
+DLC_API const char *dlc_last_error(void);
+
+/* "DLC_OK", "DLC_ERR_INVALID_ARGUMENT", ...; "DLC_ERR_UNKNOWN" otherwise. */
+DLC_API const char *dlc_status_name(dlc_status status);
+
+/* "auto", "cpu", "cuda"; "unknown" otherwise. */
+DLC_API const char *dlc_device_name(dlc_device_kind device);
+
+/* "f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8" (the spelling of the
+ * model description); "unknown" otherwise. */
+DLC_API const char *dlc_dtype_name(dlc_dtype dtype);
+
+/* The size of one element in bytes; 0 for an invalid dtype. */
+DLC_API size_t dlc_dtype_size(dlc_dtype dtype);
+
+/*===-- Devices and threads -----------------------------------------------===*/
+
+/* Resolves a device request to the device that would serve it.
+ *  - DLC_DEVICE_CPU: the CPU.
+ *  - DLC_DEVICE_CUDA: CUDA if usable, else DLC_ERR_DEVICE_UNAVAILABLE with
+ *    the reason.
+ *  - DLC_DEVICE_AUTO: the environment variable DLC_DEVICE decides
+ *    (auto|cpu|cuda, case-insensitive; unset or empty means auto; any other
+ *    value is DLC_ERR_INVALID_ARGUMENT); `cpu` and `cuda` behave as above,
+ *    `auto` picks CUDA when usable and the CPU otherwise.
+ * CUDA is usable when libcuda.so.1 can be dlopen'ed, cuInit(0) succeeds and
+ * cuDeviceGetCount reports at least one device (probed once per process).
+ * This only reports what the machine offers: a model also needs code for the
+ * device, see dlc_model_create. */
+DLC_API dlc_status dlc_select_device(dlc_device_kind requested,
+                                     dlc_device_kind *selected);
+
+/* 1 when CUDA is usable (see dlc_select_device), else 0 and, when
+ * `reason_buf` is not NULL, the reason as a NUL-terminated string truncated
+ * to `reason_len` bytes ("" when usable). Does not touch dlc_last_error. */
+DLC_API int dlc_cuda_available(char *reason_buf, size_t reason_len);
+
+/* The number of threads the runtime uses: the environment variable
+ * DLC_NUM_THREADS when it is a decimal integer in [1, 1024] (read at each
+ * call), else the number of online cores. */
+DLC_API int dlc_num_threads(void);
+
+/* Calls fn(ctx, begin, end) over disjoint, contiguous chunks that cover
+ * [0, n) exactly once, on a persistent pool of dlc_num_threads() threads
+ * counting the caller (created at the first call, sized by DLC_NUM_THREADS at
+ * that time; up to 4 chunks per thread, claimed dynamically), and returns
+ * when all chunks are done. Runs fn(ctx, 0, n) in the calling thread when
+ * n == 1, when the pool has one thread, when called from inside a chunk
+ * (nesting), or when another thread is using the pool. Does nothing when
+ * n <= 0 or fn is NULL. `fn` must not throw (a C++ exception is swallowed).
+ * Does not touch dlc_last_error. */
+DLC_API void dlc_parallel_for(int64_t n,
+                              void (*fn)(void *ctx, int64_t begin, int64_t end),
+                              void *ctx);
+
+/*===-- Models ------------------------------------------------------------===*/
+
+typedef struct dlc_model dlc_model;
+
+/* Creates a model from a compiled model's descriptor: validates the ABI
+ * version, parses and validates `desc->text` (DLC_ERR_FORMAT naming the line
+ * of the first error), checks the entry table, and allocates the param arena
+ * (zero-filled: call dlc_model_init or dlc_model_load next). `device` is
+ * resolved as by dlc_select_device, except that the model must also have code
+ * for the device: compiled models have no CUDA code yet, so CUDA fails with
+ * DLC_ERR_DEVICE_UNAVAILABLE and AUTO resolves to the CPU (unless DLC_DEVICE
+ * asks for cuda). `*out` is set to NULL on failure. */
+DLC_API dlc_status dlc_model_create(const dlc_model_desc *desc,
+                                    dlc_device_kind device, dlc_model **out);
+
+/* Frees the model and its params. NULL is ignored. */
+DLC_API void dlc_model_destroy(dlc_model *m);
+
+/* The device the model runs on (never AUTO); DLC_DEVICE_AUTO for NULL. */
+DLC_API dlc_device_kind dlc_model_device(const dlc_model *m);
+
+/* The model's name (the `name` line); NULL for NULL. */
+DLC_API const char *dlc_model_name(const dlc_model *m);
+
+/* Sets every param from its init rule (uniform, zeros, ones) with the
+ * deterministic stream of docs/runtime-abi.md seeded by `seed`. */
+DLC_API dlc_status dlc_model_init(dlc_model *m, uint64_t seed);
+
+/* Loads the params from a .safetensors file. Every param must be present
+ * with exactly its dtype and shape; other tensors are ignored. The file is
+ * fully validated before any param is written, so on any error the params
+ * are unchanged. */
+DLC_API dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path);
+
+/* Saves the params as a .safetensors file (names sorted, metadata
+ * {"format":"pt"}). Atomic: writes "<path>.tmp.<pid>", fsyncs it and renames
+ * it over `path`. */
+DLC_API dlc_status dlc_model_save(const dlc_model *m,
+                                  const char *safetensors_path);
+
+/* The number of params; -1 for NULL. */
+DLC_API int32_t dlc_model_num_params(const dlc_model *m);
+
+/* Describes param `i` (in `param` order); `data` points into the arena and
+ * may be read and written. */
+DLC_API dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
+                                        dlc_tensor_info *info);
+
+/* The size of the param arena in bytes (the end of the last param rounded up
+ * to 64; 0 without params); -1 for NULL. */
+DLC_API int64_t dlc_model_param_bytes(const dlc_model *m);
+
+/* The number of entry points; -1 for NULL. */
+DLC_API int32_t dlc_model_num_entries(const dlc_model *m);
+
+/* The index of the entry called `name`; -1 (and an error message) when there
+ * is none. */
+DLC_API int32_t dlc_model_find_entry(const dlc_model *m, const char *name);
+
+/* The name of entry `e`; NULL for a bad model or index. */
+DLC_API const char *dlc_model_entry_name(const dlc_model *m, int32_t e);
+
+/* The number of inputs / outputs of entry `e`; -1 for a bad model or index. */
+DLC_API int32_t dlc_model_entry_num_inputs(const dlc_model *m, int32_t e);
+DLC_API int32_t dlc_model_entry_num_outputs(const dlc_model *m, int32_t e);
+
+/* Describes input / output `i` of entry `e`; `data` is NULL. */
+DLC_API dlc_status dlc_model_entry_input_info(const dlc_model *m, int32_t e,
+                                              int32_t i, dlc_tensor_info *info);
+DLC_API dlc_status dlc_model_entry_output_info(const dlc_model *m, int32_t e,
+                                               int32_t i,
+                                               dlc_tensor_info *info);
+
+/* Runs entry `e`. `inputs` and `outputs` hold one host buffer per input and
+ * output of the entry, in its order, each dense, row-major, of the declared
+ * shape and aligned to its element size (checked: non-NULL and aligned).
+ * `inputs` / `outputs` may be NULL when the entry has none. */
+DLC_API dlc_status dlc_model_run(dlc_model *m, int32_t e,
+                                 const void *const *inputs,
+                                 void *const *outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLC_DLC_RUNTIME_H */

@@ -1,0 +1,258 @@
+//===- internal.h - Shared internals of libdlcrt ----------------*- C++ -*-===//
+//
+// Declarations shared by the runtime's sources: error reporting, dtypes and
+// shapes, aligned buffers, files, and the parsers and writers of the model
+// description, .safetensors and .npy. Nothing here is exported from the
+// shared library; the unit tests link the same objects statically.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLCRT_INTERNAL_H
+#define DLCRT_INTERNAL_H
+
+#include "dlc/dlc_io.h"
+#include "dlc/dlc_runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlc::rt {
+
+//===-- Errors -----------------------------------------------------------===//
+
+/// Sets the thread-local error message and returns `status`.
+dlc_status fail(dlc_status status, std::string_view message) noexcept;
+
+/// Clears the thread-local error message.
+void clearError() noexcept;
+
+/// Runs `body` (returning dlc_status) behind the C API boundary: clears the
+/// error first, and turns any exception into a status and message.
+template <typename Body> dlc_status guardStatus(Body &&body) noexcept {
+  clearError();
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(DLC_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return fail(DLC_ERR_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(DLC_ERR_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+/// Like guardStatus for functions returning a value: `body` returns it, and
+/// `onError` is returned when it throws.
+template <typename T, typename Body>
+T guardValue(T onError, Body &&body) noexcept {
+  clearError();
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    fail(DLC_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    fail(DLC_ERR_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    fail(DLC_ERR_INTERNAL, "internal error: unknown exception");
+  }
+  return onError;
+}
+
+/// Quotes a string for messages: 'abc'.
+std::string quote(std::string_view s);
+
+//===-- Dtypes and shapes ------------------------------------------------===//
+
+/// The largest tensor or file size the runtime accepts (2^62 bytes), which
+/// keeps every size computation clear of int64 overflow.
+constexpr int64_t kMaxBytes = int64_t(1) << 62;
+
+bool isValidDType(int dtype);
+/// The model-description spelling ("f32"), or nullptr for an invalid dtype.
+const char *dtypeName(dlc_dtype dtype);
+/// The safetensors spelling ("F32").
+const char *safetensorsDTypeName(dlc_dtype dtype);
+bool parseDTypeName(std::string_view name, dlc_dtype &dtype);
+bool parseSafetensorsDType(std::string_view name, dlc_dtype &dtype);
+size_t dtypeSize(dlc_dtype dtype);
+
+/// Computes numel and nbytes of a shape; false (with a message in `err`)
+/// when a dimension is negative or the size exceeds kMaxBytes.
+bool computeSize(const int64_t *shape, size_t rank, dlc_dtype dtype,
+                 int64_t &numel, int64_t &nbytes, std::string &err);
+
+/// "[64, 784]", "[]" for a scalar.
+std::string shapeString(const int64_t *shape, size_t rank);
+
+/// A tensor's name, dtype and shape.
+struct TensorDecl {
+  std::string name;
+  dlc_dtype dtype = DLC_F32;
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  int64_t nbytes = 0;
+};
+
+/// Fills a dlc_tensor_info from a declaration and a data pointer.
+void fillInfo(const TensorDecl &decl, void *data, dlc_tensor_info &info);
+
+//===-- Memory -----------------------------------------------------------===//
+
+struct FreeDeleter {
+  void operator()(void *p) const noexcept { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<void, FreeDeleter>;
+
+/// posix_memalign; nullptr on failure. A zero size allocates one alignment
+/// unit so that the result is never null on success.
+AlignedBuffer allocateAligned(size_t bytes, size_t alignment);
+
+//===-- Files ------------------------------------------------------------===//
+
+/// A whole file, read-only: memory-mapped, or read into memory when mapping
+/// fails.
+class FileData {
+public:
+  FileData() = default;
+  FileData(const FileData &) = delete;
+  FileData &operator=(const FileData &) = delete;
+  ~FileData();
+
+  /// Opens `path`; DLC_ERR_IO with a message naming `what` and the path.
+  dlc_status open(const char *path, const char *what);
+  const uint8_t *data() const { return Data; }
+  size_t size() const { return Size; }
+
+private:
+  const uint8_t *Data = nullptr;
+  size_t Size = 0;
+  void *Mapping = nullptr;
+  std::vector<uint8_t> Buffer;
+};
+
+/// A piece of a file to write.
+struct Chunk {
+  const void *data;
+  size_t size;
+};
+
+/// Writes the concatenation of `chunks` to "<path>.tmp.<pid>", fsyncs it and
+/// renames it over `path` (then fsyncs the directory, best effort). The
+/// temporary file is removed on failure.
+dlc_status writeFileAtomic(const char *path, const std::vector<Chunk> &chunks);
+
+//===-- Model description ------------------------------------------------===//
+
+enum class InitKind { Uniform, Zeros, Ones };
+
+struct ParamDecl : TensorDecl {
+  InitKind init = InitKind::Zeros;
+  double bound = 0;
+  int64_t offset = 0; ///< In the arena; a multiple of 64.
+};
+
+struct EntryDecl {
+  std::string name;
+  std::vector<TensorDecl> inputs;
+  std::vector<TensorDecl> outputs;
+};
+
+struct ModelDecl {
+  std::string name;
+  std::vector<ParamDecl> params;
+  std::vector<EntryDecl> entries;
+  int64_t paramBytes = 0; ///< The arena's layout size, a multiple of 64.
+};
+
+/// Parses and validates a model description (docs/runtime-abi.md). On
+/// failure, `err` is "line N: message".
+bool parseModelText(std::string_view text, ModelDecl &model, std::string &err);
+
+//===-- Initialisation stream --------------------------------------------===//
+
+uint64_t fnv1a64(std::string_view s);
+
+/// splitmix64 (Steele, Lea, Flood; as in Vigna's reference code).
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed) : State(seed) {}
+  uint64_t next() {
+    uint64_t z = (State += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+private:
+  uint64_t State;
+};
+
+/// Rounds a double to IEEE binary16 / bfloat16 bits, to nearest even.
+uint16_t doubleToHalfBits(double v);
+uint16_t doubleToBFloat16Bits(double v);
+
+/// Stores `v` (rounded to nearest even, or converted with a C++ cast for
+/// integer dtypes) as element `i` of a buffer of `dtype`.
+void storeElement(void *data, dlc_dtype dtype, int64_t i, double v);
+
+/// Fills a param by its init rule from `seed`.
+void initParam(const ParamDecl &param, void *data, uint64_t seed);
+
+//===-- Devices and threads ----------------------------------------------===//
+
+/// Parses a DLC_DEVICE value; false when invalid.
+bool parseDeviceEnv(std::string_view value, dlc_device_kind &device);
+
+/// Whether CUDA is usable (probed once per process) and why not.
+bool cudaUsable(std::string *reason);
+
+/// Resolves a device request for a model that has (or lacks) code for CUDA.
+dlc_status resolveDevice(dlc_device_kind requested, bool hasCudaCode,
+                         dlc_device_kind &selected);
+
+/// Parses a DLC_NUM_THREADS value: a decimal integer in [1, 1024]; 0 when
+/// invalid.
+int parseNumThreads(const char *value);
+
+//===-- Tensor files -----------------------------------------------------===//
+
+/// A tensor to write: a declaration and its data.
+struct TensorRef {
+  const TensorDecl *decl;
+  const void *data;
+};
+
+/// A tensor of a .safetensors file.
+struct SafetensorsEntry {
+  TensorDecl decl;
+  uint64_t begin = 0; ///< Offsets into the data section.
+  uint64_t end = 0;
+};
+
+/// Parses and validates a .safetensors file held in memory; `entries` are
+/// sorted by their data offsets and `dataStart` is the data section's offset
+/// in the file. Messages name the file `path`.
+dlc_status parseSafetensors(const char *path, const uint8_t *file, size_t size,
+                            std::vector<SafetensorsEntry> &entries,
+                            size_t &dataStart);
+
+/// Writes tensors (names must be unique) as a .safetensors file, atomically.
+dlc_status writeSafetensors(const char *path, std::vector<TensorRef> tensors);
+
+/// Parses and validates a .npy file held in memory: its dtype and shape go in
+/// `decl` (the name is left alone), `dataStart` is the data's offset.
+dlc_status parseNpy(const char *path, const uint8_t *file, size_t size,
+                    TensorDecl &decl, size_t &dataStart);
+
+/// Writes one tensor as a .npy file, atomically.
+dlc_status writeNpy(const char *path, const TensorRef &tensor);
+
+} // namespace dlc::rt
+
+#endif // DLCRT_INTERNAL_H

@@ -1,0 +1,400 @@
+//===- model.cpp - dlc_model: creation, params, load/save, run ------------===//
+
+#include "internal.h"
+
+#include <cstring>
+#include <map>
+#include <sys/mman.h>
+
+using namespace dlc::rt;
+
+struct dlc_model {
+  ModelDecl decl;
+  const dlc_model_desc *desc = nullptr;
+  dlc_device_kind device = DLC_DEVICE_CPU;
+  AlignedBuffer arena;
+  std::vector<void *> paramData; ///< Into the arena, one per param.
+
+  void *data(size_t param) const { return paramData[param]; }
+};
+
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+/// Allocates the param arena: 2 MiB aligned, rounded up to whole huge pages
+/// (and advised to use them) when at least 2 MiB, and zero-filled, which also
+/// commits its memory now rather than during the first run.
+dlc_status allocateArena(dlc_model &m) {
+  const auto bytes = static_cast<size_t>(m.decl.paramBytes);
+  if (bytes == 0)
+    return DLC_OK;
+  size_t allocated = bytes;
+  if (bytes >= kHugePage)
+    allocated = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  m.arena = allocateAligned(allocated, kHugePage);
+  if (!m.arena)
+    return fail(DLC_ERR_OUT_OF_MEMORY,
+                "cannot allocate the param arena of model " +
+                    quote(m.decl.name) + ": " + std::to_string(allocated) +
+                    " bytes");
+#ifdef MADV_HUGEPAGE
+  if (allocated >= kHugePage)
+    (void)::madvise(m.arena.get(), allocated, MADV_HUGEPAGE); // A hint.
+#endif
+  std::memset(m.arena.get(), 0, allocated);
+  auto *base = static_cast<char *>(m.arena.get());
+  m.paramData.reserve(m.decl.params.size());
+  for (const ParamDecl &param : m.decl.params)
+    m.paramData.push_back(base + param.offset);
+  return DLC_OK;
+}
+
+dlc_status checkModel(const dlc_model *m) {
+  if (!m)
+    return fail(DLC_ERR_INVALID_ARGUMENT, "model is NULL");
+  return DLC_OK;
+}
+
+dlc_status checkEntry(const dlc_model *m, int32_t e) {
+  if (dlc_status s = checkModel(m))
+    return s;
+  if (e < 0 || static_cast<size_t>(e) >= m->decl.entries.size())
+    return fail(DLC_ERR_INVALID_ARGUMENT,
+                "entry index " + std::to_string(e) + " out of range (model " +
+                    quote(m->decl.name) + " has " +
+                    std::to_string(m->decl.entries.size()) + " entries)");
+  return DLC_OK;
+}
+
+dlc_status checkTensorIndex(const char *what, size_t count, int32_t i) {
+  if (i < 0 || static_cast<size_t>(i) >= count)
+    return fail(DLC_ERR_INVALID_ARGUMENT,
+                std::string(what) + " index " + std::to_string(i) +
+                    " out of range (there are " + std::to_string(count) + ")");
+  return DLC_OK;
+}
+
+std::string modelFile(const dlc_model &m, const char *path) {
+  return "model " + quote(m.decl.name) + ": " + quote(path);
+}
+
+/// Checks the buffers passed to dlc_model_run.
+dlc_status checkBuffers(const char *what, const std::vector<TensorDecl> &decls,
+                        const void *const *buffers) {
+  if (decls.empty())
+    return DLC_OK;
+  if (!buffers)
+    return fail(DLC_ERR_INVALID_ARGUMENT, std::string(what) +
+                                              " is NULL but the entry has " +
+                                              std::to_string(decls.size()));
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const TensorDecl &decl = decls[i];
+    auto address = reinterpret_cast<uintptr_t>(buffers[i]);
+    std::string name = std::string(what) + " " + std::to_string(i) + " (" +
+                       quote(decl.name) + ")";
+    if (address == 0)
+      return fail(DLC_ERR_INVALID_ARGUMENT, name + " is NULL");
+    if (address % dtypeSize(decl.dtype) != 0)
+      return fail(DLC_ERR_INVALID_ARGUMENT,
+                  name + " is not aligned to its " +
+                      std::to_string(dtypeSize(decl.dtype)) + "-byte elements");
+  }
+  return DLC_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
+                            dlc_model **out) {
+  return guardStatus([&] {
+    if (!out)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "out is NULL");
+    *out = nullptr;
+    if (!desc)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "desc is NULL");
+    if (desc->abi_version != DLC_ABI_VERSION)
+      return fail(DLC_ERR_FORMAT,
+                  "model ABI version " + std::to_string(desc->abi_version) +
+                      " is not supported (this runtime implements version " +
+                      std::to_string(DLC_ABI_VERSION) +
+                      "); recompile the model with a matching dlc");
+    if (!desc->text)
+      return fail(DLC_ERR_FORMAT, "model description text is NULL");
+
+    auto m = std::make_unique<dlc_model>();
+    m->desc = desc;
+    std::string err;
+    if (!parseModelText(desc->text, m->decl, err))
+      return fail(DLC_ERR_FORMAT, "bad model description: " + err);
+
+    size_t numEntries = m->decl.entries.size();
+    if (desc->num_entries < 0 ||
+        static_cast<size_t>(desc->num_entries) != numEntries)
+      return fail(DLC_ERR_FORMAT,
+                  "model " + quote(m->decl.name) + ": num_entries is " +
+                      std::to_string(desc->num_entries) +
+                      " but the description has " + std::to_string(numEntries) +
+                      " entry blocks");
+    if (numEntries > 0 && !desc->entries)
+      return fail(DLC_ERR_FORMAT,
+                  "model " + quote(m->decl.name) + ": entries is NULL");
+    for (size_t e = 0; e < numEntries; ++e)
+      if (!desc->entries[e])
+        return fail(DLC_ERR_FORMAT,
+                    "model " + quote(m->decl.name) + ": entry function " +
+                        quote(m->decl.entries[e].name) + " is NULL");
+
+    // No compiled model carries CUDA code yet.
+    if (dlc_status s = resolveDevice(device, /*hasCudaCode=*/false, m->device))
+      return s;
+    if (dlc_status s = allocateArena(*m))
+      return s;
+    *out = m.release();
+    return DLC_OK;
+  });
+}
+
+void dlc_model_destroy(dlc_model *m) { delete m; }
+
+dlc_device_kind dlc_model_device(const dlc_model *m) {
+  return guardValue(DLC_DEVICE_AUTO, [&] {
+    return checkModel(m) ? DLC_DEVICE_AUTO : m->device;
+  });
+}
+
+const char *dlc_model_name(const dlc_model *m) {
+  return guardValue<const char *>(nullptr, [&]() -> const char * {
+    return checkModel(m) ? nullptr : m->decl.name.c_str();
+  });
+}
+
+dlc_status dlc_model_init(dlc_model *m, uint64_t seed) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    for (size_t i = 0; i < m->decl.params.size(); ++i)
+      initParam(m->decl.params[i], m->data(i), seed);
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    if (!safetensors_path)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "path is NULL");
+    const char *path = safetensors_path;
+    FileData file;
+    if (dlc_status s = file.open(path, "weights file"))
+      return s;
+    std::vector<SafetensorsEntry> entries;
+    size_t dataStart = 0;
+    if (dlc_status s = parseSafetensors(path, file.data(), file.size(), entries,
+                                        dataStart))
+      return s;
+
+    std::map<std::string_view, const SafetensorsEntry *> byName;
+    for (const SafetensorsEntry &entry : entries)
+      byName.emplace(entry.decl.name, &entry);
+
+    // Check every param before writing any.
+    std::vector<const uint8_t *> sources;
+    sources.reserve(m->decl.params.size());
+    size_t missing = 0;
+    std::string firstMissing;
+    for (const ParamDecl &param : m->decl.params) {
+      auto it = byName.find(param.name);
+      if (it == byName.end()) {
+        if (missing++ == 0)
+          firstMissing = param.name;
+        continue;
+      }
+      const TensorDecl &found = it->second->decl;
+      if (found.dtype != param.dtype)
+        return fail(DLC_ERR_FORMAT, modelFile(*m, path) + ": tensor " +
+                                        quote(param.name) + " has dtype " +
+                                        safetensorsDTypeName(found.dtype) +
+                                        ", the model needs " +
+                                        safetensorsDTypeName(param.dtype));
+      if (found.shape != param.shape)
+        return fail(DLC_ERR_FORMAT,
+                    modelFile(*m, path) + ": tensor " + quote(param.name) +
+                        " has shape " +
+                        shapeString(found.shape.data(), found.shape.size()) +
+                        ", the model needs " +
+                        shapeString(param.shape.data(), param.shape.size()));
+      sources.push_back(file.data() + dataStart + it->second->begin);
+    }
+    if (missing > 0)
+      return fail(DLC_ERR_FORMAT,
+                  modelFile(*m, path) + ": no tensor " + quote(firstMissing) +
+                      " (" + std::to_string(missing) + " of the model's " +
+                      std::to_string(m->decl.params.size()) +
+                      " params are missing)");
+
+    for (size_t i = 0; i < m->decl.params.size(); ++i)
+      std::memcpy(m->data(i), sources[i],
+                  static_cast<size_t>(m->decl.params[i].nbytes));
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    if (!safetensors_path)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "path is NULL");
+    std::vector<TensorRef> tensors;
+    tensors.reserve(m->decl.params.size());
+    for (size_t i = 0; i < m->decl.params.size(); ++i)
+      tensors.push_back({&m->decl.params[i], m->data(i)});
+    return writeSafetensors(safetensors_path, std::move(tensors));
+  });
+}
+
+int32_t dlc_model_num_params(const dlc_model *m) {
+  return guardValue<int32_t>(-1, [&] {
+    return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.params.size());
+  });
+}
+
+dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
+                                dlc_tensor_info *info) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    if (!info)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
+    if (dlc_status s = checkTensorIndex("param", m->decl.params.size(), i))
+      return s;
+    fillInfo(m->decl.params[static_cast<size_t>(i)],
+             m->data(static_cast<size_t>(i)), *info);
+    return DLC_OK;
+  });
+}
+
+int64_t dlc_model_param_bytes(const dlc_model *m) {
+  return guardValue<int64_t>(
+      -1, [&] { return checkModel(m) ? -1 : m->decl.paramBytes; });
+}
+
+int32_t dlc_model_num_entries(const dlc_model *m) {
+  return guardValue<int32_t>(-1, [&] {
+    return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.entries.size());
+  });
+}
+
+int32_t dlc_model_find_entry(const dlc_model *m, const char *name) {
+  return guardValue<int32_t>(-1, [&]() -> int32_t {
+    if (checkModel(m))
+      return -1;
+    if (!name) {
+      fail(DLC_ERR_INVALID_ARGUMENT, "name is NULL");
+      return -1;
+    }
+    for (size_t e = 0; e < m->decl.entries.size(); ++e)
+      if (m->decl.entries[e].name == name)
+        return static_cast<int32_t>(e);
+    fail(DLC_ERR_INVALID_ARGUMENT,
+         "model " + quote(m->decl.name) + " has no entry " + quote(name));
+    return -1;
+  });
+}
+
+const char *dlc_model_entry_name(const dlc_model *m, int32_t e) {
+  return guardValue<const char *>(nullptr, [&]() -> const char * {
+    if (checkEntry(m, e))
+      return nullptr;
+    return m->decl.entries[static_cast<size_t>(e)].name.c_str();
+  });
+}
+
+int32_t dlc_model_entry_num_inputs(const dlc_model *m, int32_t e) {
+  return guardValue<int32_t>(-1, [&]() -> int32_t {
+    if (checkEntry(m, e))
+      return -1;
+    return static_cast<int32_t>(
+        m->decl.entries[static_cast<size_t>(e)].inputs.size());
+  });
+}
+
+int32_t dlc_model_entry_num_outputs(const dlc_model *m, int32_t e) {
+  return guardValue<int32_t>(-1, [&]() -> int32_t {
+    if (checkEntry(m, e))
+      return -1;
+    return static_cast<int32_t>(
+        m->decl.entries[static_cast<size_t>(e)].outputs.size());
+  });
+}
+
+dlc_status dlc_model_entry_input_info(const dlc_model *m, int32_t e, int32_t i,
+                                      dlc_tensor_info *info) {
+  return guardStatus([&] {
+    if (dlc_status s = checkEntry(m, e))
+      return s;
+    if (!info)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
+    const auto &inputs = m->decl.entries[static_cast<size_t>(e)].inputs;
+    if (dlc_status s = checkTensorIndex("input", inputs.size(), i))
+      return s;
+    fillInfo(inputs[static_cast<size_t>(i)], nullptr, *info);
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_entry_output_info(const dlc_model *m, int32_t e, int32_t i,
+                                       dlc_tensor_info *info) {
+  return guardStatus([&] {
+    if (dlc_status s = checkEntry(m, e))
+      return s;
+    if (!info)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
+    const auto &outputs = m->decl.entries[static_cast<size_t>(e)].outputs;
+    if (dlc_status s = checkTensorIndex("output", outputs.size(), i))
+      return s;
+    fillInfo(outputs[static_cast<size_t>(i)], nullptr, *info);
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
+                         void *const *outputs) {
+  return guardStatus([&] {
+    if (dlc_status s = checkEntry(m, e))
+      return s;
+    const EntryDecl &entry = m->decl.entries[static_cast<size_t>(e)];
+    if (dlc_status s = checkBuffers("input", entry.inputs, inputs))
+      return s;
+    if (dlc_status s = checkBuffers("output", entry.outputs, outputs))
+      return s;
+
+    // args: params, inputs, outputs. Small models avoid the heap.
+    constexpr size_t kInlineArgs = 64;
+    size_t numArgs =
+        m->paramData.size() + entry.inputs.size() + entry.outputs.size();
+    void *inlineArgs[kInlineArgs];
+    std::vector<void *> heapArgs;
+    void **args = inlineArgs;
+    if (numArgs > kInlineArgs) {
+      heapArgs.resize(numArgs);
+      args = heapArgs.data();
+    }
+    size_t k = 0;
+    for (void *param : m->paramData)
+      args[k++] = param;
+    for (size_t i = 0; i < entry.inputs.size(); ++i)
+      args[k++] = const_cast<void *>(inputs[i]);
+    for (size_t i = 0; i < entry.outputs.size(); ++i)
+      args[k++] = outputs[i];
+
+    m->desc->entries[e](args);
+    return DLC_OK;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,361 @@
+//===- model_text.cpp - Parsing the model description ---------------------===//
+//
+// The model description of docs/runtime-abi.md:
+//
+//   dlc-model 1
+//   name NAME
+//   param NAME DTYPE SHAPE INIT BOUND     (zero or more)
+//   entry NAME                            (zero or more blocks of:)
+//   in NAME DTYPE SHAPE                     (zero or more)
+//   out NAME DTYPE SHAPE                    (zero or more)
+//   end
+//
+// Lines end with '\n' (the last one may omit it); fields are separated by
+// single spaces; no blank lines, tabs, carriage returns or comments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+using namespace dlc::rt;
+
+namespace {
+
+constexpr int64_t kArenaAlignment = 64;
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty() ||
+      !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+/// Param and tensor names: PyTorch state_dict keys such as
+/// "layers.0.weight".
+bool isTensorName(std::string_view s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
+      return false;
+  return true;
+}
+
+int64_t roundUp(int64_t n, int64_t alignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+class ModelTextParser {
+public:
+  ModelTextParser(std::string_view text, ModelDecl &model)
+      : Text(text), Model(model) {}
+
+  /// Parses the whole text; on failure `err` is "line N: message".
+  bool parse(std::string &err) {
+    if (parseHeader() && parseBody())
+      return true;
+    err = Error;
+    return false;
+  }
+
+private:
+  enum class Line { Ok, End, Bad };
+
+  /// Reads and checks the next line, splitting it into Fields.
+  Line nextLine();
+  bool error(const std::string &message);
+  bool expectFieldCount(size_t count, const char *syntax);
+
+  bool parseHeader();
+  bool parseBody();
+  bool parseParam();
+  bool parseTensor(TensorDecl &tensor, const char *syntax);
+  bool parseDType(std::string_view field, dlc_dtype &dtype);
+  bool parseShape(std::string_view field, TensorDecl &tensor);
+  bool parseBound(std::string_view field, double &bound);
+
+  std::string_view Text;
+  ModelDecl &Model;
+  size_t Pos = 0;
+  int LineNo = 0;
+  std::vector<std::string_view> Fields;
+  std::string Error;
+};
+
+bool ModelTextParser::error(const std::string &message) {
+  Error = "line " + std::to_string(LineNo) + ": " + message;
+  return false;
+}
+
+ModelTextParser::Line ModelTextParser::nextLine() {
+  if (Pos >= Text.size())
+    return Line::End;
+  size_t eol = Text.find('\n', Pos);
+  if (eol == std::string_view::npos)
+    eol = Text.size();
+  std::string_view line = Text.substr(Pos, eol - Pos);
+  Pos = eol + 1;
+  ++LineNo;
+
+  auto bad = [&](const std::string &message) {
+    error(message);
+    return Line::Bad;
+  };
+  if (line.empty())
+    return bad("empty line");
+  for (char c : line) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f)
+      return bad("unexpected byte " + std::to_string(byte) +
+                 " (lines are printable ASCII, fields separated by single "
+                 "spaces)");
+  }
+  Fields.clear();
+  size_t start = 0;
+  for (size_t i = 0; i <= line.size(); ++i) {
+    if (i < line.size() && line[i] != ' ')
+      continue;
+    if (i == start)
+      return bad("fields must be separated by single spaces");
+    Fields.push_back(line.substr(start, i - start));
+    start = i + 1;
+  }
+  return Line::Ok;
+}
+
+bool ModelTextParser::expectFieldCount(size_t count, const char *syntax) {
+  if (Fields.size() != count)
+    return error(std::string("expected '") + syntax + "', got " +
+                 std::to_string(Fields.size()) + " fields");
+  return true;
+}
+
+bool ModelTextParser::parseDType(std::string_view field, dlc_dtype &dtype) {
+  if (parseDTypeName(field, dtype))
+    return true;
+  return error("unknown dtype " + quote(field) +
+               " (expected f32, f16, bf16, f64, i64, i32, i8 or u8)");
+}
+
+bool ModelTextParser::parseShape(std::string_view field, TensorDecl &tensor) {
+  tensor.shape.clear();
+  if (field != "-") {
+    size_t start = 0;
+    while (true) {
+      size_t comma = field.find(',', start);
+      std::string_view dim = field.substr(
+          start, comma == std::string_view::npos ? comma : comma - start);
+      int64_t value = 0;
+      bool digitsOnly = !dim.empty() && dim.find_first_not_of("0123456789") ==
+                                            std::string_view::npos;
+      bool ok = digitsOnly && dim[0] != '0';
+      if (ok) {
+        auto [end, ec] =
+            std::from_chars(dim.data(), dim.data() + dim.size(), value);
+        ok = ec == std::errc() && end == dim.data() + dim.size();
+      }
+      if (!ok)
+        return error("bad shape " + quote(field) +
+                     ": dimensions are positive decimal integers separated "
+                     "by ',' ('-' for a scalar)");
+      if (tensor.shape.size() == DLC_MAX_RANK)
+        return error("bad shape " + quote(field) + ": more than " +
+                     std::to_string(DLC_MAX_RANK) + " dimensions");
+      tensor.shape.push_back(value);
+      if (comma == std::string_view::npos)
+        break;
+      start = comma + 1;
+    }
+  }
+  std::string err;
+  if (!computeSize(tensor.shape.data(), tensor.shape.size(), tensor.dtype,
+                   tensor.numel, tensor.nbytes, err))
+    return error("bad shape " + quote(field) + ": " + err);
+  return true;
+}
+
+bool ModelTextParser::parseBound(std::string_view field, double &bound) {
+  auto [end, ec] =
+      std::from_chars(field.data(), field.data() + field.size(), bound);
+  if (ec != std::errc() || end != field.data() + field.size() ||
+      !std::isfinite(bound) || bound < 0)
+    return error("bad bound " + quote(field) +
+                 ": expected a finite non-negative number");
+  return true;
+}
+
+bool ModelTextParser::parseTensor(TensorDecl &tensor, const char *syntax) {
+  if (!expectFieldCount(4, syntax))
+    return false;
+  if (!isTensorName(Fields[1]))
+    return error("bad tensor name " + quote(Fields[1]) +
+                 " (letters, digits, '_' and '.')");
+  tensor.name = std::string(Fields[1]);
+  return parseDType(Fields[2], tensor.dtype) && parseShape(Fields[3], tensor);
+}
+
+bool ModelTextParser::parseHeader() {
+  Line line = nextLine();
+  if (line == Line::Bad)
+    return false;
+  if (line == Line::End) {
+    LineNo = 1;
+    return error("empty model description");
+  }
+  if (Fields[0] != "dlc-model")
+    return error("expected 'dlc-model 1' as the first line");
+  if (!expectFieldCount(2, "dlc-model VERSION"))
+    return false;
+  if (Fields[1] != "1")
+    return error("unsupported model description version " + quote(Fields[1]) +
+                 " (this runtime reads version 1)");
+
+  line = nextLine();
+  if (line == Line::Bad)
+    return false;
+  if (line == Line::End) {
+    LineNo = 2;
+    return error("missing the 'name NAME' line");
+  }
+  if (Fields[0] != "name")
+    return error("expected 'name NAME' as the second line");
+  if (!expectFieldCount(2, "name NAME"))
+    return false;
+  if (!isIdentifier(Fields[1]))
+    return error("bad model name " + quote(Fields[1]) +
+                 " (expected a C identifier)");
+  Model.name = std::string(Fields[1]);
+  return true;
+}
+
+bool ModelTextParser::parseParam() {
+  ParamDecl param;
+  if (!expectFieldCount(6, "param NAME DTYPE SHAPE INIT BOUND"))
+    return false;
+  if (!isTensorName(Fields[1]))
+    return error("bad param name " + quote(Fields[1]) +
+                 " (letters, digits, '_' and '.')");
+  param.name = std::string(Fields[1]);
+  if (!parseDType(Fields[2], param.dtype) || !parseShape(Fields[3], param))
+    return false;
+
+  std::string_view init = Fields[4];
+  if (init == "uniform")
+    param.init = InitKind::Uniform;
+  else if (init == "zeros")
+    param.init = InitKind::Zeros;
+  else if (init == "ones")
+    param.init = InitKind::Ones;
+  else
+    return error("unknown init " + quote(init) +
+                 " (expected uniform, zeros or ones)");
+  bool isFloat = param.dtype == DLC_F32 || param.dtype == DLC_F16 ||
+                 param.dtype == DLC_BF16 || param.dtype == DLC_F64;
+  if (param.init == InitKind::Uniform && !isFloat)
+    return error("param " + quote(param.name) +
+                 ": 'uniform' needs a floating-point dtype, not " +
+                 dtypeName(param.dtype));
+  if (!parseBound(Fields[5], param.bound))
+    return false;
+
+  int64_t offset = Model.paramBytes; // Already a multiple of 64.
+  if (param.nbytes > kMaxBytes - offset)
+    return error("the params exceed " + std::to_string(kMaxBytes) + " bytes");
+  param.offset = offset;
+  Model.paramBytes = roundUp(offset + param.nbytes, kArenaAlignment);
+  Model.params.push_back(std::move(param));
+  return true;
+}
+
+bool ModelTextParser::parseBody() {
+  std::set<std::string> paramNames;
+  std::set<std::string> entryNames;
+  std::set<std::string> tensorNames; // Of the open entry.
+  bool inEntry = false;
+  bool inOutputs = false;
+  int entryLine = 0;
+
+  Line line;
+  while ((line = nextLine()) == Line::Ok) {
+    std::string_view keyword = Fields[0];
+    if (keyword == "param") {
+      if (!Model.entries.empty())
+        return error("'param' after the first 'entry' (params come first)");
+      if (!parseParam())
+        return false;
+      const std::string &name = Model.params.back().name;
+      if (name == "__metadata__")
+        return error("param name '__metadata__' is reserved by .safetensors");
+      if (!paramNames.insert(name).second)
+        return error("duplicate param " + quote(name));
+    } else if (keyword == "entry") {
+      if (inEntry)
+        return error("'entry' inside entry " +
+                     quote(Model.entries.back().name) + " (missing 'end')");
+      if (!expectFieldCount(2, "entry NAME"))
+        return false;
+      if (!isIdentifier(Fields[1]))
+        return error("bad entry name " + quote(Fields[1]) +
+                     " (expected a C identifier)");
+      if (!entryNames.insert(std::string(Fields[1])).second)
+        return error("duplicate entry " + quote(Fields[1]));
+      Model.entries.emplace_back();
+      Model.entries.back().name = std::string(Fields[1]);
+      inEntry = true;
+      inOutputs = false;
+      entryLine = LineNo;
+      tensorNames.clear();
+    } else if (keyword == "in" || keyword == "out") {
+      bool isOut = keyword == "out";
+      if (!inEntry)
+        return error(quote(keyword) + " outside an entry block");
+      if (!isOut && inOutputs)
+        return error("'in' after 'out' (inputs come first)");
+      TensorDecl tensor;
+      if (!parseTensor(tensor,
+                       isOut ? "out NAME DTYPE SHAPE" : "in NAME DTYPE SHAPE"))
+        return false;
+      EntryDecl &entry = Model.entries.back();
+      if (!tensorNames.insert(tensor.name).second)
+        return error("duplicate tensor " + quote(tensor.name) + " in entry " +
+                     quote(entry.name));
+      inOutputs = isOut;
+      (isOut ? entry.outputs : entry.inputs).push_back(std::move(tensor));
+    } else if (keyword == "end") {
+      if (!inEntry)
+        return error("'end' outside an entry block");
+      if (!expectFieldCount(1, "end"))
+        return false;
+      inEntry = false;
+    } else if (keyword == "dlc-model" || keyword == "name") {
+      return error(quote(keyword) + " may only appear once, at the top");
+    } else {
+      return error("unknown keyword " + quote(keyword) +
+                   " (expected param, entry, in, out or end)");
+    }
+  }
+  if (line == Line::Bad)
+    return false;
+  if (inEntry) {
+    LineNo = entryLine;
+    return error("entry " + quote(Model.entries.back().name) + " has no 'end'");
+  }
+  return true;
+}
+
+} // namespace
+
+bool dlc::rt::parseModelText(std::string_view text, ModelDecl &model,
+                             std::string &err) {
+  model = ModelDecl();
+  ModelTextParser parser(text, model);
+  return parser.parse(err);
+}
