@@ -17,8 +17,10 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
 
 llvm_config.use_default_substitutions()  # FileCheck, not, count
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=False)
-llvm_config.add_tool_substitutions(["dlc-opt", "dlc"], [config.dlc_tools_dir])
+llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=True)
+# `dlc` is found on PATH, not substituted: a substitution would also rewrite
+# the word in arguments such as `--emit=dlc`.
+llvm_config.add_tool_substitutions(["dlc-opt"], [config.dlc_tools_dir])
 
 # Tests never depend on the environment of the person running them.
 for var in ["DLC_DEVICE", "DLC_NUM_THREADS"]:

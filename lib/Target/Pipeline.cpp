@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 
@@ -44,7 +46,16 @@ LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &inf
                              "dlc-lower-entry-abi,canonicalize,cse)");
 }
 
-LogicalResult mlir::dlc::runCpuCodegenPipeline(ModuleOp module) {
+LogicalResult
+mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
+                                 const CpuCodegenOptions &options) {
+  std::string tile = "dlc-tile-and-vectorize{vector-bits=" +
+                     std::to_string(options.vectorBits);
+  if (!options.registerTile.empty())
+    tile += " register-tile=" + options.registerTile;
+  if (!options.cacheTile.empty())
+    tile += " cache-tile=" + options.cacheTile;
+  tile += "},";
   return runPipeline(
       module,
       "builtin.module("
@@ -58,7 +69,7 @@ LogicalResult mlir::dlc::runCpuCodegenPipeline(ModuleOp module) {
       "function-boundary-type-conversion=identity-layout-map},"
       "canonicalize,buffer-deallocation-pipeline,"
       // Matmuls: cache and register tiling, AVX-512 FMAs.
-      "dlc-tile-and-vectorize,"
+      + tile +
       "convert-linalg-to-loops,canonicalize,cse,"
       "dlc-approximate-math,"
       "convert-vector-to-scf{full-unroll=true},lower-affine,"
@@ -66,4 +77,20 @@ LogicalResult mlir::dlc::runCpuCodegenPipeline(ModuleOp module) {
       "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
       "convert-to-llvm,reconcile-unrealized-casts)");
+}
+
+unsigned mlir::dlc::vectorBitsOf(const llvm::TargetMachine &tm) {
+  llvm::StringRef features = tm.getTargetFeatureString();
+  llvm::StringRef cpu = tm.getTargetCPU();
+  auto has = [&](llvm::StringRef f) {
+    return features.contains(("+" + f).str()) ||
+           (!features.contains(("-" + f).str()) &&
+            tm.getMCSubtargetInfo()->checkFeatures(("+" + f).str()));
+  };
+  (void)cpu;
+  if (has("avx512f"))
+    return 512;
+  if (has("avx"))
+    return 256;
+  return 128;
 }

@@ -60,6 +60,10 @@ static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU: native (default), x
                                 cl::init("native"), cl::cat(dlcCat));
 static cl::opt<std::string> target("target", cl::desc("Code to generate: x86, or all (every available back end)"),
                                    cl::init("all"), cl::cat(dlcCat));
+static cl::opt<std::string> registerTile("register-tile", cl::desc("Matmul register tile M,N (default: from the CPU's vector width)"),
+                                         cl::Hidden, cl::cat(dlcCat));
+static cl::opt<std::string> cacheTile("cache-tile", cl::desc("Matmul cache tile bounds M,N,K (default 64,512,256)"),
+                                      cl::Hidden, cl::cat(dlcCat));
 // `dlc run` options.
 static cl::opt<std::string> weights("weights", cl::desc("run: load the parameters from a .safetensors file"),
                                     cl::cat(dlcCat));
@@ -141,10 +145,18 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
 }
 
 /// Lowers to an optimised LLVM module for `tm`.
+static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm) {
+  mlir::dlc::CpuCodegenOptions o;
+  o.vectorBits = mlir::dlc::vectorBitsOf(tm);
+  o.registerTile = registerTile;
+  o.cacheTile = cacheTile;
+  return o;
+}
+
 static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
                                            TargetMachine &tm) {
   if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
-      failed(mlir::dlc::runCpuCodegenPipeline(*c.module)))
+      failed(mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(tm))))
     return nullptr;
   auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm);
   if (!m) {
@@ -205,16 +217,16 @@ static int compileMain(mlir::MLIRContext &ctx) {
       return 1;
     return textOut([&](raw_ostream &os) { c->module->print(os); });
   }
-  if (emit == "llvm-dialect") {
-    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
-        failed(mlir::dlc::runCpuCodegenPipeline(*c->module)))
-      return 1;
-    return textOut([&](raw_ostream &os) { c->module->print(os); });
-  }
-
   auto tm = mlir::dlc::createX86TargetMachine(cpu);
   if (!tm)
     return fail(toString(tm.takeError()));
+  if (emit == "llvm-dialect") {
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
+        failed(mlir::dlc::runCpuCodegenPipeline(*c->module,
+                                                codegenOptions(**tm))))
+      return 1;
+    return textOut([&](raw_ostream &os) { c->module->print(os); });
+  }
   LLVMContext llctx;
   std::unique_ptr<Module> m = lowerToLLVM(*c, llctx, **tm);
   if (!m)

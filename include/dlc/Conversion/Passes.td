@@ -85,16 +85,29 @@ def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
 def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp"> {
   let summary = "Tile matmuls for the cache and registers and vectorise them";
   let description = [{
-    Runs on bufferized IR. Every `linalg.matmul` (and each batch of a
-    `linalg.batch_matmul`) is tiled twice, for the cache (up to
-    `64 x 512 x 256`) and for the registers (up to `8 x 32 x 1`, an 8x32
+    Runs on bufferized IR. Every `linalg.matmul` is tiled twice, for the cache (up to
+    `64 x 512 x 256`, the B panel of each cache tile copied into a
+    contiguous buffer) and for the registers (up to `8 x 32 x 1`, an 8x32
     accumulator tile that lives in 16 AVX-512 registers), with tile sizes
     that divide the static dimensions so that every tile is full, then
     vectorised into `vector.contract`, the accumulator is hoisted out of the
     k loop and the contraction is lowered to outer products (FMAs). The
     schedule is a transform-dialect script built per module and applied
     with the transform interpreter.
+
+    The register tile follows the target's vector width: with 512-bit
+    vectors 8 x 32 (16 zmm accumulators), with 256-bit vectors 4 x 16
+    (8 ymm accumulators, leaving registers for the B row and the
+    broadcasts). `register-tile` overrides it for experiments.
   }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Widest vector register of the target, in bits (256 or 512)">,
+    ListOption<"registerTile", "register-tile", "int64_t",
+               "Register tile as M,N (default: chosen from vector-bits)">,
+    ListOption<"cacheTile", "cache-tile", "int64_t",
+               "Upper bounds of the cache tile as M,N,K (default 64,512,256)">,
+  ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect",

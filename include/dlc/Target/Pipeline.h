@@ -33,9 +33,21 @@ mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module);
 mlir::LogicalResult runLinalgPipeline(mlir::ModuleOp module,
                                       const ModelInfo &info);
 
+/// What the CPU code generator needs to know about the target.
+struct CpuCodegenOptions {
+  unsigned vectorBits = 512; ///< widest vector register (256: AVX2)
+  std::string registerTile;  ///< "M,N" overrides the matmul register tile
+  std::string cacheTile;     ///< "M,N,K" overrides the cache tile bounds
+};
+
 /// Fusion, bufferization, tiling and vectorization, lowering to the LLVM
 /// dialect.
-mlir::LogicalResult runCpuCodegenPipeline(mlir::ModuleOp module);
+mlir::LogicalResult runCpuCodegenPipeline(mlir::ModuleOp module,
+                                          const CpuCodegenOptions &options);
+
+/// The widest vector register of `tm`'s CPU, in bits (512 with AVX-512F,
+/// 256 with AVX, else 128).
+unsigned vectorBitsOf(const llvm::TargetMachine &tm);
 
 /// A TargetMachine for x86-64; `cpu` is "native", "x86-64-v3",
 /// "x86-64-v4" or any CPU name LLVM knows. Errors are returned as text.

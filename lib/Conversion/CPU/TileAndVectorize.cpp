@@ -49,21 +49,22 @@ struct MatmulTiles {
   }
 };
 
-MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k) {
+/// `regM` x `regN` is the preferred register tile; smaller tiles are used
+/// where the dimensions do not divide.
+MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t regM,
+                        int64_t regN, ArrayRef<int64_t> cache) {
   MatmulTiles t;
-  t.mt = largestDivisor(m, 64);
-  t.mr = largestDivisor(t.mt, 8);
-  // 32 lanes = two zmm registers per accumulator row; narrower if needed.
+  t.mt = largestDivisor(m, cache[0]);
+  t.mr = largestDivisor(t.mt, regM);
+  // Two vector registers per accumulator row; narrower if needed.
   t.nr = 0;
-  for (int64_t w : {32, 16, 8})
-    if (n % w == 0) {
+  for (int64_t w = regN; w >= 8 && !t.nr; w /= 2)
+    if (n % w == 0)
       t.nr = w;
-      break;
-    }
   if (!t.nr)
-    t.nr = n <= 32 ? n : largestDivisor(n, 32);
-  t.nt = largestDivisor(n, 512, t.nr);
-  t.kt = largestDivisor(k, 256);
+    t.nr = n <= regN ? n : largestDivisor(n, regN);
+  t.nt = largestDivisor(n, cache[1], t.nr);
+  t.kt = largestDivisor(k, cache[2]);
   return t;
 }
 
@@ -76,11 +77,14 @@ constexpr const char *kTileGroup = R"mlir(
     %mm{0} = transform.structured.match ops{{["linalg.matmul"]} attributes {{dlc.tile_group = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
     %t{0}, %l{0}:3 = transform.structured.tile_using_for %mm{0} tile_sizes [{1}, {2}, {3}]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %r{0}, %rl{0}:3 = transform.structured.tile_using_for %t{0} tile_sizes [{4}, {5}, 1]
+    %p{0} = transform.structured.promote %t{0} {{operands_to_promote = [1], alignment = 64, use_full_tiles_by_default} : (!transform.any_op) -> !transform.any_op
+    %r{0}, %rl{0}:3 = transform.structured.tile_using_for %p{0} tile_sizes [{4}, {5}, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %r{0} {{create_named_contraction} : !transform.any_op
 )mlir";
 
+// The cache tile's B panel is copied into a contiguous, aligned buffer
+// before the register tiling (see kTileGroup's promote).
 // Fold subviews into transfer indices (hoisting refuses view-like sources),
 // hoist the accumulator tile out of the k loop, then lower the contraction
 // to outer products (FMAs) and the transfers to 1-D loads and stores.
@@ -107,9 +111,29 @@ constexpr const char *kScheduleTail = R"mlir(
 
 struct DlcTileAndVectorizePass
     : dlc::impl::DlcTileAndVectorizePassBase<DlcTileAndVectorizePass> {
+  using DlcTileAndVectorizePassBase::DlcTileAndVectorizePassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    int64_t regM = lanes >= 16 ? 8 : 4, regN = 2 * lanes;
+    if (registerTile.size() == 2) {
+      regM = registerTile[0];
+      regN = registerTile[1];
+    } else if (!registerTile.empty()) {
+      module.emitError("register-tile takes two sizes, M and N");
+      return signalPassFailure();
+    }
+    // The B panel of a cache tile (K x N) is copied into a contiguous buffer
+    // (`promote`) so the register tile streams it without 4 KiB-stride
+    // cache-set conflicts; it should stay well inside L2.
+    SmallVector<int64_t> cache{64, lanes >= 16 ? 512 : 256, 256};
+    if (cacheTile.size() == 3)
+      cache.assign(cacheTile.begin(), cacheTile.end());
+    else if (!cacheTile.empty()) {
+      module.emitError("cache-tile takes three sizes, M, N and K");
+      return signalPassFailure();
+    }
     std::map<MatmulTiles, int64_t> groups;
     module.walk([&](linalg::MatmulOp op) {
       if (!op.hasPureBufferSemantics())
@@ -122,7 +146,7 @@ struct DlcTileAndVectorizePass
       if (op.hasUserDefinedMaps())
         return;
       MatmulTiles t = chooseTiles(c.getDimSize(0), c.getDimSize(1),
-                                  a.getDimSize(1));
+                                  a.getDimSize(1), regM, regN, cache);
       auto [it, inserted] = groups.try_emplace(t, groups.size());
       op->setAttr("dlc.tile_group",
                   IntegerAttr::get(IntegerType::get(ctx, 64), it->second));
