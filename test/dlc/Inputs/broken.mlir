@@ -1,0 +1,4 @@
+// Not valid MLIR.
+module {
+  func.func @forward( -> {
+}
