@@ -33,6 +33,7 @@ config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%dlcrt_include", config.dlcrt_include_dir))
 config.substitutions.append(("%dlcrt_lib", config.dlcrt_lib_dir))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
+config.substitutions.append(("%dlc_obj", config.dlc_obj_root))
 config.substitutions.append(("%dlcrt_bin", config.dlcrt_bin_dir))
 config.substitutions.append(("%nm", config.cmake_nm))
 # Compile and link a C program against a model object and libdlcrt.
