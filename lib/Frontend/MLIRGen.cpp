@@ -639,11 +639,9 @@ LogicalResult MLIRGenImpl::emitTensorDecl(const TensorDeclStmtAST &decl) {
                          .Case("i32", builder.getI32Type())
                          .Default(Type());
   if (!elementType) {
-    std::string list = "the dtypes are " + joinWords(kDtypes);
-    StringRef best = closestMatch(dtype, kDtypes);
     return error(decl.getDtypeLoc(), "unknown dtype '" + dtype + "'",
-                 best.empty() ? list
-                              : "did you mean '" + best.str() + "'? " + list);
+                 didYouMeanThen(dtype, kDtypes,
+                                "the dtypes are " + joinWords(kDtypes)));
   }
 
   llvm::SmallVector<int64_t> shape;
@@ -714,8 +712,8 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
   StringRef kind = call.getCallee();
   if (!llvm::is_contained(kinds, kind))
     return error(call.loc(), "unknown optimizer '" + kind + "'",
-                 didYouMean(kind, kinds,
-                            "the optimizers are " + joinWords(kinds)));
+                 didYouMeanThen(kind, kinds,
+                                "the optimizers are " + joinWords(kinds)));
   if (!call.getArgs().empty())
     return error(call.getArgs().front()->loc(),
                  "optimizer hyper-parameters are passed by keyword",
@@ -745,9 +743,9 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
     if (!llvm::is_contained(valid, key))
       return error(kw.loc,
                    "'" + kind + "' has no hyper-parameter '" + key + "'",
-                   didYouMean(key, valid,
-                              "the hyper-parameters of " + kind.str() +
-                                  " are " + joinWords(valid)));
+                   didYouMeanThen(key, valid,
+                                  "the hyper-parameters of " + kind.str() +
+                                      " are " + joinWords(valid)));
     if (!seen.try_emplace(key, kw.loc).second)
       return error(kw.loc, "hyper-parameter '" + key + "' is given twice",
                    "give each hyper-parameter once");
@@ -993,7 +991,7 @@ LogicalResult MLIRGenImpl::bindArgs(Call &c) {
       for (const ParamSpec &p : params)
         names.push_back(p.name);
       return error(kw.loc, "'" + op + "' has no argument '" + kw.name + "'",
-                   didYouMean(kw.name, names, usage(c.spec)));
+                   didYouMeanThen(kw.name, names, usage(c.spec)));
     }
     unsigned index = param - params.begin();
     if (c.args[index])
@@ -1121,7 +1119,7 @@ MLIRGenImpl::stringArg(Call &c, unsigned i, StringRef defaultValue,
     return error(expr->loc(),
                  "'" + c.name() + "' expects " + choices + " for '" +
                      c.paramName(i) + "', got " + describe(*expr),
-                 didYouMean(str->getValue(), allowed, usage(c.spec)));
+                 didYouMeanThen(str->getValue(), allowed, usage(c.spec)));
   return str->getValue().str();
 }
 

@@ -26,7 +26,7 @@ namespace {
 class MLIRDiagnosticReporter final : public ::dlc::DiagnosticReporter {
 public:
   MLIRDiagnosticReporter(MLIRContext &ctx, StringRef fileName)
-      : ctx(ctx), file(StringAttr::get(&ctx, fileName)) {}
+      : file(StringAttr::get(&ctx, fileName)) {}
 
   void error(::dlc::SrcLoc loc, const llvm::Twine &message,
              const llvm::Twine &hint) override {
@@ -37,7 +37,6 @@ public:
   }
 
 private:
-  MLIRContext &ctx;
   StringAttr file;
 };
 } // namespace

@@ -51,6 +51,16 @@ inline std::string didYouMean(llvm::StringRef word,
   return "did you mean '" + best.str() + "'?";
 }
 
+/// "did you mean 'adam'? `then`" when a candidate is close, else `then`.
+inline std::string didYouMeanThen(llvm::StringRef word,
+                                  llvm::ArrayRef<llvm::StringRef> candidates,
+                                  const std::string &then) {
+  llvm::StringRef best = closestMatch(word, candidates);
+  if (best.empty())
+    return then;
+  return "did you mean '" + best.str() + "'? " + then;
+}
+
 } // namespace dlc
 
 #endif // DLC_LIB_FRONTEND_SUGGEST_H

@@ -71,11 +71,15 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
       // Matmuls: cache and register tiling, AVX-512 FMAs.
       + tile +
       "convert-linalg-to-loops,canonicalize,cse,"
+      // The matmul cache tiles (scf.forall) become OpenMP worksharing loops;
+      // libdlcrt implements the __kmpc entry points on its thread pool.
+      "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
       "dlc-approximate-math,"
       "convert-vector-to-scf{full-unroll=true},lower-affine,"
       "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
       "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+      "convert-openmp-to-llvm,"
       "convert-to-llvm,reconcile-unrealized-casts)");
 }
 

@@ -20,7 +20,7 @@ foreach(line IN LISTS lines)
     if(type STREQUAL "A") # Version nodes.
       continue()
     endif()
-    if(name MATCHES "^dlc_")
+    if(name MATCHES "^(dlc_|__kmpc_)")
       math(EXPR exported "${exported} + 1")
     else()
       list(APPEND unexpected "${name}")

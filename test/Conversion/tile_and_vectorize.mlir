@@ -1,11 +1,17 @@
 // RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s
 
-// A 128x256x64 matmul: 64x256x64 cache tiles, 8x32x1 register tiles, the
-// contraction lowered to FMAs on 16-wide vectors with the accumulator tile
-// hoisted out of the k loop.
+// A 128x256x64 matmul: 64x256 cache tiles in parallel (scf.forall), the
+// B panel copied into an aligned contiguous buffer, 8x32x1 register tiles,
+// the contraction lowered to FMAs with the accumulator tile carried through
+// the k loop.
 // CHECK-LABEL: func.func @square
-// CHECK: scf.for
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<65536xi8>
+// CHECK: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x256xf32>
+// CHECK: linalg.copy ins(%arg1 : memref<64x256xf32>) outs(%[[PANEL]]
+// CHECK: scf.for {{.*}} iter_args
 // CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: memref.dealloc %[[BUF]]
 // CHECK-NOT: linalg.matmul
 func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
@@ -32,4 +38,16 @@ func.func @narrow(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: memref<64x
 func.func @tensors(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// With 256-bit vectors (AVX2) the register tile is 4 x 16.
+// RUN: dlc-opt %s -dlc-tile-and-vectorize=vector-bits=256 -split-input-file | FileCheck %s --check-prefix=AVX2
+// AVX2-LABEL: func.func @avx2
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: vector<32xf32>
+func.func @avx2(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
 }

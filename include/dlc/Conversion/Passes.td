@@ -95,6 +95,10 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     schedule is a transform-dialect script built per module and applied
     with the transform interpreter.
 
+    The cache tiles over M and N form an `scf.forall`, which the pipeline
+    lowers to an OpenMP parallel loop run on libdlcrt's thread pool
+    (`DLC_NUM_THREADS`).
+
     The register tile follows the target's vector width: with 512-bit
     vectors 8 x 32 (16 zmm accumulators), with 256-bit vectors 4 x 16
     (8 ymm accumulators, leaving registers for the B row and the

@@ -50,7 +50,13 @@ struct Token {
 class Lexer {
 public:
   explicit Lexer(llvm::StringRef buffer)
-      : cur(buffer.begin()), end(buffer.end()) {}
+      : cur(buffer.begin()), end(buffer.end()) {
+    // Skip a UTF-8 byte order mark; columns still count its bytes, like
+    // llvm::SourceMgr does.
+    if (buffer.starts_with("\xEF\xBB\xBF"))
+      for (int i = 0; i < 3; ++i)
+        advance();
+  }
 
   /// Lexes the whole buffer. The last token is Eof, or an Error token.
   std::vector<Token> lexAll();

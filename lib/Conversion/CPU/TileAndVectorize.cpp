@@ -75,9 +75,11 @@ module attributes {transform.with_named_sequence} {
 
 constexpr const char *kTileGroup = R"mlir(
     %mm{0} = transform.structured.match ops{{["linalg.matmul"]} attributes {{dlc.tile_group = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
-    %t{0}, %l{0}:3 = transform.structured.tile_using_for %mm{0} tile_sizes [{1}, {2}, {3}]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %p{0} = transform.structured.promote %t{0} {{operands_to_promote = [1], alignment = 64, use_full_tiles_by_default} : (!transform.any_op) -> !transform.any_op
+    %t{0}, %f{0} = transform.structured.tile_using_forall %mm{0} tile_sizes [{1}, {2}]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %k{0}, %kl{0} = transform.structured.tile_using_for %t{0} tile_sizes [0, 0, {3}]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %p{0} = transform.structured.promote %k{0} {{operands_to_promote = [1], alignment = 64} : (!transform.any_op) -> !transform.any_op
     %r{0}, %rl{0}:3 = transform.structured.tile_using_for %p{0} tile_sizes [{4}, {5}, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %r{0} {{create_named_contraction} : !transform.any_op
