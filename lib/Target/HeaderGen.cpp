@@ -38,6 +38,26 @@ static std::string ident(llvm::StringRef s) {
   return out;
 }
 
+/// A parameter name for a tensor in a typed wrapper: never one of the
+/// wrapper's own names (which start with `dlc_`) nor a C or C++ keyword.
+static std::string paramName(llvm::StringRef tensor) {
+  static const char *reserved[] = {
+      "auto", "bool", "break", "case", "catch", "char", "class", "const",
+      "constexpr", "continue", "default", "delete", "do", "double", "else",
+      "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new",
+      "noexcept", "nullptr", "operator", "private", "protected", "public",
+      "register", "restrict", "return", "short", "signed", "sizeof",
+      "static", "struct", "switch", "template", "this", "throw", "true",
+      "try", "typedef", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "while", "_Bool", "_Complex", "_Static_assert"};
+  std::string id = ident(tensor);
+  if (id.empty() || llvm::isDigit(id[0]) || llvm::StringRef(id).starts_with("dlc_") ||
+      llvm::is_contained(reserved, llvm::StringRef(id)))
+    id += "_";
+  return id;
+}
+
 static std::string shapeComment(const TensorInfo &t) {
   std::string s = t.dtype + "[";
   for (size_t i = 0; i < t.shape.size(); ++i)
@@ -116,23 +136,26 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
          << shapeComment(e.outputs[i]);
     os << "\n * Host buffers, dense row-major; outputs must not overlap "
           "inputs. */\n";
+    // The wrapper's own names start with `dlc_`; tensor parameters never do.
     os << "static inline dlc_status " << m << "_" << ident(e.name) << "("
-       << m << "_model *model";
+       << m << "_model *dlc_m";
     for (const TensorInfo &t : e.inputs)
-      os << ", const " << cType(t.dtype) << " *" << ident(t.name);
+      os << ", const " << cType(t.dtype) << " *" << paramName(t.name);
     for (const TensorInfo &t : e.outputs)
-      os << ", " << cType(t.dtype) << " *" << ident(t.name);
+      os << ", " << cType(t.dtype) << " *" << paramName(t.name);
     os << ") {\n";
-    os << "  const void *inputs[] = {";
+    os << "  const void *dlc_in[] = {";
     for (size_t i = 0; i < e.inputs.size(); ++i)
-      os << (i ? ", " : "") << ident(e.inputs[i].name);
+      os << (i ? ", " : "") << paramName(e.inputs[i].name);
     if (e.inputs.empty())
       os << "0";
-    os << "};\n  void *outputs[] = {";
+    os << "};\n  void *dlc_out[] = {";
     for (size_t i = 0; i < e.outputs.size(); ++i)
-      os << (i ? ", " : "") << ident(e.outputs[i].name);
-    os << "};\n  return dlc_model_run(model, " << idx
-       << ", inputs, outputs);\n}\n";
+      os << (i ? ", " : "") << paramName(e.outputs[i].name);
+    if (e.outputs.empty())
+      os << "0";
+    os << "};\n  return dlc_model_run(dlc_m, " << idx
+       << ", dlc_in, dlc_out);\n}\n";
   }
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* DLC_MODEL_" << M
      << "_H */\n";
