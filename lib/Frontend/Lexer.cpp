@@ -175,8 +175,8 @@ Token Lexer::lexNumber() {
   if (!atEnd() && (isIdentChar(*cur) || *cur == '.'))
     valid = false;
   if (!valid) {
-    while (!atEnd() && (isIdentChar(*cur) || *cur == '.' || *cur == '+' ||
-                        *cur == '-'))
+    while (!atEnd() &&
+           (isIdentChar(*cur) || *cur == '.' || *cur == '+' || *cur == '-'))
       advance();
     return makeError(loc,
                      "invalid number '" +

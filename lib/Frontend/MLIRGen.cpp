@@ -103,8 +103,9 @@ constexpr ParamSpec kUnaryParams[] = {{"x", ArgKind::Tensor, true, false, ""}};
 constexpr ParamSpec kGeluParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"approximate", ArgKind::String, false, true, "\"none\""}};
-constexpr ParamSpec kBinaryParams[] = {{"a", ArgKind::Operand, true, false, ""},
-                                       {"b", ArgKind::Operand, true, false, ""}};
+constexpr ParamSpec kBinaryParams[] = {
+    {"a", ArgKind::Operand, true, false, ""},
+    {"b", ArgKind::Operand, true, false, ""}};
 constexpr ParamSpec kLinearParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"out", ArgKind::Int, true, false, ""},
@@ -113,8 +114,9 @@ constexpr ParamSpec kLinearParams[] = {
     {"in", ArgKind::Int, false, true, "IN"}};
 constexpr ParamSpec kMatmulParams[] = {{"a", ArgKind::Tensor, true, false, ""},
                                        {"b", ArgKind::Tensor, true, false, ""}};
-constexpr ParamSpec kSoftmaxParams[] = {{"x", ArgKind::Tensor, true, false, ""},
-                                        {"dim", ArgKind::Int, false, false, "-1"}};
+constexpr ParamSpec kSoftmaxParams[] = {
+    {"x", ArgKind::Tensor, true, false, ""},
+    {"dim", ArgKind::Int, false, false, "-1"}};
 constexpr ParamSpec kLayerNormParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"name", ArgKind::LayerName, true, true, "NAME"},
@@ -342,9 +344,7 @@ public:
   OwningOpRef<ModuleOp> generate(const ModelAST &model);
 
 private:
-  Location loc(SrcLoc l) {
-    return FileLineColLoc::get(file, l.line, l.col);
-  }
+  Location loc(SrcLoc l) { return FileLineColLoc::get(file, l.line, l.col); }
   Failed error(SrcLoc l, const Twine &message, const Twine &hint) {
     diag.error(l, message, hint);
     return {};
@@ -593,8 +593,8 @@ LogicalResult MLIRGenImpl::emitStatement(const StmtAST &stmt) {
   case StmtAST::Stmt_Loss:
     return emitLoss(cast<LossStmtAST>(stmt));
   case StmtAST::Stmt_Optim:
-    if (failed(checkUnique(optimStmt, stmt, "optim",
-                           "a model has one optimizer")))
+    if (failed(
+            checkUnique(optimStmt, stmt, "optim", "a model has one optimizer")))
       return failure();
     optimizer = buildOptimizer(cast<OptimStmtAST>(stmt).getCall());
     return success(optimizer != nullptr);
@@ -618,11 +618,9 @@ LogicalResult MLIRGenImpl::checkNotBound(StringRef name, SrcLoc l) {
   auto it = symbols.find(name);
   if (it == symbols.end())
     return success();
-  return error(l,
-               "name '" + name + "' is already bound at " +
-                   lineStr(it->second.loc),
-               "every name is bound once; choose a new name such as '" + name +
-                   "2'");
+  return error(
+      l, "name '" + name + "' is already bound at " + lineStr(it->second.loc),
+      "every name is bound once; choose a new name such as '" + name + "2'");
 }
 
 LogicalResult MLIRGenImpl::emitTensorDecl(const TensorDeclStmtAST &decl) {
@@ -639,9 +637,9 @@ LogicalResult MLIRGenImpl::emitTensorDecl(const TensorDeclStmtAST &decl) {
                          .Case("i32", builder.getI32Type())
                          .Default(Type());
   if (!elementType) {
-    return error(decl.getDtypeLoc(), "unknown dtype '" + dtype + "'",
-                 didYouMeanThen(dtype, kDtypes,
-                                "the dtypes are " + joinWords(kDtypes)));
+    return error(
+        decl.getDtypeLoc(), "unknown dtype '" + dtype + "'",
+        didYouMeanThen(dtype, kDtypes, "the dtypes are " + joinWords(kDtypes)));
   }
 
   llvm::SmallVector<int64_t> shape;
@@ -652,7 +650,8 @@ LogicalResult MLIRGenImpl::emitTensorDecl(const TensorDeclStmtAST &decl) {
                        dim->getSpelling(),
                    "shapes are static, e.g. f32[64, 784]");
     if (!dim->getIntValue() || *dim->getIntValue() > kMaxElements)
-      return error(dim->loc(), "dimension " + dim->getSpelling() + " is too large",
+      return error(dim->loc(),
+                   "dimension " + dim->getSpelling() + " is too large",
                    "a tensor has at most 2^40 elements");
     if (*dim->getIntValue() < 1)
       return error(dim->loc(),
@@ -680,7 +679,8 @@ LogicalResult MLIRGenImpl::emitOutput(const OutputStmtAST &output) {
   llvm::StringMap<SrcLoc> seen;
   for (const auto &entry : output.getNames()) {
     if (!seen.try_emplace(entry.name, entry.loc).second)
-      return error(entry.loc, "'" + entry.name + "' is listed twice in 'output'",
+      return error(entry.loc,
+                   "'" + entry.name + "' is listed twice in 'output'",
                    "each output is returned once");
     Value value = lookupName(entry.name, entry.loc);
     if (!value)
@@ -691,8 +691,9 @@ LogicalResult MLIRGenImpl::emitOutput(const OutputStmtAST &output) {
 }
 
 LogicalResult MLIRGenImpl::emitLoss(const LossStmtAST &loss) {
-  if (failed(checkUnique(lossStmt, loss, "loss", "a model has one loss; "
-                                                 "add several with add(a, b)")))
+  if (failed(checkUnique(lossStmt, loss, "loss",
+                         "a model has one loss; "
+                         "add several with add(a, b)")))
     return failure();
   Value value = emitExpr(loss.getValue());
   if (!value)
@@ -711,9 +712,9 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
   static const StringRef kinds[] = {"sgd", "adam", "adamw"};
   StringRef kind = call.getCallee();
   if (!llvm::is_contained(kinds, kind))
-    return error(call.loc(), "unknown optimizer '" + kind + "'",
-                 didYouMeanThen(kind, kinds,
-                                "the optimizers are " + joinWords(kinds)));
+    return error(
+        call.loc(), "unknown optimizer '" + kind + "'",
+        didYouMeanThen(kind, kinds, "the optimizers are " + joinWords(kinds)));
   if (!call.getArgs().empty())
     return error(call.getArgs().front()->loc(),
                  "optimizer hyper-parameters are passed by keyword",
@@ -1071,7 +1072,8 @@ std::optional<int64_t> MLIRGenImpl::intArg(Call &c, unsigned i,
   if (!number || !number->isInteger())
     return argError(c, i, "an integer");
   if (!number->getIntValue())
-    return error(expr->loc(), "integer " + number->getSpelling() + " is too large",
+    return error(expr->loc(),
+                 "integer " + number->getSpelling() + " is too large",
                  usage(c.spec));
   return *number->getIntValue();
 }
@@ -1104,7 +1106,9 @@ MLIRGenImpl::stringArg(Call &c, unsigned i, StringRef defaultValue,
     return defaultValue.str();
   std::string choices;
   for (auto [k, a] : llvm::enumerate(allowed))
-    choices += (k == 0 ? "\"" : k + 1 == allowed.size() ? " or \"" : ", \"") +
+    choices += (k == 0                    ? "\""
+                : k + 1 == allowed.size() ? " or \""
+                                          : ", \"") +
                a.str() + "\"";
   if (auto *name = dyn_cast<NameExprAST>(expr))
     return error(expr->loc(),
@@ -1157,8 +1161,8 @@ MLIRGenImpl::intListArg(Call &c, unsigned i) {
     auto *number = dyn_cast<NumberExprAST>(element);
     if (!number || !number->isInteger())
       return error(element->loc(),
-                   "'" + c.name() + "' expects integers in '" +
-                       c.paramName(i) + "', got " + describe(*element),
+                   "'" + c.name() + "' expects integers in '" + c.paramName(i) +
+                       "', got " + describe(*element),
                    usage(c.spec));
     if (!number->getIntValue())
       return error(element->loc(),
@@ -1206,16 +1210,17 @@ Value MLIRGenImpl::makeScalar(const NumberExprAST &number, Type elementType) {
   auto floatType = cast<FloatType>(elementType);
   llvm::APFloat value(number.getValue());
   bool losesInfo = false;
-  llvm::APFloat::opStatus status = value.convert(
-      floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
-      &losesInfo);
+  llvm::APFloat::opStatus status =
+      value.convert(floatType.getFloatSemantics(),
+                    llvm::APFloat::rmNearestTiesToEven, &losesInfo);
   if (status & llvm::APFloat::opOverflow)
     return error(number.loc(),
                  "number " + number.getSpelling() + " overflows " +
                      dtypeName(elementType),
                  "use a smaller constant, or a wider dtype for the inputs");
   auto type = RankedTensorType::get({}, elementType);
-  auto attr = DenseElementsAttr::get(type, llvm::ArrayRef<llvm::APFloat>(value));
+  auto attr =
+      DenseElementsAttr::get(type, llvm::ArrayRef<llvm::APFloat>(value));
   return arith::ConstantOp::create(builder, loc(number.loc()), attr)
       .getResult();
 }
@@ -1224,11 +1229,10 @@ LogicalResult MLIRGenImpl::claimLayer(StringRef name, SrcLoc l) {
   auto [it, inserted] = layers.try_emplace(name, l);
   if (inserted)
     return success();
-  return error(l,
-               "layer name '" + name + "' is already used at " +
-                   lineStr(it->second),
-               "every layer needs its own name; its parameters are '" + name +
-                   ".weight' and '" + name + ".bias'");
+  return error(
+      l, "layer name '" + name + "' is already used at " + lineStr(it->second),
+      "every layer needs its own name; its parameters are '" + name +
+          ".weight' and '" + name + ".bias'");
 }
 
 Value MLIRGenImpl::declareParameter(Call &c, StringRef name,
@@ -1497,8 +1501,8 @@ Value MLIRGenImpl::emitLayerNorm(Call &c) {
   if (failed(claimLayer(*name, c.argLoc(1))))
     return {};
 
-  auto paramType = RankedTensorType::get({xType.getShape().back()},
-                                         xType.getElementType());
+  auto paramType =
+      RankedTensorType::get({xType.getShape().back()}, xType.getElementType());
   Value weight = declareParameter(c, *name + ".weight", paramType, "ones", 0.0);
   Value bias = declareParameter(c, *name + ".bias", paramType, "zeros", 0.0);
   return mlir::dlc::LayerNormOp::create(builder, loc(c.loc()), xType, x, weight,
@@ -1588,7 +1592,8 @@ Value MLIRGenImpl::emitFlatten(Call &c) {
         normalizeDim(c, c.argLoc(1), "start_dim=", *start, x);
     if (!s)
       return {};
-    std::optional<int64_t> e = normalizeDim(c, c.argLoc(2), "end_dim=", *end, x);
+    std::optional<int64_t> e =
+        normalizeDim(c, c.argLoc(2), "end_dim=", *end, x);
     if (!e)
       return {};
     if (*s > *e)

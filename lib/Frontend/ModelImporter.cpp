@@ -42,7 +42,8 @@ private:
 } // namespace
 
 namespace dlc {
-OwningOpRef<ModuleOp> importDlcModel(llvm::SourceMgr &sourceMgr, MLIRContext &ctx,
+OwningOpRef<ModuleOp> importDlcModel(llvm::SourceMgr &sourceMgr,
+                                     MLIRContext &ctx,
                                      const ImportOptions &options) {
   ctx.loadDialect<mlir::dlc::DlcDialect, func::FuncDialect,
                   arith::ArithDialect>();
@@ -59,8 +60,7 @@ OwningOpRef<ModuleOp> importDlcModel(llvm::SourceMgr &sourceMgr, MLIRContext &ct
   std::unique_ptr<ModelAST> model = parser.parseModel();
   if (!model)
     return nullptr;
-  OwningOpRef<ModuleOp> module =
-      mlirGen(ctx, *model, fileName, options, diag);
+  OwningOpRef<ModuleOp> module = mlirGen(ctx, *model, fileName, options, diag);
   if (!module)
     return nullptr;
   // The checks above should make this unreachable; a failure here is a

@@ -134,9 +134,9 @@ std::unique_ptr<StmtAST> Parser::parseUnknownStatement() {
                  "did you mean '" + best + "'?");
   std::string name = word.text.str();
   consume();
-  return unexpected("'=' after '" + name + "'",
-                    "bind a value with '" + name + " = EXPR'; " +
-                        kStatementHint);
+  return unexpected("'=' after '" + name + "'", "bind a value with '" + name +
+                                                    " = EXPR'; " +
+                                                    kStatementHint);
 }
 
 bool Parser::parseEndOfStatement() {
@@ -149,8 +149,8 @@ bool Parser::parseEndOfStatement() {
     return true;
   if (tok.is(TokenKind::RParen) || tok.is(TokenKind::RBracket)) {
     error(tok.loc, "unmatched '" + tok.text + "'",
-          "remove it, or add the '" + Twine(tok.is(TokenKind::RParen) ? "(" : "[") +
-              "' it closes");
+          "remove it, or add the '" +
+              Twine(tok.is(TokenKind::RParen) ? "(" : "[") + "' it closes");
     return false;
   }
   unexpected("end of line", "put each statement on its own line");
@@ -173,8 +173,9 @@ std::unique_ptr<StmtAST> Parser::parseTensorDecl() {
   SrcLoc loc = cur().loc;
   bool isLabel = cur().text == "label";
   std::string keyword = cur().text.str();
-  std::string hint = "write '" + keyword + " NAME: DTYPE[D0, D1, ...]', e.g. '" +
-                     keyword + " x: f32[64, 784]'";
+  std::string hint = "write '" + keyword +
+                     " NAME: DTYPE[D0, D1, ...]', e.g. '" + keyword +
+                     " x: f32[64, 784]'";
   consume();
 
   if (!cur().is(TokenKind::Identifier))
@@ -202,8 +203,9 @@ std::unique_ptr<StmtAST> Parser::parseTensorDecl() {
   } else {
     while (true) {
       if (!cur().is(TokenKind::Number))
-        return unexpected("a dimension",
-                          "dimensions are positive integers, e.g. f32[64, 784]");
+        return unexpected(
+            "a dimension",
+            "dimensions are positive integers, e.g. f32[64, 784]");
       std::unique_ptr<NumberExprAST> dim = parseNumber();
       if (!dim)
         return nullptr;
@@ -436,7 +438,8 @@ std::unique_ptr<CallExprAST> Parser::parseCall() {
     return unexpected("',' or ')' after an argument of '" + name.text + "'",
                       "separate arguments with ','");
   }
-  return error(cur().loc, "missing ')' to close the call to '" + name.text + "'",
+  return error(cur().loc,
+               "missing ')' to close the call to '" + name.text + "'",
                "the '(' at " + where(open) +
                    " is not closed; a statement must fit on one line");
 }

@@ -14,8 +14,8 @@ namespace dlc {
 
 /// The candidate closest to `word` by edit distance, or an empty string when
 /// none is close enough to be a plausible typo.
-inline llvm::StringRef closestMatch(llvm::StringRef word,
-                                    llvm::ArrayRef<llvm::StringRef> candidates) {
+inline llvm::StringRef
+closestMatch(llvm::StringRef word, llvm::ArrayRef<llvm::StringRef> candidates) {
   unsigned maxDistance = std::max<unsigned>(1, (word.size() + 2) / 3);
   llvm::StringRef best;
   unsigned bestDistance = maxDistance + 1;

@@ -237,9 +237,10 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
                       ? 1
                       : fwd->inputs[0].shape[0];
   int64_t weights = info.paramBytes();
-  int64_t io = 0;
+  int64_t io = 0, inputBytes = 0;
   for (const TensorInfo &t : fwd->inputs)
-    io += t.bytes;
+    inputBytes += t.bytes;
+  io += inputBytes;
   for (const TensorInfo &t : fwd->outputs)
     io += t.bytes;
 
@@ -267,8 +268,12 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
   os << "  gradients:         " << human(grads) << "\n";
   os << "  optimizer state:   " << human(state) << " ("
      << info.training.stateCopies << " per weight)\n";
-  os << "  activations:       " << human(fwd->activationBytes)
-     << " (upper bound: every intermediate of the forward pass)\n";
+  // The backward pass needs the layer inputs: the model's inputs and, at
+  // most, every intermediate of the forward pass.
+  int64_t saved = fwd->activationBytes + inputBytes;
+  os << "  activations:       " << human(saved)
+     << " (upper bound: the inputs and every intermediate of the forward "
+        "pass)\n";
   os << "  total:             "
-     << human(weights + grads + state + fwd->activationBytes + io) << "\n";
+     << human(weights + grads + state + saved + io - inputBytes) << "\n";
 }

@@ -1,10 +1,10 @@
 # dlc_add_model(<target> <model-file>
-#               [BATCH <n>] [SEED <n>] [CPU <name>] [OPTIONS <arg>...])
+#               [BATCH <n>] [CPU <name>] [OPTIONS <arg>...])
 #
 # Compiles a .dlc model at build time and adds it to <target>:
 #
 #   ${DLC_COMPILER} <model-file> -o <bindir>/<stem>.o
-#                   [--batch <n>] [--seed <n>] [--cpu <name>] [<arg>...]
+#                   [--batch <n>] [--cpu <name>] [<arg>...]
 #
 # where <bindir> is CMAKE_CURRENT_BINARY_DIR and <stem> the model file's name
 # without its last extension; the compiler writes <stem>.h next to the object.
@@ -19,7 +19,7 @@
 include_guard(GLOBAL)
 
 function(dlc_add_model target model_file)
-  cmake_parse_arguments(PARSE_ARGV 2 _dlc "" "BATCH;SEED;CPU" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 2 _dlc "" "BATCH;CPU" "OPTIONS")
   if(_dlc_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR
       "dlc_add_model: unexpected arguments: ${_dlc_UNPARSED_ARGUMENTS}")
@@ -66,14 +66,6 @@ function(dlc_add_model target model_file)
     endif()
     list(APPEND args --batch "${_dlc_BATCH}")
   endif()
-  if(DEFINED _dlc_SEED)
-    if(NOT _dlc_SEED MATCHES "^[0-9]+$")
-      message(FATAL_ERROR
-        "dlc_add_model: SEED must be a non-negative integer, not "
-        "'${_dlc_SEED}'")
-    endif()
-    list(APPEND args --seed "${_dlc_SEED}")
-  endif()
   if(DEFINED _dlc_CPU)
     list(APPEND args --cpu "${_dlc_CPU}")
   endif()
@@ -93,8 +85,4 @@ function(dlc_add_model target model_file)
   target_sources(${target} PRIVATE "${object}" "${header}")
   target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_BINARY_DIR}")
   target_link_libraries(${target} PRIVATE dlc::runtime)
-  if(UNIX AND NOT APPLE)
-    # Generated code may call libm (expf, tanhf, ...).
-    target_link_libraries(${target} PRIVATE m)
-  endif()
 endfunction()

@@ -70,8 +70,8 @@ class NumberExprAST : public ExprAST {
 public:
   NumberExprAST(SrcLoc loc, llvm::StringRef spelling, bool isInteger,
                 std::optional<int64_t> intValue, double value)
-      : ExprAST(Expr_Number, loc), spelling(spelling.str()),
-        integer(isInteger), intValue(intValue), value(value) {}
+      : ExprAST(Expr_Number, loc), spelling(spelling.str()), integer(isInteger),
+        intValue(intValue), value(value) {}
 
   llvm::StringRef getSpelling() const { return spelling; }
   /// True when written without a fraction or exponent.

@@ -69,9 +69,7 @@ private:
   Token makeToken(TokenKind kind, const char *start, SrcLoc loc) const;
   Token makeError(SrcLoc loc, std::string message, std::string hint) const;
   void advance();
-  char peekChar(unsigned n = 0) const {
-    return cur + n < end ? cur[n] : '\0';
-  }
+  char peekChar(unsigned n = 0) const { return cur + n < end ? cur[n] : '\0'; }
   bool atEnd(unsigned n = 0) const { return cur + n >= end; }
 
   const char *cur;

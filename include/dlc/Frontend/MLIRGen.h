@@ -27,11 +27,9 @@ struct ModelAST;
 /// Builds the module for `model`; `fileName` names the source in locations.
 /// Reports the first error through `diag` and returns null. The module is
 /// not verified here.
-mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &ctx,
-                                          const ModelAST &model,
-                                          llvm::StringRef fileName,
-                                          const ImportOptions &options,
-                                          DiagnosticReporter &diag);
+mlir::OwningOpRef<mlir::ModuleOp>
+mlirGen(mlir::MLIRContext &ctx, const ModelAST &model, llvm::StringRef fileName,
+        const ImportOptions &options, DiagnosticReporter &diag);
 
 } // namespace dlc
 

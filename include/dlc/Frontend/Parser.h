@@ -5,13 +5,14 @@
 //
 //   file      := (statement? NEWLINE)* statement? EOF
 //   statement := 'model' IDENT
-//              | ('input' | 'label') IDENT ':' IDENT '[' (NUMBER (',' NUMBER)*)? ']'
+//              | ('input' | 'label') IDENT ':' IDENT shape
 //              | IDENT '=' expr
 //              | 'output' IDENT (',' IDENT)*
 //              | 'loss' expr
 //              | 'optim' IDENT ('(' args? ')')?
 //   expr      := NUMBER | STRING | 'true' | 'false' | IDENT
 //              | IDENT '(' args? ')' | '[' (expr (',' expr)*)? ']'
+//   shape     := '[' (NUMBER (',' NUMBER)*)? ']'
 //   args      := arg (',' arg)*        arg := (IDENT '=')? expr
 //
 //===----------------------------------------------------------------------===//
