@@ -9,6 +9,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+#include <vector>
+
 using mlir::dlc::EntryInfo;
 using mlir::dlc::ModelInfo;
 using mlir::dlc::ParamInfo;
@@ -58,6 +61,41 @@ static std::string paramName(llvm::StringRef tensor) {
   return id;
 }
 
+namespace {
+/// The C names of one entry's tensors: a parameter name and a macro stem for
+/// each input, then each output, all distinct (an output that is also an
+/// input, or two names that differ only in case, get a suffix).
+struct EntryNames {
+  std::vector<const TensorInfo *> tensors;
+  std::vector<std::string> params, macros;
+};
+
+EntryNames entryNames(const EntryInfo &e) {
+  EntryNames n;
+  for (const TensorInfo &t : e.inputs)
+    n.tensors.push_back(&t);
+  for (const TensorInfo &t : e.outputs)
+    n.tensors.push_back(&t);
+  std::set<std::string> params, macros;
+  auto unique = [](std::set<std::string> &used, std::string name,
+                   llvm::StringRef suffix) {
+    std::string candidate = name;
+    for (int i = 2; !used.insert(candidate).second; ++i)
+      candidate = name + suffix.str() + (i > 2 ? std::to_string(i - 1) : "");
+    return candidate;
+  };
+  for (size_t i = 0; i < n.tensors.size(); ++i) {
+    bool isOutput = i >= e.inputs.size();
+    n.params.push_back(unique(params, paramName(n.tensors[i]->name),
+                              isOutput ? "_out" : "_in"));
+    n.macros.push_back(
+        unique(macros, llvm::StringRef(ident(n.tensors[i]->name)).upper(),
+               isOutput ? "_OUT" : "_IN"));
+  }
+  return n;
+}
+} // namespace
+
 static std::string shapeComment(const TensorInfo &t) {
   std::string s = t.dtype + "[";
   for (size_t i = 0; i < t.shape.size(); ++i)
@@ -86,15 +124,10 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
   os << "#define " << M << "_PARAM_BYTES " << info.paramBytes() << "LL\n";
   for (const EntryInfo &e : info.entries) {
     std::string E = llvm::StringRef(ident(e.name)).upper();
-    for (const TensorInfo *t : [&] {
-           std::vector<const TensorInfo *> all;
-           for (const TensorInfo &x : e.inputs)
-             all.push_back(&x);
-           for (const TensorInfo &x : e.outputs)
-             all.push_back(&x);
-           return all;
-         }()) {
-      std::string T = llvm::StringRef(ident(t->name)).upper();
+    EntryNames names = entryNames(e);
+    for (size_t i = 0; i < names.tensors.size(); ++i) {
+      const TensorInfo *t = names.tensors[i];
+      const std::string &T = names.macros[i];
       os << "#define " << M << "_" << E << "_" << T << "_NUMEL " << t->numel
          << "LL /* " << shapeComment(*t) << " */\n";
       os << "#define " << M << "_" << E << "_" << T << "_BYTES " << t->bytes
@@ -137,21 +170,22 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
     os << "\n * Host buffers, dense row-major; outputs must not overlap "
           "inputs. */\n";
     // The wrapper's own names start with `dlc_`; tensor parameters never do.
+    EntryNames names = entryNames(e);
+    size_t nIn = e.inputs.size();
     os << "static inline dlc_status " << m << "_" << ident(e.name) << "("
        << m << "_model *dlc_m";
-    for (const TensorInfo &t : e.inputs)
-      os << ", const " << cType(t.dtype) << " *" << paramName(t.name);
-    for (const TensorInfo &t : e.outputs)
-      os << ", " << cType(t.dtype) << " *" << paramName(t.name);
+    for (size_t i = 0; i < names.tensors.size(); ++i)
+      os << ", " << (i < nIn ? "const " : "")
+         << cType(names.tensors[i]->dtype) << " *" << names.params[i];
     os << ") {\n";
     os << "  const void *dlc_in[] = {";
-    for (size_t i = 0; i < e.inputs.size(); ++i)
-      os << (i ? ", " : "") << paramName(e.inputs[i].name);
+    for (size_t i = 0; i < nIn; ++i)
+      os << (i ? ", " : "") << names.params[i];
     if (e.inputs.empty())
       os << "0";
     os << "};\n  void *dlc_out[] = {";
-    for (size_t i = 0; i < e.outputs.size(); ++i)
-      os << (i ? ", " : "") << paramName(e.outputs[i].name);
+    for (size_t i = nIn; i < names.tensors.size(); ++i)
+      os << (i > nIn ? ", " : "") << names.params[i];
     if (e.outputs.empty())
       os << "0";
     os << "};\n  return dlc_model_run(dlc_m, " << idx
