@@ -51,3 +51,27 @@ func.func @avx2(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
+
+// -----
+
+// A 2-D transpose whose dimensions are multiples of the tile (a linear's
+// weight) is tiled and vectorised; the 8x8 tiles of AVX2 become shuffles.
+// RUN: dlc-opt %s -dlc-tile-and-vectorize=vector-bits=256 -split-input-file | FileCheck %s --check-prefix=TR
+// TR-LABEL: func.func @transpose
+// TR: scf.for
+// TR: vector.shuffle
+// TR-NOT: linalg.transpose
+func.func @transpose(%w: memref<16x24xf32>, %t: memref<24x16xf32>) {
+  linalg.transpose ins(%w : memref<16x24xf32>) outs(%t : memref<24x16xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A transpose with a dimension that is not a multiple of 8 stays a loop nest.
+// TR-LABEL: func.func @transpose_odd
+// TR: linalg.transpose
+func.func @transpose_odd(%w: memref<10x24xf32>, %t: memref<24x10xf32>) {
+  linalg.transpose ins(%w : memref<10x24xf32>) outs(%t : memref<24x10xf32>) permutation = [1, 0]
+  return
+}

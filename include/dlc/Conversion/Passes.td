@@ -103,6 +103,10 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     vectors 8 x 32 (16 zmm accumulators), with 256-bit vectors 4 x 16
     (8 ymm accumulators, leaving registers for the B row and the
     broadcasts). `register-tile` overrides it for experiments.
+
+    2-D `linalg.transpose` ops whose dimensions are multiples of the vector
+    width (a linear's weight re-laid-out for the matmul) are tiled into
+    square register tiles, vectorised and lowered to in-register shuffles.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",

@@ -85,26 +85,36 @@ constexpr const char *kTileGroup = R"mlir(
     transform.structured.vectorize %r{0} {{create_named_contraction} : !transform.any_op
 )mlir";
 
+// 2-D transposes (a linear's weight) in square register tiles, vectorised
+// and lowered to in-register shuffles.
+constexpr const char *kTransposes = R"mlir(
+    %tr = transform.structured.match ops{{["linalg.transpose"]} attributes {{dlc.tile_transpose} in %root : (!transform.any_op) -> !transform.any_op
+    %trt, %trl:2 = transform.structured.tile_using_for %tr tile_sizes [{0}, {0}]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %trt : !transform.any_op
+)mlir";
+
 // The cache tile's B panel is copied into a contiguous, aligned buffer
 // before the register tiling (see kTileGroup's promote).
 // Fold subviews into transfer indices (hoisting refuses view-like sources),
 // hoist the accumulator tile out of the k loop, then lower the contraction
 // to outer products (FMAs) and the transfers to 1-D loads and stores.
 constexpr const char *kScheduleTail = R"mlir(
-    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f {
+    %f = transform.structured.match ops{{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {{
       transform.apply_patterns.memref.fold_memref_alias_ops
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %loops = transform.structured.match ops{["scf.for"]} in %f : (!transform.any_op) -> !transform.any_op
+    %loops = transform.structured.match ops{{["scf.for"]} in %f : (!transform.any_op) -> !transform.any_op
     transform.apply_licm to %loops : !transform.any_op
     transform.apply_cse to %f : !transform.any_op
     %f2 = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f2 {
+    transform.apply_patterns to %f2 {{
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_transpose {0}
     } : !transform.any_op
     transform.yield
   }
@@ -153,14 +163,31 @@ struct DlcTileAndVectorizePass
       op->setAttr("dlc.tile_group",
                   IntegerAttr::get(IntegerType::get(ctx, 64), it->second));
     });
-    if (groups.empty())
+    // Transposes whose both dimensions are multiples of the vector width.
+    int64_t tr = lanes >= 16 ? 16 : 8;
+    bool anyTranspose = false;
+    module.walk([&](linalg::TransposeOp op) {
+      auto t = dyn_cast<MemRefType>(op.getInit().getType());
+      if (!op.hasPureBufferSemantics() || !t || t.getRank() != 2 ||
+          !t.hasStaticShape() || t.getDimSize(0) % tr || t.getDimSize(1) % tr)
+        return;
+      op->setAttr("dlc.tile_transpose", UnitAttr::get(ctx));
+      anyTranspose = true;
+    });
+    if (groups.empty() && !anyTranspose)
       return;
 
     std::string script = kScheduleHead;
+    if (anyTranspose)
+      script += llvm::formatv(kTransposes, tr).str();
     for (auto &[t, id] : groups)
       script += llvm::formatv(kTileGroup, id, t.mt, t.nt, t.kt, t.mr, t.nr)
                     .str();
-    script += kScheduleTail;
+    script += llvm::formatv(kScheduleTail,
+                            lanes >= 16
+                                ? "lowering_strategy = \"shuffle_16x16\""
+                                : "avx2_lowering_strategy = true")
+                  .str();
     OwningOpRef<ModuleOp> schedule = parseSourceString<ModuleOp>(script, ctx);
     if (!schedule) {
       module.emitError("internal error: the matmul schedule does not parse");
@@ -171,6 +198,8 @@ struct DlcTileAndVectorizePass
             module, entry, *schedule, transform::TransformOptions())))
       return signalPassFailure();
     module.walk([](linalg::MatmulOp op) { op->removeAttr("dlc.tile_group"); });
+    module.walk(
+        [](linalg::TransposeOp op) { op->removeAttr("dlc.tile_transpose"); });
   }
 };
 
