@@ -64,6 +64,8 @@ static cl::opt<std::string> registerTile("register-tile", cl::desc("Matmul regis
                                          cl::Hidden, cl::cat(dlcCat));
 static cl::opt<std::string> cacheTile("cache-tile", cl::desc("Matmul cache tile bounds M,N,K (default 64,512,256)"),
                                       cl::Hidden, cl::cat(dlcCat));
+static cl::opt<unsigned> vectorBits("vector-bits", cl::desc("Schedule for this vector width (256 or 512) instead of the CPU's; LLVM splits wider vectors"),
+                                     cl::init(0), cl::Hidden, cl::cat(dlcCat));
 // `dlc run` options.
 static cl::opt<std::string> weights("weights", cl::desc("run: load the parameters from a .safetensors file"),
                                     cl::cat(dlcCat));
@@ -147,7 +149,7 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
 /// Lowers to an optimised LLVM module for `tm`.
 static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm) {
   mlir::dlc::CpuCodegenOptions o;
-  o.vectorBits = mlir::dlc::vectorBitsOf(tm);
+  o.vectorBits = vectorBits ? unsigned(vectorBits) : mlir::dlc::vectorBitsOf(tm);
   o.registerTile = registerTile;
   o.cacheTile = cacheTile;
   return o;
