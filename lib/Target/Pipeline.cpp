@@ -32,17 +32,22 @@ static LogicalResult runPipeline(ModuleOp module, StringRef text) {
 
 LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module) {
   return runPipeline(module,
-                     "builtin.module(canonicalize,dlc-fuse-layers,cse)");
+                     "builtin.module(inline,canonicalize,dlc-fuse-layers,cse)");
 }
 
 LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info) {
-  // The loss function is kept for training; inference compiles entries only.
-  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-    if (!f->hasAttr(mlir::dlc::kEntryAttrName))
+  // The loss function is kept for training; inference compiles entries and
+  // the helpers they call, which become private to the object.
+  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (f->hasAttr("dlc.loss"))
       f.erase();
+    else if (!f->hasAttr(mlir::dlc::kEntryAttrName))
+      f.setPrivate();
+  }
   for (auto f : module.getOps<func::FuncOp>())
-    f.setSymName(entrySymbol(info.name, f.getSymName()));
-  return runPipeline(module, "builtin.module(dlc-lower-to-linalg,"
+    if (f->hasAttr(mlir::dlc::kEntryAttrName))
+      f.setSymName(entrySymbol(info.name, f.getSymName()));
+  return runPipeline(module, "builtin.module(symbol-dce,dlc-lower-to-linalg,"
                              "dlc-lower-entry-abi,canonicalize,cse)");
 }
 

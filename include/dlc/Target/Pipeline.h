@@ -25,7 +25,8 @@ class raw_pwrite_stream;
 namespace mlir::dlc {
 struct ModelInfo;
 
-/// Canonicalisation and dlc-fuse-layers on the dlc dialect.
+/// Inlining of helper calls, canonicalisation and dlc-fuse-layers on the
+/// dlc dialect.
 mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module);
 
 /// Drops what no entry needs (the kept loss function), names the entry
