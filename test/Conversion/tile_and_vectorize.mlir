@@ -1,18 +1,23 @@
 // RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s
 
-// A 128x256x64 matmul: 64x256 cache tiles in parallel (scf.forall), the
-// B panel copied into an aligned contiguous buffer, 8x32x1 register tiles,
-// the contraction lowered to FMAs with the accumulator tile carried through
-// the k loop.
+// A 128x256x64 matmul with the AVX-512 schedule: 64x256 cache tiles in
+// parallel (scf.forall), read in place, 8x32x1 register tiles, the
+// contraction lowered to FMAs with the accumulator tile carried through the
+// k loop.
 // CHECK-LABEL: func.func @square
 // CHECK: scf.forall (%{{.*}}) in (2)
-// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<65536xi8>
-// CHECK: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x256xf32>
-// CHECK: linalg.copy ins(%arg1 : memref<64x256xf32>) outs(%[[PANEL]]
+// CHECK-NOT: memref.alloc
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: vector.fma {{.*}} : vector<32xf32>
-// CHECK: memref.dealloc %[[BUF]]
 // CHECK-NOT: linalg.matmul
+// With the AVX2 schedule the B panel is first copied into an aligned,
+// contiguous buffer, and the register tile is 4x16.
+// AVX2-LABEL: func.func @square
+// AVX2: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<65536xi8>
+// AVX2: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x256xf32>
+// AVX2: linalg.copy ins(%arg1 : memref<64x256xf32>) outs(%[[PANEL]]
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2: memref.dealloc %[[BUF]]
 func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
   return

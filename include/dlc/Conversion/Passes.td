@@ -85,24 +85,27 @@ def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
 def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp"> {
   let summary = "Tile matmuls for the cache and registers and vectorise them";
   let description = [{
-    Runs on bufferized IR. Every `linalg.matmul` is tiled twice, for the cache (up to
-    `64 x 512 x 256`, the B panel of each cache tile copied into a
-    contiguous buffer) and for the registers (up to `8 x 32 x 1`, an 8x32
-    accumulator tile that lives in 16 AVX-512 registers), with tile sizes
-    that divide the static dimensions so that every tile is full, then
-    vectorised into `vector.contract`, the accumulator is hoisted out of the
-    k loop and the contraction is lowered to outer products (FMAs). The
-    schedule is a transform-dialect script built per module and applied
-    with the transform interpreter.
+    Runs on bufferized IR. Every `linalg.matmul` is tiled twice, for the
+    cache and for the registers, with tile sizes that divide the static
+    dimensions so that every tile is full, then vectorised into
+    `vector.contract`; the accumulator is hoisted out of the k loop and the
+    contraction is lowered to outer products (FMAs). The schedule is a
+    transform-dialect script built per module and applied with the
+    transform interpreter.
+
+    - 512-bit vectors (AVX-512): cache tiles up to 64 x 512 x 256, register
+      tile 8 x 32 (16 zmm accumulators).
+    - 256-bit vectors (AVX2): cache tiles up to 128 x 256 x 256 whose B
+      panel is first copied into a contiguous, aligned buffer (rows of
+      1024 floats otherwise put every B load on the same few L1 sets),
+      register tile 4 x 16 (8 ymm accumulators, leaving registers for the
+      B row and the broadcasts).
 
     The cache tiles over M and N form an `scf.forall`, which the pipeline
     lowers to an OpenMP parallel loop run on libdlcrt's thread pool
     (`DLC_NUM_THREADS`).
 
-    The register tile follows the target's vector width: with 512-bit
-    vectors 8 x 32 (16 zmm accumulators), with 256-bit vectors 4 x 16
-    (8 ymm accumulators, leaving registers for the B row and the
-    broadcasts). `register-tile` overrides it for experiments.
+    `register-tile` and `cache-tile` override the sizes for experiments.
 
     2-D `linalg.transpose` ops whose dimensions are multiples of the vector
     width (a linear's weight re-laid-out for the matmul) are tiled into
@@ -114,7 +117,7 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     ListOption<"registerTile", "register-tile", "int64_t",
                "Register tile as M,N (default: chosen from vector-bits)">,
     ListOption<"cacheTile", "cache-tile", "int64_t",
-               "Upper bounds of the cache tile as M,N,K (default 64,512,256)">,
+               "Upper bounds of the cache tile as M,N,K (default: from vector-bits)">,
   ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
                            "::mlir::vector::VectorDialect",

@@ -73,13 +73,18 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
 )mlir";
 
+constexpr const char *kPromoteB = R"mlir(
+    %p{0} = transform.structured.promote %k{0} {{operands_to_promote = [1], alignment = 64} : (!transform.any_op) -> !transform.any_op)mlir";
+constexpr const char *kKeepB = R"mlir(
+    %p{0} = transform.cast %k{0} : !transform.any_op to !transform.any_op)mlir";
+
 constexpr const char *kTileGroup = R"mlir(
     %mm{0} = transform.structured.match ops{{["linalg.matmul"]} attributes {{dlc.tile_group = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
     %t{0}, %f{0} = transform.structured.tile_using_forall %mm{0} tile_sizes [{1}, {2}]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %k{0}, %kl{0} = transform.structured.tile_using_for %t{0} tile_sizes [0, 0, {3}]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %p{0} = transform.structured.promote %k{0} {{operands_to_promote = [1], alignment = 64} : (!transform.any_op) -> !transform.any_op
+{6}
     %r{0}, %rl{0}:3 = transform.structured.tile_using_for %p{0} tile_sizes [{4}, {5}, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %r{0} {{create_named_contraction} : !transform.any_op
@@ -136,10 +141,14 @@ struct DlcTileAndVectorizePass
       module.emitError("register-tile takes two sizes, M and N");
       return signalPassFailure();
     }
-    // The B panel of a cache tile (K x N) is copied into a contiguous buffer
-    // (`promote`) so the register tile streams it without 4 KiB-stride
-    // cache-set conflicts; it should stay well inside L2.
-    SmallVector<int64_t> cache{64, lanes >= 16 ? 512 : 256, 256};
+    // AVX2 (measured on Zen 3): the B panel of a cache tile (K x N) is
+    // copied into a contiguous buffer (`promote`) so the register tile
+    // streams it without 4 KiB-stride cache-set conflicts, and M tiles of
+    // 128 amortise the copy. AVX-512 keeps the recipe measured on Zen 5
+    // (TOOLCHAIN.md): 64 x 512 x 256 tiles read in place.
+    bool promoteB = lanes < 16;
+    SmallVector<int64_t> cache{lanes >= 16 ? 64 : 128, lanes >= 16 ? 512 : 256,
+                               256};
     if (cacheTile.size() == 3)
       cache.assign(cacheTile.begin(), cacheTile.end());
     else if (!cacheTile.empty()) {
@@ -181,7 +190,9 @@ struct DlcTileAndVectorizePass
     if (anyTranspose)
       script += llvm::formatv(kTransposes, tr).str();
     for (auto &[t, id] : groups)
-      script += llvm::formatv(kTileGroup, id, t.mt, t.nt, t.kt, t.mr, t.nr)
+      script += llvm::formatv(
+                    kTileGroup, id, t.mt, t.nt, t.kt, t.mr, t.nr,
+                    llvm::formatv(promoteB ? kPromoteB : kKeepB, id).str())
                     .str();
     script += llvm::formatv(kScheduleTail,
                             lanes >= 16
