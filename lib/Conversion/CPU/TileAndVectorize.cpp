@@ -49,6 +49,9 @@ struct MatmulTiles {
   }
 };
 
+/// Fewest parallel cache tiles worth aiming for.
+constexpr int64_t kMinParallelTiles = 4;
+
 /// `regM` x `regN` is the preferred register tile; smaller tiles are used
 /// where the dimensions do not divide.
 MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t regM,
@@ -64,6 +67,11 @@ MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t regM,
   if (!t.nr)
     t.nr = n <= regN ? n : largestDivisor(n, regN);
   t.nt = largestDivisor(n, cache[1], t.nr);
+  // Small-batch layers (M = 64) are a single tile in M: split N finer so
+  // that the parallel loop has work for several threads.
+  while ((m / t.mt) * (n / t.nt) < kMinParallelTiles && t.nt % 2 == 0 &&
+         (t.nt / 2) % t.nr == 0 && t.nt / 2 >= 4 * t.nr)
+    t.nt /= 2;
   t.kt = largestDivisor(k, cache[2]);
   return t;
 }
