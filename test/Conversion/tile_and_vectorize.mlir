@@ -1,21 +1,24 @@
 // RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s
 
-// A 128x256x64 matmul with the AVX-512 schedule: 64x256 cache tiles in
-// parallel (scf.forall), read in place, 8x32x1 register tiles, the
-// contraction lowered to FMAs with the accumulator tile carried through the
-// k loop.
+// A 128x256x64 matmul with the AVX-512 schedule: cache tiles in parallel
+// (scf.forall; N is split so that there are at least 4), read in place,
+// 8x32x1 register tiles, the contraction lowered to FMAs with the
+// accumulator tile carried through the k loop.
 // CHECK-LABEL: func.func @square
-// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
 // CHECK-NOT: memref.alloc
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT: linalg.matmul
-// With the AVX2 schedule the B panel is first copied into an aligned,
-// contiguous buffer, and the register tile is 4x16.
+// With the AVX2 schedule (one 128-row tile in M, so N in 4 tiles of 64) the
+// B panel is first copied into an aligned, contiguous buffer, and the
+// register tile is 4x16.
 // AVX2-LABEL: func.func @square
-// AVX2: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<65536xi8>
-// AVX2: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x256xf32>
-// AVX2: linalg.copy ins(%arg1 : memref<64x256xf32>) outs(%[[PANEL]]
+// AVX2: scf.forall (%{{.*}}) in (4)
+// AVX2: %[[SRC:.*]] = memref.subview %arg1[0, %{{.*}}] [64, 64] [1, 1]
+// AVX2: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16384xi8>
+// AVX2: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x64xf32>
+// AVX2: linalg.copy ins(%[[SRC]] : {{.*}}) outs(%[[PANEL]]
 // AVX2: vector.fma {{.*}} : vector<16xf32>
 // AVX2: memref.dealloc %[[BUF]]
 func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
