@@ -48,10 +48,9 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
   if (!target)
     return createStringError(inconvertibleErrorCode(), err);
   // x86-64-v3 / -v4 are CPU names LLVM knows; anything else must be too.
-  MCSubtargetInfo *sti = target->createMCSubtargetInfo(triple, cpuName, "");
-  bool known = sti && sti->isCPUStringValid(cpuName);
-  delete sti;
-  if (!known)
+  std::unique_ptr<MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, cpuName, ""));
+  if (!sti || !sti->isCPUStringValid(cpuName))
     return createStringError(
         inconvertibleErrorCode(),
         "unknown CPU '" + cpuName +

@@ -89,17 +89,12 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
 }
 
 unsigned mlir::dlc::vectorBitsOf(const llvm::TargetMachine &tm) {
-  llvm::StringRef features = tm.getTargetFeatureString();
-  llvm::StringRef cpu = tm.getTargetCPU();
-  auto has = [&](llvm::StringRef f) {
-    return features.contains(("+" + f).str()) ||
-           (!features.contains(("-" + f).str()) &&
-            tm.getMCSubtargetInfo()->checkFeatures(("+" + f).str()));
-  };
-  (void)cpu;
-  if (has("avx512f"))
+  // The subtarget knows the features a CPU name implies (x86-64-v4) as well
+  // as those given explicitly (native).
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (sti->checkFeatures("+avx512f"))
     return 512;
-  if (has("avx"))
+  if (sti->checkFeatures("+avx"))
     return 256;
   return 128;
 }

@@ -117,11 +117,12 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
   Compiled c;
   if (lang == "mlir") {
     c.module = mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);
-    if (c.module && batch)
+    if (c.module && batch) {
       mlir::emitError(c.module->getLoc())
-          << "--batch applies to .dlc models only; a .mlir model has fixed shapes";
-    if (c.module && batch)
+          << "--batch applies to .dlc models only; a .mlir model has fixed "
+             "shapes";
       return std::nullopt;
+    }
   } else if (lang == "dlc") {
     dlc::ImportOptions opts;
     if (batch < 0) {
