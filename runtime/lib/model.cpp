@@ -332,34 +332,32 @@ int32_t dlc_model_entry_num_outputs(const dlc_model *m, int32_t e) {
   });
 }
 
-dlc_status dlc_model_entry_input_info(const dlc_model *m, int32_t e, int32_t i,
-                                      dlc_tensor_info *info) {
+/// Describes input or output `i` of entry `e` (one implementation for both).
+static dlc_status entryTensorInfo(const dlc_model *m, int32_t e, int32_t i,
+                                  dlc_tensor_info *info, bool output) {
   return guardStatus([&] {
     if (dlc_status s = checkEntry(m, e))
       return s;
     if (!info)
       return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
-    const auto &inputs = m->decl.entries[static_cast<size_t>(e)].inputs;
-    if (dlc_status s = checkTensorIndex("input", inputs.size(), i))
+    const auto &entry = m->decl.entries[static_cast<size_t>(e)];
+    const auto &tensors = output ? entry.outputs : entry.inputs;
+    if (dlc_status s = checkTensorIndex(output ? "output" : "input",
+                                        tensors.size(), i))
       return s;
-    fillInfo(inputs[static_cast<size_t>(i)], nullptr, *info);
+    fillInfo(tensors[static_cast<size_t>(i)], nullptr, *info);
     return DLC_OK;
   });
 }
 
+dlc_status dlc_model_entry_input_info(const dlc_model *m, int32_t e, int32_t i,
+                                      dlc_tensor_info *info) {
+  return entryTensorInfo(m, e, i, info, /*output=*/false);
+}
+
 dlc_status dlc_model_entry_output_info(const dlc_model *m, int32_t e, int32_t i,
                                        dlc_tensor_info *info) {
-  return guardStatus([&] {
-    if (dlc_status s = checkEntry(m, e))
-      return s;
-    if (!info)
-      return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
-    const auto &outputs = m->decl.entries[static_cast<size_t>(e)].outputs;
-    if (dlc_status s = checkTensorIndex("output", outputs.size(), i))
-      return s;
-    fillInfo(outputs[static_cast<size_t>(i)], nullptr, *info);
-    return DLC_OK;
-  });
+  return entryTensorInfo(m, e, i, info, /*output=*/true);
 }
 
 dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
