@@ -83,3 +83,20 @@ func.func @transpose_odd(%w: memref<10x24xf32>, %t: memref<24x10xf32>) {
   linalg.transpose ins(%w : memref<10x24xf32>) outs(%t : memref<24x10xf32>) permutation = [1, 0]
   return
 }
+
+// -----
+
+// A register tile of 6 rows does not divide the 128-row cache tile: the M
+// loop is peeled into 21 full tiles of 6 rows and a remainder of 2, both
+// vectorised.
+// RUN: dlc-opt %s -dlc-tile-and-vectorize="vector-bits=256 register-tile=6,16" -split-input-file | FileCheck %s --check-prefix=PEEL
+// PEEL-LABEL: func.func @peeled
+// PEEL: scf.for %{{.*}} = %c0 to %c126 step %c6
+// PEEL: vector.fma {{.*}} : vector<16xf32>
+// PEEL: scf.for %{{.*}} = %c0 to %c64 step %c16
+// PEEL: vector.fma {{.*}} : vector<16xf32>
+// PEEL-NOT: linalg.matmul
+func.func @peeled(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
+  return
+}

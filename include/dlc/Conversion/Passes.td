@@ -105,6 +105,11 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     lowers to an OpenMP parallel loop run on libdlcrt's thread pool
     (`DLC_NUM_THREADS`).
 
+    A register tile that does not divide its M tile (e.g. 6 rows of 128)
+    has its M loop peeled, so that the main loop and the remainder both
+    have static, full tiles. The schedule runs as two scripts: tiling, then
+    peeling and vectorisation on fresh handles.
+
     `register-tile` and `cache-tile` override the sizes for experiments.
 
     2-D `linalg.transpose` ops whose dimensions are multiples of the vector

@@ -58,7 +58,9 @@ MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t regM,
                         int64_t regN, ArrayRef<int64_t> cache) {
   MatmulTiles t;
   t.mt = largestDivisor(m, cache[0]);
-  t.mr = largestDivisor(t.mt, regM);
+  // The preferred register tile when the M tile is big enough: a remainder
+  // is peeled off (see kPeelAndVectorize); a small M tile takes a divisor.
+  t.mr = t.mt >= 4 * regM ? regM : largestDivisor(t.mt, regM);
   // Two vector registers per accumulator row; narrower if needed.
   t.nr = 0;
   for (int64_t w = regN; w >= 8 && !t.nr; w /= 2)
@@ -95,7 +97,39 @@ constexpr const char *kTileGroup = R"mlir(
 {6}
     %r{0}, %rl{0}:3 = transform.structured.tile_using_for %p{0} tile_sizes [{4}, {5}, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %r{0} {{create_named_contraction} : !transform.any_op
+{7}
+)mlir";
+
+// Marks the register tile for the second script, and (when the register
+// tile does not divide the M tile) its M loop for peeling.
+constexpr const char *kMarkTile = R"mlir(
+    transform.annotate %r{0} "dlc.vectorize" : !transform.any_op)mlir";
+constexpr const char *kMarkPeel = R"mlir(
+    transform.annotate %rl{0}#0 "dlc.peel" : !transform.any_op)mlir";
+
+// The second script: peel the marked M loops so that both the main loop and
+// the remainder have static, full tiles (canonicalisation folds their
+// sizes), then vectorise every marked register tile. It runs on fresh
+// handles, so the canonicalisation cannot invalidate any.
+constexpr const char *kPeel = R"mlir(
+    %pl = transform.structured.match ops{["scf.for"]} attributes {dlc.peel} in %root : (!transform.any_op) -> !transform.any_op
+    %plc = transform.cast %pl : !transform.any_op to !transform.op<"scf.for">
+    %pm, %pr = transform.loop.peel %plc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    %fp = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %fp {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+)mlir";
+
+constexpr const char *kVectorizeTiles = R"mlir(
+    %vt = transform.structured.match ops{["linalg.matmul"]} attributes {dlc.vectorize} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %vt {create_named_contraction} : !transform.any_op
+)mlir";
+
+constexpr const char *kScheduleEnd = R"mlir(
+    transform.yield
+  }
+}
 )mlir";
 
 // 2-D transposes (a linear's weight) in square register tiles, vectorised
@@ -127,11 +161,8 @@ constexpr const char *kScheduleTail = R"mlir(
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-      transform.apply_patterns.vector.lower_transpose {0}
+        transform.apply_patterns.vector.lower_transpose {0}
     } : !transform.any_op
-    transform.yield
-  }
-}
 )mlir";
 
 struct DlcTileAndVectorizePass
@@ -194,28 +225,53 @@ struct DlcTileAndVectorizePass
     if (groups.empty() && !anyTranspose)
       return;
 
-    std::string script = kScheduleHead;
+    // First script: tiling (and the transposes, start to finish).
+    std::string tiling = kScheduleHead;
     if (anyTranspose)
-      script += llvm::formatv(kTransposes, tr).str();
-    for (auto &[t, id] : groups)
-      script += llvm::formatv(
+      tiling += llvm::formatv(kTransposes, tr).str();
+    bool anyPeel = false;
+    for (auto &[t, id] : groups) {
+      std::string marks = llvm::formatv(kMarkTile, id).str();
+      if (t.mt % t.mr) {
+        marks += llvm::formatv(kMarkPeel, id).str();
+        anyPeel = true;
+      }
+      tiling += llvm::formatv(
                     kTileGroup, id, t.mt, t.nt, t.kt, t.mr, t.nr,
-                    llvm::formatv(promoteB ? kPromoteB : kKeepB, id).str())
+                    llvm::formatv(promoteB ? kPromoteB : kKeepB, id).str(),
+                    marks)
                     .str();
-    script += llvm::formatv(kScheduleTail,
-                            lanes >= 16
-                                ? "lowering_strategy = \"shuffle_16x16\""
-                                : "avx2_lowering_strategy = true")
-                  .str();
-    OwningOpRef<ModuleOp> schedule = parseSourceString<ModuleOp>(script, ctx);
-    if (!schedule) {
-      module.emitError("internal error: the matmul schedule does not parse");
-      return signalPassFailure();
     }
-    auto entry = schedule->lookupSymbol("__transform_main");
-    if (failed(transform::applyTransformNamedSequence(
-            module, entry, *schedule, transform::TransformOptions())))
-      return signalPassFailure();
+    tiling += kScheduleEnd;
+    // Second script: peeling, vectorisation of the register tiles, and the
+    // lowering of what was vectorised.
+    std::string vectorizing = kScheduleHead;
+    if (anyPeel)
+      vectorizing += kPeel;
+    if (!groups.empty())
+      vectorizing += kVectorizeTiles;
+    vectorizing += llvm::formatv(kScheduleTail,
+                                 lanes >= 16
+                                     ? "lowering_strategy = \"shuffle_16x16\""
+                                     : "avx2_lowering_strategy = true")
+                       .str();
+    vectorizing += kScheduleEnd;
+    for (const std::string &script : {tiling, vectorizing}) {
+      OwningOpRef<ModuleOp> schedule =
+          parseSourceString<ModuleOp>(script, ctx);
+      if (!schedule) {
+        module.emitError("internal error: the matmul schedule does not parse");
+        return signalPassFailure();
+      }
+      auto entry = schedule->lookupSymbol("__transform_main");
+      if (failed(transform::applyTransformNamedSequence(
+              module, entry, *schedule, transform::TransformOptions())))
+        return signalPassFailure();
+    }
+    module.walk([](Operation *op) {
+      op->removeAttr("dlc.vectorize");
+      op->removeAttr("dlc.peel");
+    });
     module.walk([](linalg::MatmulOp op) { op->removeAttr("dlc.tile_group"); });
     module.walk(
         [](linalg::TransposeOp op) { op->removeAttr("dlc.tile_transpose"); });
