@@ -290,6 +290,11 @@ static bool sameType(const dlc_tensor_info &a, const dlc_tensor_info &b) {
 }
 
 static int runMain(mlir::MLIRContext &ctx) {
+  if (cpu != "native")
+    return fail("dlc run executes on this machine: --cpu=" + cpu +
+                    " could use instructions it does not have",
+                "drop --cpu, or compile with -o and run the object where "
+                "that CPU is");
   SourceMgr sm;
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
   std::optional<Compiled> c = loadModel(ctx, sm);
