@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("device: %s\n", dlc_device_name(dlc_model_device(model)));
+  printf("weights: %s\n", argc > 1 ? argv[1] : "seed 0 (untrained)");
 
   /* A deterministic batch of "images". */
   static float x[DIGITS_FORWARD_X_NUMEL];
