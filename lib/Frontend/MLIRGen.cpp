@@ -208,18 +208,9 @@ std::string usage(const OpSpec &spec) {
 //===----------------------------------------------------------------------===//
 
 std::string dtypeName(Type type) {
-  if (type.isF32())
-    return "f32";
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF64())
-    return "f64";
-  if (type.isSignlessInteger(64))
-    return "i64";
-  if (type.isSignlessInteger(32))
-    return "i32";
+  StringRef name = mlir::dlc::elementTypeName(type);
+  if (!name.empty())
+    return name.str();
   std::string s;
   llvm::raw_string_ostream os(s);
   os << type;

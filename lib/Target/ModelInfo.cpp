@@ -13,24 +13,6 @@ using mlir::dlc::ModelInfo;
 using mlir::dlc::ParamInfo;
 using mlir::dlc::TensorInfo;
 
-std::string mlir::dlc::dtypeName(Type t) {
-  if (t.isF32())
-    return "f32";
-  if (t.isF16())
-    return "f16";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF64())
-    return "f64";
-  if (t.isSignlessInteger(64))
-    return "i64";
-  if (t.isSignlessInteger(32))
-    return "i32";
-  if (t.isSignlessInteger(8))
-    return "i8";
-  return "";
-}
-
 std::string mlir::dlc::entrySymbol(StringRef model, StringRef entry) {
   return ("dlc_" + model + "_" + entry).str();
 }
@@ -44,7 +26,7 @@ static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
                           << type;
   TensorInfo info;
   info.name = name.str();
-  info.dtype = mlir::dlc::dtypeName(t.getElementType());
+  info.dtype = mlir::dlc::elementTypeName(t.getElementType()).str();
   if (info.dtype.empty())
     return emitError(loc) << "'" << name << "' has unsupported element type "
                           << t.getElementType();
@@ -237,12 +219,11 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
                       ? 1
                       : fwd->inputs[0].shape[0];
   int64_t weights = info.paramBytes();
-  int64_t io = 0, inputBytes = 0;
+  int64_t inputBytes = 0, outputBytes = 0;
   for (const TensorInfo &t : fwd->inputs)
     inputBytes += t.bytes;
-  io += inputBytes;
   for (const TensorInfo &t : fwd->outputs)
-    io += t.bytes;
+    outputBytes += t.bytes;
 
   os << "model " << info.name << " (batch " << batch << ")\n";
   os << "  parameters:        " << withCommas(info.paramCount()) << " ("
@@ -256,7 +237,7 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
         "gradients)\n";
   os << "memory estimate (" << fwd->name << ")\n";
   os << "  weights:           " << human(weights) << "\n";
-  os << "  inputs + outputs:  " << human(io) << "\n";
+  os << "  inputs + outputs:  " << human(inputBytes + outputBytes) << "\n";
   os << "  activations:       0 B saved (evaluation keeps none); "
      << human(fwd->activationBytes) << " of intermediates in total\n";
   os << "memory estimate (training step";
@@ -275,5 +256,5 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
      << " (upper bound: the inputs and every intermediate of the forward "
         "pass)\n";
   os << "  total:             "
-     << human(weights + grads + state + saved + io - inputBytes) << "\n";
+     << human(weights + grads + state + saved + outputBytes) << "\n";
 }

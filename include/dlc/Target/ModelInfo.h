@@ -62,9 +62,6 @@ struct ModelInfo {
 /// representable (non-tensor arguments, unsupported element types).
 mlir::FailureOr<ModelInfo> extractModelInfo(mlir::ModuleOp module);
 
-/// The element type's name in the descriptor, or "" if unsupported.
-std::string dtypeName(mlir::Type elementType);
-
 /// `dlc --stats`: parameters, multiply-adds, training operations, memory.
 void printStats(const ModelInfo &info, llvm::raw_ostream &os);
 

@@ -31,6 +31,24 @@ RankedTensorType tensorTy(Value v) {
 }
 } // namespace
 
+StringRef mlir::dlc::elementTypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF64())
+    return "f64";
+  if (t.isSignlessInteger(64))
+    return "i64";
+  if (t.isSignlessInteger(32))
+    return "i32";
+  if (t.isSignlessInteger(8))
+    return "i8";
+  return "";
+}
+
 //===----------------------------------------------------------------------===//
 // Parameters
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,11 @@ namespace mlir::dlc {
 inline constexpr llvm::StringLiteral kEntryAttrName = "dlc.entry";
 /// Name of the argument/result attribute holding the user-visible name.
 inline constexpr llvm::StringLiteral kNameAttrName = "dlc.name";
+
+/// The name dlc uses for an element type everywhere (model format,
+/// descriptor, header, messages): f32, f16, bf16, f64, i64, i32, i8; ""
+/// for a type dlc does not support.
+llvm::StringRef elementTypeName(Type type);
 } // namespace mlir::dlc
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_H
