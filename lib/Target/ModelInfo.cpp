@@ -69,6 +69,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     static_cast<TensorInfo &>(pi) = *t;
     pi.init = p.getInit().str();
     pi.bound = p.getBound().convertToDouble();
+    pi.optimizerState = p.getRole() == kRoleOptimizerState;
     info.params.push_back(std::move(pi));
   }
 
@@ -130,14 +131,16 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
 int64_t ModelInfo::paramCount() const {
   int64_t n = 0;
   for (const ParamInfo &p : params)
-    n += p.numel;
+    if (!p.optimizerState)
+      n += p.numel;
   return n;
 }
 
 int64_t ModelInfo::paramBytes() const {
   int64_t n = 0;
   for (const ParamInfo &p : params)
-    n += p.bytes;
+    if (!p.optimizerState)
+      n += p.bytes;
   return n;
 }
 
@@ -154,6 +157,12 @@ std::string ModelInfo::descriptorText() const {
   llvm::raw_string_ostream os(s);
   os << "dlc-model 1\nname " << name << "\n";
   for (const ParamInfo &p : params) {
+    if (p.optimizerState) {
+      os << "state " << p.name << " " << p.dtype << " ";
+      printShape(os, p.shape);
+      os << "\n";
+      continue;
+    }
     os << "param " << p.name << " " << p.dtype << " ";
     printShape(os, p.shape);
     os << " " << p.init << " " << llvm::format("%.17g", p.bound) << "\n";

@@ -30,9 +30,13 @@ static LogicalResult runPipeline(ModuleOp module, StringRef text) {
   return pm.run(module);
 }
 
-LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module) {
-  return runPipeline(module,
-                     "builtin.module(inline,canonicalize,dlc-fuse-layers,cse)");
+LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
+                                       const TrainOptions *train) {
+  std::string build;
+  if (train)
+    build = "dlc-build-train-step{" + train->passOptions + "},canonicalize,";
+  return runPipeline(module, "builtin.module(inline,canonicalize," + build +
+                                 "dlc-fuse-layers,cse)");
 }
 
 LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info) {

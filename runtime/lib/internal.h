@@ -155,6 +155,9 @@ struct ParamDecl : TensorDecl {
   InitKind init = InitKind::Zeros;
   double bound = 0;
   int64_t offset = 0; ///< In the arena; a multiple of 64.
+  /// A `state` line: optimizer state, zero-initialised, optional in the
+  /// files dlc_model_load reads.
+  bool isState = false;
 };
 
 struct EntryDecl {

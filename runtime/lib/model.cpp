@@ -202,6 +202,26 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
       byName.emplace(entry.decl.name, &entry);
 
     // Check every param before writing any.
+    // Optimizer state is optional (a weights-only file starts a fresh
+    // optimizer) but all or nothing (a checkpoint is complete).
+    size_t numStates = 0, statesFound = 0;
+    std::string firstMissingState;
+    for (const ParamDecl &param : m->decl.params)
+      if (param.isState) {
+        ++numStates;
+        if (byName.count(param.name))
+          ++statesFound;
+        else if (firstMissingState.empty())
+          firstMissingState = param.name;
+      }
+    if (statesFound != 0 && statesFound != numStates)
+      return fail(DLC_ERR_FORMAT,
+                  modelFile(*m, path) + ": no tensor " +
+                      quote(firstMissingState) + " (the file has " +
+                      std::to_string(statesFound) + " of the model's " +
+                      std::to_string(numStates) +
+                      " optimizer-state tensors: a checkpoint has all of "
+                      "them, a weights file none)");
     std::vector<const uint8_t *> sources;
     sources.reserve(m->decl.params.size());
     size_t missing = 0;
@@ -209,6 +229,10 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
     for (const ParamDecl &param : m->decl.params) {
       auto it = byName.find(param.name);
       if (it == byName.end()) {
+        if (param.isState) {
+          sources.push_back(nullptr); // zeroed below
+          continue;
+        }
         if (missing++ == 0)
           firstMissing = param.name;
         continue;
@@ -236,9 +260,13 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
                       std::to_string(m->decl.params.size()) +
                       " params are missing)");
 
-    for (size_t i = 0; i < m->decl.params.size(); ++i)
-      std::memcpy(m->data(i), sources[i],
-                  static_cast<size_t>(m->decl.params[i].nbytes));
+    for (size_t i = 0; i < m->decl.params.size(); ++i) {
+      size_t n = static_cast<size_t>(m->decl.params[i].nbytes);
+      if (sources[i])
+        std::memcpy(m->data(i), sources[i], n);
+      else
+        std::memset(m->data(i), 0, n);
+    }
     return DLC_OK;
   });
 }

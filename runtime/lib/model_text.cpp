@@ -76,7 +76,7 @@ private:
 
   bool parseHeader();
   bool parseBody();
-  bool parseParam();
+  bool parseParam(bool isState);
   bool parseTensor(TensorDecl &tensor, const char *syntax);
   bool parseDType(std::string_view field, dlc_dtype &dtype);
   bool parseShape(std::string_view field, TensorDecl &tensor);
@@ -236,18 +236,22 @@ bool ModelTextParser::parseHeader() {
   return true;
 }
 
-bool ModelTextParser::parseParam() {
+bool ModelTextParser::parseParam(bool isState) {
   ParamDecl param;
-  if (!expectFieldCount(6, "param NAME DTYPE SHAPE INIT BOUND"))
+  if (!expectFieldCount(isState ? 4 : 6,
+                        isState ? "state NAME DTYPE SHAPE"
+                                : "param NAME DTYPE SHAPE INIT BOUND"))
     return false;
   if (!isTensorName(Fields[1]))
-    return error("bad param name " + quote(Fields[1]) +
+    return error(std::string("bad ") + (isState ? "state" : "param") +
+                 " name " + quote(Fields[1]) +
                  " (letters, digits, '_' and '.')");
   param.name = std::string(Fields[1]);
   if (!parseDType(Fields[2], param.dtype) || !parseShape(Fields[3], param))
     return false;
+  param.isState = isState;
 
-  std::string_view init = Fields[4];
+  std::string_view init = isState ? std::string_view("zeros") : Fields[4];
   if (init == "uniform")
     param.init = InitKind::Uniform;
   else if (init == "zeros")
@@ -263,7 +267,7 @@ bool ModelTextParser::parseParam() {
     return error("param " + quote(param.name) +
                  ": 'uniform' needs a floating-point dtype, not " +
                  dtypeName(param.dtype));
-  if (!parseBound(Fields[5], param.bound))
+  if (!isState && !parseBound(Fields[5], param.bound))
     return false;
 
   int64_t offset = Model.paramBytes; // Already a multiple of 64.
@@ -286,10 +290,14 @@ bool ModelTextParser::parseBody() {
   Line line;
   while ((line = nextLine()) == Line::Ok) {
     std::string_view keyword = Fields[0];
-    if (keyword == "param") {
+    if (keyword == "param" || keyword == "state") {
+      bool isState = keyword == "state";
       if (!Model.entries.empty())
-        return error("'param' after the first 'entry' (params come first)");
-      if (!parseParam())
+        return error(quote(keyword) +
+                     " after the first 'entry' (params come first)");
+      if (!isState && !Model.params.empty() && Model.params.back().isState)
+        return error("'param' after a 'state' (weights come first)");
+      if (!parseParam(isState))
         return false;
       const std::string &name = Model.params.back().name;
       if (name == "__metadata__")
@@ -339,7 +347,7 @@ bool ModelTextParser::parseBody() {
       return error(quote(keyword) + " may only appear once, at the top");
     } else {
       return error("unknown keyword " + quote(keyword) +
-                   " (expected param, entry, in, out or end)");
+                   " (expected param, state, entry, in, out or end)");
     }
   }
   if (line == Line::Bad)

@@ -66,7 +66,30 @@ static cl::opt<std::string> cacheTile("cache-tile", cl::desc("Matmul cache tile 
                                       cl::Hidden, cl::cat(dlcCat));
 static cl::opt<unsigned> vectorBits("vector-bits", cl::desc("Schedule for this vector width (256 or 512) instead of the CPU's; LLVM splits wider vectors"),
                                      cl::init(0), cl::Hidden, cl::cat(dlcCat));
+// Training.
+static cl::opt<bool> train("train", cl::desc("Also compile the training step (entry train_step)"),
+                           cl::cat(dlcCat));
+static cl::opt<std::string> lossKind("loss", cl::desc("train: loss on the forward output instead of the model's: mse or cross_entropy"),
+                                     cl::cat(dlcCat));
+static cl::opt<std::string> labelName("label", cl::desc("train: name of the label input that --loss adds (default y)"),
+                                      cl::cat(dlcCat));
+static cl::opt<std::string> optimizerKind("optimizer", cl::desc("train: sgd, adam or adamw instead of the model's optimizer"),
+                                          cl::cat(dlcCat));
+static cl::opt<double> lr("lr", cl::desc("train: learning rate"), cl::init(-1), cl::cat(dlcCat));
+static cl::opt<double> momentum("momentum", cl::desc("train: SGD momentum"), cl::init(-1), cl::cat(dlcCat));
+static cl::opt<double> dampening("dampening", cl::desc("train: SGD dampening"), cl::init(-1), cl::cat(dlcCat));
+static cl::opt<std::string> nesterov("nesterov", cl::desc("train: SGD Nesterov momentum, true or false"),
+                                     cl::cat(dlcCat));
+static cl::opt<double> weightDecay("weight-decay", cl::desc("train: weight decay"), cl::init(-1), cl::cat(dlcCat));
+static cl::opt<std::string> betas("betas", cl::desc("train: Adam betas, B1,B2"), cl::cat(dlcCat));
+static cl::opt<double> eps("eps", cl::desc("train: Adam epsilon"), cl::init(-1), cl::cat(dlcCat));
 // `dlc run` options.
+static cl::opt<unsigned> steps("steps", cl::desc("run --train: number of training steps (default 1)"),
+                               cl::init(1), cl::cat(dlcCat));
+static cl::opt<bool> printLoss("print-loss", cl::desc("run --train: print the loss of every step"),
+                               cl::cat(dlcCat));
+static cl::opt<std::string> saveFile("save", cl::desc("run: save weights and optimizer state to a .safetensors checkpoint at the end"),
+                                     cl::cat(dlcCat));
 static cl::opt<std::string> weights("weights", cl::desc("run: load the parameters from a .safetensors file"),
                                     cl::cat(dlcCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("run: initialise the parameters from this seed (default 0)"),
@@ -92,6 +115,57 @@ static int fail(const Twine &msg, const Twine &hint = "") {
 
 static int failRuntime(const Twine &what) {
   return fail(what + ": " + dlc_last_error());
+}
+
+/// The training flags as dlc-build-train-step options.
+static std::optional<mlir::dlc::TrainOptions> trainOptions() {
+  std::string o;
+  raw_string_ostream os(o);
+  auto num = [&](const char *key, double v) {
+    if (v >= 0)
+      os << " " << key << "=" << format("%.17g", v);
+  };
+  if (!lossKind.empty())
+    os << " loss=" << lossKind;
+  if (!labelName.empty())
+    os << " label=" << labelName;
+  if (!optimizerKind.empty())
+    os << " optimizer=" << optimizerKind;
+  num("lr", lr);
+  num("momentum", momentum);
+  num("dampening", dampening);
+  num("weight-decay", weightDecay);
+  num("eps", eps);
+  if (!nesterov.empty()) {
+    if (nesterov != "true" && nesterov != "false") {
+      fail("--nesterov must be true or false, not '" + nesterov + "'");
+      return std::nullopt;
+    }
+    os << " nesterov=" << (nesterov == "true" ? 1 : 0);
+  }
+  if (!betas.empty()) {
+    auto [a, b] = StringRef(betas).split(',');
+    double b1, b2;
+    if (a.trim().getAsDouble(b1) || b.trim().getAsDouble(b2) || b1 < 0 ||
+        b2 < 0) {
+      fail("--betas must be two numbers in [0, 1), like 0.9,0.999");
+      return std::nullopt;
+    }
+    num("beta1", b1);
+    num("beta2", b2);
+  }
+  const std::pair<const char *, double> given[] = {
+      {"lr", lr.getValue()},
+      {"momentum", momentum.getValue()},
+      {"dampening", dampening.getValue()},
+      {"weight-decay", weightDecay.getValue()},
+      {"eps", eps.getValue()}};
+  for (auto [name, v] : given)
+    if (v < 0 && v != -1) {
+      fail(Twine("--") + name + " must not be negative");
+      return std::nullopt;
+    }
+  return mlir::dlc::TrainOptions{o};
 }
 
 namespace {
@@ -142,8 +216,22 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
   if (failed(info))
     return std::nullopt;
   c.info = std::move(*info);
-  if (failed(mlir::dlc::runDlcPipeline(*c.module)))
+  std::optional<mlir::dlc::TrainOptions> trainOpts;
+  if (train) {
+    trainOpts = trainOptions();
+    if (!trainOpts)
+      return std::nullopt;
+  }
+  if (failed(mlir::dlc::runDlcPipeline(*c.module,
+                                       trainOpts ? &*trainOpts : nullptr)))
     return std::nullopt;
+  if (train) {
+    // The training step added an entry and the optimizer state.
+    auto trained = mlir::dlc::extractModelInfo(*c.module);
+    if (failed(trained))
+      return std::nullopt;
+    c.info = std::move(*trained);
+  }
   return c;
 }
 
@@ -342,10 +430,21 @@ static int runMain(mlir::MLIRContext &ctx) {
     return failRuntime("cannot initialise the model");
   }
 
-  int32_t e = dlc_model_find_entry(model.model, entryName.c_str());
-  if (e < 0)
-    return fail("the model has no entry point '" + entryName + "'",
-                "entry points: forward");
+  std::string entry = entryName;
+  if (train && entryName.getNumOccurrences() == 0)
+    entry = "train_step";
+  int32_t e = dlc_model_find_entry(model.model, entry.c_str());
+  if (e < 0) {
+    std::string names;
+    for (int32_t k = 0; k < dlc_model_num_entries(model.model); ++k)
+      names += (k ? ", " : "") + std::string(dlc_model_entry_name(model.model, k));
+    return fail("the model has no entry point '" + entry + "'",
+                "entry points: " + names +
+                    (train ? "" : " (train_step needs --train)"));
+  }
+  if (!train && (steps.getNumOccurrences() || printLoss))
+    return fail("--steps and --print-loss need --train",
+                "dlc run " + inputFile + " --train ...");
   int32_t nIn = dlc_model_entry_num_inputs(model.model, e);
   int32_t nOut = dlc_model_entry_num_outputs(model.model, e);
 
@@ -406,8 +505,25 @@ static int runMain(mlir::MLIRContext &ctx) {
   auto call = [&] {
     return dlc_model_run(model.model, e, inPtrs.data(), outPtrs.data());
   };
-  if (call() != DLC_OK)
-    return failRuntime("run failed");
+  unsigned calls = train && !benchmark ? unsigned(steps) : 1;
+  if (calls == 0)
+    return fail("--steps must be at least 1");
+  // The training step's loss: its output named "loss".
+  int32_t lossIdx = -1;
+  for (int32_t i = 0; i < nOut; ++i) {
+    dlc_tensor_info t;
+    dlc_model_entry_output_info(model.model, e, i, &t);
+    if (StringRef(t.name) == "loss" && t.dtype == DLC_F32 && t.rank == 0)
+      lossIdx = i;
+  }
+  for (unsigned step = 1; step <= calls; ++step) {
+    if (call() != DLC_OK)
+      return failRuntime("run failed");
+    if (printLoss && lossIdx >= 0)
+      outs() << "step " << step << " loss "
+             << format("%.9g", *static_cast<float *>(outPtrs[lossIdx]))
+             << "\n";
+  }
   if (benchmark) {
     std::vector<double> ms;
     for (unsigned i = 0; i < 3; ++i)
@@ -419,7 +535,7 @@ static int runMain(mlir::MLIRContext &ctx) {
       ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     std::sort(ms.begin(), ms.end());
-    outs() << "benchmark: " << entryName << " x" << benchmark << " on "
+    outs() << "benchmark: " << entry << " x" << benchmark << " on "
            << dlc_device_name(dlc_model_device(model.model))
            << ": min " << format("%.4f", ms.front()) << " ms, median "
            << format("%.4f", ms[ms.size() / 2]) << " ms\n";
@@ -453,7 +569,10 @@ static int runMain(mlir::MLIRContext &ctx) {
         DLC_OK)
       return failRuntime("cannot write '" + path + "'");
   }
-  if (outputs.empty() && !benchmark) {
+  if (!saveFile.empty() &&
+      dlc_model_save(model.model, saveFile.c_str()) != DLC_OK)
+    return failRuntime("cannot save '" + saveFile + "'");
+  if (outputs.empty() && !benchmark && !printLoss) {
     // Nothing to write: show the outputs.
     for (int32_t i = 0; i < nOut; ++i) {
       dlc_tensor_info t;
@@ -494,13 +613,25 @@ int main(int argc, char **argv) {
       "dlc: ahead-of-time compiler for deep-learning models\n\n"
       "  dlc MODEL [-o model.o] [--emit=STAGE]\n"
       "  dlc MODEL --stats      parameters, multiply-adds, memory estimate\n"
+      "  dlc MODEL --train [--loss L] [--optimizer O --lr X ...] -o model.o\n"
       "  dlc run MODEL [--weights W.safetensors | --seed N] "
-      "--input NAME=FILE.npy ... [--output FILE]\n");
+      "--input NAME=FILE.npy ... [--output FILE]\n"
+      "  dlc run MODEL --train ... --steps N --print-loss [--save C.safetensors]\n");
   if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
-               benchmark))
-    return fail("--weights, --input, --output and --benchmark belong to "
-                "'dlc run'",
+               benchmark || steps.getNumOccurrences() || printLoss ||
+               !saveFile.empty()))
+    return fail("--weights, --input, --output, --benchmark, --steps, "
+                "--print-loss and --save belong to 'dlc run'",
                 "dlc run " + inputFile + " ...");
+  if (!train && (!lossKind.empty() || !labelName.empty() ||
+                 !optimizerKind.empty() || lr.getNumOccurrences() ||
+                 momentum.getNumOccurrences() ||
+                 dampening.getNumOccurrences() || !nesterov.empty() ||
+                 weightDecay.getNumOccurrences() || !betas.empty() ||
+                 eps.getNumOccurrences()))
+    return fail("--loss, --label, --optimizer and the optimizer settings "
+                "apply to the training step",
+                "add --train");
 
   mlir::DialectRegistry registry;
   mlir::dlc::registerDialects(registry);

@@ -29,6 +29,7 @@ struct TensorInfo {
 struct ParamInfo : TensorInfo {
   std::string init; ///< uniform, zeros, ones
   double bound = 0;
+  bool optimizerState = false; ///< role optimizer_state: a `state` line
 };
 
 struct EntryInfo {
@@ -51,6 +52,7 @@ struct ModelInfo {
   std::vector<EntryInfo> entries;
   TrainingInfo training;
 
+  /// Elements and bytes of the weights (optimizer state excluded).
   int64_t paramCount() const;
   int64_t paramBytes() const;
   /// The descriptor text of docs/runtime-abi.md.

@@ -25,9 +25,17 @@ class raw_pwrite_stream;
 namespace mlir::dlc {
 struct ModelInfo;
 
+/// Options of dlc-build-train-step, as pass-option text
+/// ("loss=mse lr=0.01"); empty for the model's own loss and optimizer.
+struct TrainOptions {
+  std::string passOptions;
+};
+
 /// Inlining of helper calls, canonicalisation and dlc-fuse-layers on the
-/// dlc dialect.
-mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module);
+/// dlc dialect; with `train`, dlc-build-train-step first adds the training
+/// step.
+mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module,
+                                   const TrainOptions *train = nullptr);
 
 /// Drops what no entry needs (the kept loss function), names the entry
 /// kernels, lowers to linalg on tensors and applies the entry ABI.

@@ -152,17 +152,20 @@ constexpr const char *kScheduleTail = R"mlir(
       transform.apply_patterns.memref.fold_memref_alias_ops
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %loops = transform.structured.match ops{{["scf.for"]} in %f : (!transform.any_op) -> !transform.any_op
+    %loops = transform.structured.match ops{{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_licm to %loops : !transform.any_op
     transform.apply_cse to %f : !transform.any_op
-    %f2 = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f2 {{
-      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-      transform.apply_patterns.vector.lower_outerproduct
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+    transform.foreach %f : !transform.any_op {{
+    ^bb0(%fn: !transform.any_op):
+      %f2 = transform.structured.hoist_redundant_vector_transfers %fn : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %f2 {{
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+        transform.apply_patterns.vector.lower_outerproduct
+        transform.apply_patterns.vector.transfer_permutation_patterns
+        transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
         transform.apply_patterns.vector.lower_transpose {0}
-    } : !transform.any_op
+      } : !transform.any_op
+    }
 )mlir";
 
 struct DlcTileAndVectorizePass

@@ -408,6 +408,52 @@ struct LowerLogSoftmax : OpRewritePattern<LogSoftmaxOp> {
   }
 };
 
+/// Row statistics of layer normalisation over the last dimension of `x`:
+/// the mean and 1 / sqrt(biased variance + eps), one value per row.
+std::pair<Value, Value> layerNormStats(OpBuilder &b, Location loc, Value x,
+                                       double eps) {
+  MLIRContext *ctx = b.getContext();
+  auto ty = tensorTy(x);
+  int64_t rank = ty.getRank(), dim = rank - 1;
+  Type et = ty.getElementType();
+  double invD = 1.0 / static_cast<double>(ty.getShape().back());
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap row = dropDimMap(ctx, rank, dim);
+  Value sum = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x},
+                     {id}, et, 0.0,
+                     [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                       return arith::AddFOp::create(nb, l, acc, a[0])
+                           .getResult();
+                     });
+  auto rowTy = tensorTy(sum);
+  Value mean = elementwise(b, loc, rowTy, ValueRange{sum},
+                           [&](OpBuilder &nb, Location l, ValueRange a) {
+                             return arith::MulFOp::create(
+                                        nb, l, a[0],
+                                        floatConst(nb, l, et, invD))
+                                 .getResult();
+                           });
+  Value sq = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x, mean},
+                    {id, row}, et, 0.0,
+                    [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                      Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                      return arith::AddFOp::create(
+                                 nb, l, acc, arith::MulFOp::create(nb, l, d, d))
+                          .getResult();
+                    });
+  Value rstd = elementwise(
+      b, loc, rowTy, ValueRange{sq},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value var =
+            arith::MulFOp::create(nb, l, a[0], floatConst(nb, l, et, invD));
+        Value s = math::SqrtOp::create(
+            nb, l,
+            arith::AddFOp::create(nb, l, var, floatConst(nb, l, et, eps)));
+        return arith::DivFOp::create(nb, l, floatConst(nb, l, et, 1.0), s);
+      });
+  return {mean, rstd};
+}
+
 struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LayerNormOp op,
@@ -417,46 +463,10 @@ struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
     Value x = op.getInput();
     auto ty = tensorTy(x);
     int64_t rank = ty.getRank(), dim = rank - 1;
-    Type et = ty.getElementType();
-    double invD = 1.0 / static_cast<double>(ty.getShape().back());
-    double eps = op.getEpsilon().convertToDouble();
     AffineMap id = b.getMultiDimIdentityMap(rank);
     AffineMap row = dropDimMap(ctx, rank, dim);
-
-    Value sum = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x},
-                       {id}, et, 0.0,
-                       [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                         return arith::AddFOp::create(nb, l, acc, a[0])
-                             .getResult();
-                       });
-    auto rowTy = tensorTy(sum);
-    Value mean = elementwise(b, loc, rowTy, ValueRange{sum},
-                             [&](OpBuilder &nb, Location l, ValueRange a) {
-                               return arith::MulFOp::create(
-                                          nb, l, a[0],
-                                          floatConst(nb, l, et, invD))
-                                   .getResult();
-                             });
-    Value sq = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x, mean},
-                      {id, row}, et, 0.0,
-                      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                        Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
-                        return arith::AddFOp::create(
-                                   nb, l, acc,
-                                   arith::MulFOp::create(nb, l, d, d))
-                            .getResult();
-                      });
-    // rstd = 1 / sqrt(var + eps), one value per row.
-    Value rstd = elementwise(
-        b, loc, rowTy, ValueRange{sq},
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value var =
-              arith::MulFOp::create(nb, l, a[0], floatConst(nb, l, et, invD));
-          Value s = math::SqrtOp::create(
-              nb, l,
-              arith::AddFOp::create(nb, l, var, floatConst(nb, l, et, eps)));
-          return arith::DivFOp::create(nb, l, floatConst(nb, l, et, 1.0), s);
-        });
+    auto [mean, rstd] =
+        layerNormStats(b, loc, x, op.getEpsilon().convertToDouble());
     // y = (x - mean) * rstd * weight + bias
     AffineMap last =
         AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx);
@@ -652,6 +662,422 @@ Value negFn(OpBuilder &b, Location l, Value x, NegOp) {
   return arith::NegFOp::create(b, l, x);
 }
 
+//===----------------------------------------------------------------------===//
+// Training: gradient ops and the optimizer update
+//===----------------------------------------------------------------------===//
+
+struct LowerFill : OpRewritePattern<FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FillOp op, PatternRewriter &b) const override {
+    b.replaceOp(op, filledTensor(b, op.getLoc(), tensorTy(op.getResult()),
+                                 op.getValue().convertToDouble()));
+    return success();
+  }
+};
+
+struct LowerScale : OpRewritePattern<ScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaleOp op, PatternRewriter &b) const override {
+    b.replaceOp(op, scale(b, op.getLoc(), op.getInput(),
+                          op.getFactor().convertToDouble()));
+    return success();
+  }
+};
+
+struct LowerBroadcastTo : OpRewritePattern<BroadcastToOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastToOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, elementwise(b, op.getLoc(), tensorTy(op.getResult()),
+                                ValueRange{op.getInput()},
+                                [](OpBuilder &, Location, ValueRange a) {
+                                  return a[0];
+                                }));
+    return success();
+  }
+};
+
+/// `g * f'(x)` for the activation `act`, with PyTorch's formulas.
+Value activationGradient(OpBuilder &b, Location loc, StringRef act, Value x,
+                         Value g) {
+  Type t = x.getType();
+  auto c = [&](double v) { return floatConst(b, loc, t, v); };
+  auto mul = [&](Value l, Value r) {
+    return arith::MulFOp::create(b, loc, l, r).getResult();
+  };
+  auto add = [&](Value l, Value r) {
+    return arith::AddFOp::create(b, loc, l, r).getResult();
+  };
+  auto sub = [&](Value l, Value r) {
+    return arith::SubFOp::create(b, loc, l, r).getResult();
+  };
+  if (act == "relu") {
+    Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                      c(0.0));
+    return arith::SelectOp::create(b, loc, pos, g, c(0.0));
+  }
+  if (act == "tanh") {
+    Value y = math::TanhOp::create(b, loc, x);
+    return mul(g, sub(c(1.0), mul(y, y)));
+  }
+  if (act == "sigmoid") {
+    Value y = applyActivation(b, loc, "sigmoid", x);
+    return mul(mul(g, sub(c(1.0), y)), y);
+  }
+  if (act == "gelu") {
+    Value cdf = mul(c(0.5),
+                    add(c(1.0), math::ErfOp::create(b, loc, mul(x, c(M_SQRT1_2)))));
+    Value pdf = mul(c(M_2_SQRTPI * M_SQRT1_2 * 0.5),
+                    math::ExpOp::create(b, loc, mul(c(-0.5), mul(x, x))));
+    return mul(g, add(cdf, mul(x, pdf)));
+  }
+  // gelu_tanh
+  const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5, kKappa = 0.044715;
+  Value xSq = mul(x, x);
+  Value inner = mul(c(kBeta), add(x, mul(c(kKappa), mul(xSq, x))));
+  Value th = math::TanhOp::create(b, loc, inner);
+  Value left = mul(c(0.5), x), right = add(c(1.0), th);
+  Value leftD = mul(c(0.5), right);
+  Value rightD = mul(mul(mul(left, sub(c(1.0), mul(th, th))), c(kBeta)),
+                     add(c(1.0), mul(c(3.0 * kKappa), xSq)));
+  return mul(g, add(leftD, rightD));
+}
+
+struct LowerActivationGrad : OpRewritePattern<ActivationGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ActivationGradOp op,
+                                PatternRewriter &b) const override {
+    StringRef act = op.getActivation();
+    b.replaceOp(op, elementwise(b, op.getLoc(), tensorTy(op.getResult()),
+                                ValueRange{op.getInput(), op.getGrad()},
+                                [&](OpBuilder &nb, Location l, ValueRange a) {
+                                  return activationGradient(nb, l, act, a[0],
+                                                            a[1]);
+                                }));
+    return success();
+  }
+};
+
+struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyGradOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value logits = op.getLogits();
+    auto ty = tensorTy(logits);
+    Type et = ty.getElementType();
+    int64_t n = ty.getDimSize(0), c = ty.getDimSize(1);
+    double factor =
+        op.getReduction() == "mean" ? 1.0 / static_cast<double>(n) : 1.0;
+    auto [max, sum] = maxAndSumExp(b, loc, logits, 1);
+    AffineMap id = b.getMultiDimIdentityMap(2);
+    AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+    AffineMap scalar = AffineMap::get(2, 0, {}, ctx);
+    SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+    // (softmax(x) - onehot(label)) * g * factor
+    Value y =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{ty},
+            ValueRange{logits, max, sum, op.getLabels(), op.getGrad()},
+            ValueRange{emptyTensor(b, loc, ty)},
+            SmallVector<AffineMap>{id, row, row, row, scalar, id}, iters,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value e = math::ExpOp::create(
+                  nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+              Value p = arith::DivFOp::create(nb, l, e, a[2]);
+              Type lt = a[3].getType();
+              Value lo = arith::ConstantOp::create(nb, l, lt,
+                                                   nb.getIntegerAttr(lt, 0));
+              Value hi = arith::ConstantOp::create(
+                  nb, l, lt, nb.getIntegerAttr(lt, c - 1));
+              Value lab = arith::MinSIOp::create(
+                  nb, l, arith::MaxSIOp::create(nb, l, a[3], lo), hi);
+              Value labIdx =
+                  arith::IndexCastOp::create(nb, l, nb.getIndexType(), lab);
+              Value col = linalg::IndexOp::create(nb, l, 1);
+              Value hit = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::eq, col, labIdx);
+              Value onehot = arith::SelectOp::create(
+                  nb, l, hit, floatConst(nb, l, et, 1.0),
+                  floatConst(nb, l, et, 0.0));
+              Value gs = arith::MulFOp::create(nb, l, a[4],
+                                               floatConst(nb, l, et, factor));
+              Value v = arith::MulFOp::create(
+                  nb, l, arith::SubFOp::create(nb, l, p, onehot), gs);
+              linalg::YieldOp::create(nb, l, v);
+            })
+            .getResult(0);
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct LowerLayerNormGrad : OpRewritePattern<LayerNormGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormGradOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value x = op.getInput(), w = op.getWeight(), g = op.getGrad();
+    auto ty = tensorTy(x);
+    int64_t rank = ty.getRank(), dim = rank - 1;
+    Type et = ty.getElementType();
+    double invD = 1.0 / static_cast<double>(ty.getShape().back());
+    auto [mean, rstd] =
+        layerNormStats(b, loc, x, op.getEpsilon().convertToDouble());
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    AffineMap row = dropDimMap(ctx, rank, dim);
+    AffineMap last = AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx);
+    auto xhat = [](OpBuilder &nb, Location l, Value xv, Value m, Value r) {
+      return arith::MulFOp::create(nb, l,
+                                   arith::SubFOp::create(nb, l, xv, m), r)
+          .getResult();
+    };
+    // Per row: s1 = sum(g * w), s2 = sum(g * w * xhat).
+    Value s1 = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{g, w},
+                      {id, last}, et, 0.0,
+                      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                        return arith::AddFOp::create(
+                                   nb, l, acc,
+                                   arith::MulFOp::create(nb, l, a[0], a[1]))
+                            .getResult();
+                      });
+    Value s2 = reduce(
+        b, loc, ty.getShape(), {dim}, false, ValueRange{x, mean, rstd, g, w},
+        {id, row, row, id, last}, et, 0.0,
+        [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+          Value dy = arith::MulFOp::create(nb, l, a[3], a[4]);
+          return arith::AddFOp::create(
+                     nb, l, acc,
+                     arith::MulFOp::create(nb, l, dy,
+                                           xhat(nb, l, a[0], a[1], a[2])))
+              .getResult();
+        });
+    // dx = rstd * (dy - s1/D - xhat * s2/D)
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value dx =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{ty}, ValueRange{x, mean, rstd, g, w, s1, s2},
+            ValueRange{emptyTensor(b, loc, ty)},
+            SmallVector<AffineMap>{id, row, row, id, last, row, row, id}, iters,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value xh = xhat(nb, l, a[0], a[1], a[2]);
+              Value dy = arith::MulFOp::create(nb, l, a[3], a[4]);
+              Value k = floatConst(nb, l, et, invD);
+              Value t = arith::SubFOp::create(
+                  nb, l, dy, arith::MulFOp::create(nb, l, a[5], k));
+              t = arith::SubFOp::create(
+                  nb, l, t,
+                  arith::MulFOp::create(
+                      nb, l, xh, arith::MulFOp::create(nb, l, a[6], k)));
+              linalg::YieldOp::create(nb, l,
+                                      arith::MulFOp::create(nb, l, a[2], t)
+                                          .getResult());
+            })
+            .getResult(0);
+    // Weight and bias gradients: sums over every leading dimension.
+    SmallVector<int64_t> leading;
+    for (int64_t d = 0; d < dim; ++d)
+      leading.push_back(d);
+    Value dw = reduce(b, loc, ty.getShape(), leading, false,
+                      ValueRange{x, mean, rstd, g}, {id, row, row, id}, et, 0.0,
+                      [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                        return arith::AddFOp::create(
+                                   nb, l, acc,
+                                   arith::MulFOp::create(
+                                       nb, l, a[3],
+                                       xhat(nb, l, a[0], a[1], a[2])))
+                            .getResult();
+                      });
+    Value db = reduce(b, loc, ty.getShape(), leading, false, ValueRange{g},
+                      {id}, et, 0.0,
+                      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                        return arith::AddFOp::create(nb, l, acc, a[0])
+                            .getResult();
+                      });
+    b.replaceOp(op, ValueRange{dx, dw, db});
+    return success();
+  }
+};
+
+/// `base ** n` in double precision for 0 <= n < 2^32, by binary
+/// exponentiation unrolled over the bits of `n` (an i64): straight-line
+/// code, no libm.
+Value powInt(OpBuilder &b, Location loc, double base, Value n) {
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  Value result = floatConst(b, loc, f64, 1.0);
+  Value p = floatConst(b, loc, f64, base);
+  Value one = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+  for (int bit = 0; bit < 32; ++bit) {
+    Value shift =
+        arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bit));
+    Value set = arith::TruncIOp::create(
+        b, loc, b.getI1Type(),
+        arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, n, shift),
+                              one));
+    result = arith::SelectOp::create(
+        b, loc, set, arith::MulFOp::create(b, loc, result, p), result);
+    p = arith::MulFOp::create(b, loc, p, p);
+  }
+  return result;
+}
+
+/// A linalg.generic over tensors of one shape that updates `outs` in place
+/// (they are its destinations) from `ins`; `body(ins..., outs...)` returns
+/// the new values of the outs.
+SmallVector<Value>
+updateInPlace(OpBuilder &b, Location loc, ValueRange ins, ValueRange outs,
+              function_ref<SmallVector<Value>(OpBuilder &, Location,
+                                              ValueRange)>
+                  body) {
+  auto ty = tensorTy(outs.front());
+  SmallVector<AffineMap> maps(ins.size() + outs.size(),
+                              b.getMultiDimIdentityMap(ty.getRank()));
+  SmallVector<utils::IteratorType> iters(ty.getRank(),
+                                         utils::IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      b, loc, outs.getTypes(), ins, outs, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, body(nb, l, args));
+      });
+  return SmallVector<Value>(op.getResults());
+}
+
+struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OptimizerUpdateOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    DictionaryAttr cfg = op.getConfig();
+    StringRef kind = cfg.getAs<StringAttr>("kind").getValue();
+    auto num = [&](StringRef key) {
+      return cfg.getAs<FloatAttr>(key).getValueAsDouble();
+    };
+    Type f64 = b.getF64Type();
+    Value step = op.getStep();
+    Type st = tensorTy(step).getElementType();
+
+    // The step count, before and after this step.
+    Value oldStep = tensor::ExtractOp::create(b, loc, step, ValueRange{});
+    Value newStep = arith::AddFOp::create(b, loc, oldStep,
+                                          floatConst(b, loc, st, 1.0));
+    Value newStepT = updateInPlace(
+        b, loc, ValueRange{}, ValueRange{step},
+        [&](OpBuilder &, Location, ValueRange) {
+          return SmallVector<Value>{newStep};
+        })[0];
+
+    size_t n = op.getParams().size();
+    SmallVector<Value> newParams(n), newStates(op.getStates().size());
+    double lr = num("lr"), wd = num("weight_decay");
+    if (kind == "sgd") {
+      double momentum = num("momentum"), dampening = num("dampening");
+      bool nesterov = cfg.getAs<BoolAttr>("nesterov").getValue();
+      // PyTorch creates the momentum buffer from the first gradient.
+      Value first = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                          oldStep, floatConst(b, loc, st, 0.0));
+      for (size_t i = 0; i < n; ++i) {
+        SmallVector<Value> outs{op.getParams()[i]};
+        if (momentum != 0.0)
+          outs.push_back(op.getStates()[i]);
+        SmallVector<Value> r = updateInPlace(
+            b, loc, ValueRange{op.getGrads()[i]}, outs,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Type et = a[0].getType();
+              auto c = [&](double v) { return floatConst(nb, l, et, v); };
+              Value d = a[0], p = a[1];
+              if (wd != 0.0)
+                d = arith::AddFOp::create(
+                    nb, l, d, arith::MulFOp::create(nb, l, c(wd), p));
+              SmallVector<Value> res;
+              Value buf;
+              if (momentum != 0.0) {
+                Value old = arith::AddFOp::create(
+                    nb, l, arith::MulFOp::create(nb, l, a[2], c(momentum)),
+                    arith::MulFOp::create(nb, l, c(1.0 - dampening), d));
+                buf = arith::SelectOp::create(nb, l, first, d, old);
+                d = nesterov ? arith::AddFOp::create(
+                                   nb, l, d,
+                                   arith::MulFOp::create(nb, l, c(momentum),
+                                                         buf))
+                                   .getResult()
+                             : buf;
+              }
+              res.push_back(arith::AddFOp::create(
+                  nb, l, p, arith::MulFOp::create(nb, l, c(-lr), d)));
+              if (buf)
+                res.push_back(buf);
+              return res;
+            });
+        newParams[i] = r[0];
+        if (momentum != 0.0)
+          newStates[i] = r[1];
+      }
+    } else {
+      auto betas = cfg.getAs<ArrayAttr>("betas");
+      double beta1 = cast<FloatAttr>(betas[0]).getValueAsDouble();
+      double beta2 = cast<FloatAttr>(betas[1]).getValueAsDouble();
+      double eps = num("eps");
+      bool decoupled = kind == "adamw";
+      // Bias corrections in double precision, like PyTorch's Python floats.
+      Value k = arith::FPToSIOp::create(b, loc, b.getI64Type(), newStep);
+      Value one = floatConst(b, loc, f64, 1.0);
+      Value bc1 = arith::SubFOp::create(b, loc, one, powInt(b, loc, beta1, k));
+      Value bc2 = arith::SubFOp::create(b, loc, one, powInt(b, loc, beta2, k));
+      Value negStepSize = arith::NegFOp::create(
+          b, loc, arith::DivFOp::create(b, loc, floatConst(b, loc, f64, lr),
+                                        bc1));
+      Value bc2Sqrt = math::SqrtOp::create(b, loc, bc2);
+      for (size_t i = 0; i < n; ++i) {
+        Type et = tensorTy(op.getParams()[i]).getElementType();
+        Value negStep = arith::TruncFOp::create(b, loc, et, negStepSize);
+        Value bc2S = arith::TruncFOp::create(b, loc, et, bc2Sqrt);
+        SmallVector<Value> r = updateInPlace(
+            b, loc, ValueRange{op.getGrads()[i]},
+            ValueRange{op.getParams()[i], op.getStates()[i],
+                       op.getStates()[n + i]},
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              auto c = [&](double v) { return floatConst(nb, l, et, v); };
+              auto mul = [&](Value x, Value y) {
+                return arith::MulFOp::create(nb, l, x, y).getResult();
+              };
+              auto add = [&](Value x, Value y) {
+                return arith::AddFOp::create(nb, l, x, y).getResult();
+              };
+              Value g = a[0], p = a[1], m = a[2], v = a[3];
+              if (decoupled)
+                p = mul(p, c(1.0 - lr * wd));
+              else if (wd != 0.0)
+                g = add(g, mul(c(wd), p));
+              // exp_avg.lerp_(grad, 1 - beta1)
+              Value m2 = add(m, mul(c(1.0 - beta1),
+                                    arith::SubFOp::create(nb, l, g, m)));
+              // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
+              Value v2 = add(mul(v, c(beta2)), mul(mul(c(1.0 - beta2), g), g));
+              Value denom =
+                  add(arith::DivFOp::create(nb, l,
+                                            math::SqrtOp::create(nb, l, v2),
+                                            bc2S),
+                      c(eps));
+              // param.addcdiv_(exp_avg, denom, value=-step_size)
+              Value p2 = add(p, arith::DivFOp::create(nb, l, mul(negStep, m2),
+                                                      denom));
+              return SmallVector<Value>{p2, m2, v2};
+            });
+        newParams[i] = r[0];
+        newStates[i] = r[1];
+        newStates[n + i] = r[2];
+      }
+    }
+    SmallVector<Value> results{newStepT};
+    results.append(newParams);
+    results.append(newStates);
+    b.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct DlcLowerToLinalgPass
     : dlc::impl::DlcLowerToLinalgPassBase<DlcLowerToLinalgPass> {
   void runOnOperation() override {
@@ -664,7 +1090,9 @@ struct DlcLowerToLinalgPass
                  LowerBinary<AddOp, arith::AddFOp>,
                  LowerBinary<SubOp, arith::SubFOp>,
                  LowerBinary<MulOp, arith::MulFOp>,
-                 LowerBinary<DivOp, arith::DivFOp>>(ctx);
+                 LowerBinary<DivOp, arith::DivFOp>, LowerFill, LowerScale,
+                 LowerBroadcastTo, LowerActivationGrad, LowerCrossEntropyGrad,
+                 LowerLayerNormGrad, LowerOptimizerUpdate>(ctx);
     patterns.add<LowerUnary<ReluOp>>(ctx, activationFn<ReluOp>);
     patterns.add<LowerUnary<TanhOp>>(ctx, activationFn<TanhOp>);
     patterns.add<LowerUnary<SigmoidOp>>(ctx, activationFn<SigmoidOp>);
@@ -678,7 +1106,7 @@ struct DlcLowerToLinalgPass
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect>();
     target.addIllegalDialect<DlcDialect>();
-    target.addLegalOp<ParamOp, ParameterOp>();
+    target.addLegalOp<ParamOp, ParameterOp, AssignOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

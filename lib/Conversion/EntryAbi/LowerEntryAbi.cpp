@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCLOWERENTRYABIPASS
@@ -69,12 +70,32 @@ struct DlcLowerEntryAbiPass
       return entry.addArgument(mt, loc);
     };
 
-    // Parameters first: one read-only tensor view each.
-    llvm::StringMap<Value> paramValues;
+    // Parameters first: one tensor view each, writable for the parameters
+    // the entry assigns (the training step updates them in place).
+    SmallVector<AssignOp> assigns;
+    func.walk([&](AssignOp op) { assigns.push_back(op); });
+    llvm::StringSet<> assigned;
+    for (AssignOp op : assigns)
+      assigned.insert(op.getName());
+    llvm::StringMap<Value> paramValues, paramBuffers;
     for (ParameterOp p : params) {
       BlockArgument a = addArg(p.getType(), p.getSymName());
+      paramBuffers[p.getSymName()] = a;
       paramValues[p.getSymName()] = bufferization::ToTensorOp::create(
-          b, loc, p.getType(), a, /*restrict=*/true, /*writable=*/false);
+          b, loc, p.getType(), a, /*restrict=*/true,
+          /*writable=*/assigned.contains(p.getSymName()));
+    }
+    // An assignment writes the new value into the parameter's buffer; when
+    // the value was computed in place there, the copy folds away.
+    for (AssignOp op : assigns) {
+      auto it = paramBuffers.find(op.getName());
+      if (it == paramBuffers.end())
+        return op.emitOpError("refers to an unknown parameter");
+      OpBuilder ab(op);
+      bufferization::MaterializeInDestinationOp::create(
+          ab, op.getLoc(), TypeRange{}, op.getValue(), it->second,
+          UnitAttr::get(ctx), UnitAttr::get(ctx));
+      op.erase();
     }
     WalkResult bad = func.walk([&](ParamOp op) {
       auto it = paramValues.find(op.getName());

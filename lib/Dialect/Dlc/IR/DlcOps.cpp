@@ -62,6 +62,9 @@ LogicalResult ParameterOp::verify() {
     return emitOpError("must have a static shape");
   if (getBound().convertToDouble() < 0)
     return emitOpError("has a negative bound");
+  if (getRole() != kRoleWeight && getRole() != kRoleOptimizerState)
+    return emitOpError("has unknown role '")
+           << getRole() << "'; expected 'weight' or 'optimizer_state'";
   return success();
 }
 
@@ -400,6 +403,151 @@ LogicalResult CrossEntropyOp::verify() {
            << logits.getElementType();
   return verifyReductionKind(*this, getReduction());
 }
+
+//===----------------------------------------------------------------------===//
+// Helpers of the training step
+//===----------------------------------------------------------------------===//
+
+LogicalResult FillOp::verify() {
+  if (!tensorTy(getResult()).hasStaticShape())
+    return emitOpError("must have a static shape");
+  return success();
+}
+
+LogicalResult BroadcastToOp::verify() {
+  auto in = tensorTy(getInput()), out = tensorTy(getResult());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("must keep the element type");
+  auto shape = broadcastShapes(in.getShape(), out.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != out.getShape())
+    return emitOpError("cannot broadcast ")
+           << shapeStr(in.getShape()) << " to " << shapeStr(out.getShape());
+  return success();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult ActivationGradOp::verify() {
+  if (getActivation() == "none" || !isKnownActivation(getActivation()))
+    return emitOpError("has unknown activation '") << getActivation() << "'";
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  auto logits = tensorTy(getLogits()), labels = tensorTy(getLabels());
+  if (logits.getRank() != 2)
+    return emitOpError("logits must be [N, C], got ")
+           << shapeStr(logits.getShape());
+  if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
+    return emitOpError("labels must be [")
+           << logits.getDimSize(0) << "] class indices, got "
+           << shapeStr(labels.getShape());
+  if (tensorTy(getGrad()).getElementType() != logits.getElementType())
+    return emitOpError("grad must be a scalar of ") << logits.getElementType();
+  return verifyReductionKind(*this, getReduction());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  auto x = tensorTy(getInput()), w = tensorTy(getWeight());
+  if (x.getRank() < 1 || w.getRank() != 1 ||
+      w.getDimSize(0) != x.getShape().back())
+    return emitOpError("weight must be [")
+           << (x.getRank() ? x.getShape().back() : 0) << "], got "
+           << shapeStr(w.getShape());
+  if (w.getElementType() != x.getElementType())
+    return emitOpError("weight and input must have one element type");
+  return success();
+}
+
+unsigned OptimizerUpdateOp::statesPerParam(DictionaryAttr config) {
+  auto kind = config.getAs<StringAttr>("kind");
+  if (!kind)
+    return 0;
+  if (kind.getValue() == "adam" || kind.getValue() == "adamw")
+    return 2;
+  auto momentum = config.getAs<FloatAttr>("momentum");
+  return momentum && momentum.getValueAsDouble() != 0.0 ? 1 : 0;
+}
+
+LogicalResult OptimizerUpdateOp::verify() {
+  DictionaryAttr config = getConfig();
+  auto kind = config.getAs<StringAttr>("kind");
+  if (!kind || !llvm::is_contained({"sgd", "adam", "adamw"}, kind.getValue()))
+    return emitOpError("config needs kind = \"sgd\", \"adam\" or \"adamw\"");
+  SmallVector<StringRef> needed{"lr", "weight_decay"};
+  if (kind.getValue() == "sgd")
+    needed.append({"momentum", "dampening"});
+  else
+    needed.append({"eps"});
+  for (StringRef key : needed)
+    if (!config.getAs<FloatAttr>(key))
+      return emitOpError("config needs a float '") << key << "'";
+  if (kind.getValue() == "sgd" && !config.getAs<BoolAttr>("nesterov"))
+    return emitOpError("config needs a bool 'nesterov'");
+  if (kind.getValue() != "sgd") {
+    auto betas = config.getAs<ArrayAttr>("betas");
+    if (!betas || betas.size() != 2 ||
+        !llvm::all_of(betas, [](Attribute a) { return isa<FloatAttr>(a); }))
+      return emitOpError("config needs 'betas', two floats");
+    if (auto amsgrad = config.getAs<BoolAttr>("amsgrad");
+        amsgrad && amsgrad.getValue())
+      return emitOpError("amsgrad is not supported");
+  }
+  size_t n = getParams().size();
+  if (getGrads().size() != n)
+    return emitOpError("has ") << n << " params but " << getGrads().size()
+                               << " grads";
+  unsigned per = statesPerParam(config);
+  if (getStates().size() != per * n)
+    return emitOpError("needs ") << per * n << " state tensors ("
+                                 << per << " per param), got "
+                                 << getStates().size();
+  for (size_t i = 0; i < n; ++i) {
+    Type t = getParams()[i].getType();
+    if (getGrads()[i].getType() != t)
+      return emitOpError("grad ") << i << " has type "
+                                  << getGrads()[i].getType()
+                                  << ", its param " << t;
+    for (unsigned k = 0; k < per; ++k)
+      if (getStates()[k * n + i].getType() != t)
+        return emitOpError("state ") << k * n + i << " has type "
+                                     << getStates()[k * n + i].getType()
+                                     << ", its param " << t;
+  }
+  return success();
+}
+
+LogicalResult OptimizerUpdateOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  inferred.push_back(adaptor.getStep().getType());
+  for (Value v : adaptor.getParams())
+    inferred.push_back(v.getType());
+  for (Value v : adaptor.getStates())
+    inferred.push_back(v.getType());
+  return success();
+}
+
+LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this,
+                                                                getNameAttr());
+  if (!param)
+    return emitOpError("refers to '")
+           << getName() << "', which is not a dlc.parameter";
+  if (param.getType() != getValue().getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " does not match the parameter's type "
+           << param.getType();
+  return success();
+}
+
+#include "dlc/Dialect/Dlc/IR/DlcInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "dlc/Dialect/Dlc/IR/DlcOps.cpp.inc"

@@ -4,12 +4,15 @@
 
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dlc/Dialect/Dlc/IR/DlcInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dlc/Dialect/Dlc/IR/DlcOps.h.inc"
@@ -19,6 +22,12 @@ namespace mlir::dlc {
 inline constexpr llvm::StringLiteral kEntryAttrName = "dlc.entry";
 /// Name of the argument/result attribute holding the user-visible name.
 inline constexpr llvm::StringLiteral kNameAttrName = "dlc.name";
+/// Name of the unit attribute that marks the entry built by
+/// dlc-build-train-step.
+inline constexpr llvm::StringLiteral kTrainStepAttrName = "dlc.train_step";
+/// Roles of a dlc.parameter.
+inline constexpr llvm::StringLiteral kRoleWeight = "weight";
+inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 
 /// The name dlc uses for an element type everywhere (model format,
 /// descriptor, header, messages): f32, f16, bf16, f64, i64, i32, i8; ""

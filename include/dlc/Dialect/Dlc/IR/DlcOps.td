@@ -11,10 +11,13 @@
 #define DLC_DIALECT_DLC_IR_DLCOPS_TD
 
 include "dlc/Dialect/Dlc/IR/DlcBase.td"
+include "dlc/Dialect/Dlc/IR/DlcInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+
+defvar Dlc_Grad = DeclareOpInterfaceMethods<Dlc_DifferentiableOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -28,6 +31,11 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
     named tensor in weight files. `init` is `uniform` (drawn from
     `U(-bound, bound)`), `zeros` or `ones`.
 
+    `role` is `weight` (the default: a tensor of the model, read from and
+    written to weight files) or `optimizer_state` (added by
+    `dlc-build-train-step`: the step count and moments, zero-initialised,
+    saved in checkpoints and optional when weights are loaded).
+
     ```mlir
     dlc.parameter @"fc1.weight" : tensor<256x784xf32> {bound = 0.0357 : f64, init = "uniform"}
     ```
@@ -35,7 +43,8 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<AnyRankedTensor>:$type,
                        StrAttr:$init,
-                       DefaultValuedAttr<F64Attr, "0.0">:$bound);
+                       DefaultValuedAttr<F64Attr, "0.0">:$bound,
+                       DefaultValuedStrAttr<StrAttr, "weight">:$role);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -65,7 +74,7 @@ def Dlc_ParamOp : Dlc_Op<"param",
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Dlc_LinearOp : Dlc_Op<"linear", [Pure]> {
+def Dlc_LinearOp : Dlc_Op<"linear", [Pure, Dlc_Grad]> {
   let summary = "Fully connected layer: x @ W^T + b, with an optional fused activation";
   let description = [{
     PyTorch's `nn.Linear`: `input` is `[..., in]`, `weight` is `[out, in]`
@@ -89,7 +98,7 @@ def Dlc_LinearOp : Dlc_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure]> {
+def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, Dlc_Grad]> {
   let summary = "Matrix product, optionally batched";
   let description = [{
     `[M, K] x [K, N] -> [M, N]`, or with a leading batch dimension on both
@@ -110,7 +119,7 @@ def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Dlc_BinaryOp<string mnemonic, string what>
-    : Dlc_Op<mnemonic, [Pure]> {
+    : Dlc_Op<mnemonic, [Pure, Dlc_Grad]> {
   let summary = "Elementwise " # what # " with NumPy broadcasting";
   let description = [{
     Applies the operation elementwise. The operands broadcast like NumPy
@@ -134,7 +143,7 @@ def Dlc_MulOp : Dlc_BinaryOp<"mul", "multiplication">;
 def Dlc_DivOp : Dlc_BinaryOp<"div", "division">;
 
 class Dlc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Dlc_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
+    : Dlc_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType, Dlc_Grad], traits)> {
   let summary = "Elementwise " # what;
   let description = [{
     Applies }] # what # [{ to every element; the result has the operand's type.
@@ -156,7 +165,7 @@ def Dlc_LogOp : Dlc_UnaryOp<"log", "the natural logarithm">;
 def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", "the square root">;
 def Dlc_NegOp : Dlc_UnaryOp<"neg", "negation">;
 
-def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, SameOperandsAndResultType, Dlc_Grad]> {
   let summary = "Elementwise GELU, erf or tanh form";
   let description = [{
     `approximate = "none"` (default) computes `x/2 * (1 + erf(x/sqrt(2)))`;
@@ -180,7 +189,7 @@ def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 //===----------------------------------------------------------------------===//
 
 class Dlc_SoftmaxLikeOp<string mnemonic, string what>
-    : Dlc_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>]> {
+    : Dlc_Op<mnemonic, [Pure, Dlc_Grad, AllTypesMatch<["input", "result"]>]> {
   let summary = what # " along one dimension";
   let description = [{
     Computes }] # what # [{ along dimension `dim` (non-negative), in the
@@ -199,7 +208,7 @@ class Dlc_SoftmaxLikeOp<string mnemonic, string what>
 def Dlc_SoftmaxOp : Dlc_SoftmaxLikeOp<"softmax", "softmax">;
 def Dlc_LogSoftmaxOp : Dlc_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
-def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, Dlc_Grad, AllTypesMatch<["input", "result"]>]> {
   let summary = "Layer normalisation over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * weight + bias` where mean and the
@@ -223,7 +232,7 @@ def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, AllTypesMatch<["input", "resul
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure]> {
+def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure, Dlc_Grad]> {
   let summary = "Reinterprets a tensor with a new static shape";
   let description = [{
     Row-major reshape: the element type and the number of elements are
@@ -241,7 +250,7 @@ def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure]> {
+def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, Dlc_Grad]> {
   let summary = "Permutes the dimensions of a tensor";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`.
@@ -262,7 +271,7 @@ def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure]> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Dlc_ReductionOp<string mnemonic, string what> : Dlc_Op<mnemonic, [Pure]> {
+class Dlc_ReductionOp<string mnemonic, string what> : Dlc_Op<mnemonic, [Pure, Dlc_Grad]> {
   let summary = what # " over a set of dimensions";
   let description = [{
     Reduces (}] # what # [{) over the sorted, unique, non-negative
@@ -287,7 +296,7 @@ def Dlc_MeanOp : Dlc_ReductionOp<"mean", "the mean">;
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Dlc_MseLossOp : Dlc_Op<"mse_loss", [Pure]> {
+def Dlc_MseLossOp : Dlc_Op<"mse_loss", [Pure, Dlc_Grad]> {
   let summary = "Mean (or summed) squared error";
   let description = [{
     `mean((input - target)^2)` (or the sum with `reduction = "sum"`), a
@@ -305,7 +314,7 @@ def Dlc_MseLossOp : Dlc_Op<"mse_loss", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure]> {
+def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, Dlc_Grad]> {
   let summary = "Cross-entropy of logits against integer class labels";
   let description = [{
     `logits` is `[N, C]`, `labels` is `[N]` of integer class indices in
@@ -324,6 +333,210 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure]> {
   let results = (outs Dlc_ScalarFloatTensor:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers of the training step
+//===----------------------------------------------------------------------===//
+
+def Dlc_FillOp : Dlc_Op<"fill", [Pure]> {
+  let summary = "A tensor with every element equal to a constant";
+  let description = [{
+    `dlc-build-train-step` seeds the backward pass with the gradient of the
+    loss with respect to itself, `dlc.fill 1.0 : tensor<f32>`.
+
+    ```mlir
+    %one = dlc.fill 1.000000e+00 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dlc_ScaleOp : Dlc_Op<"scale", [Pure, SameOperandsAndResultType, Dlc_Grad]> {
+  let summary = "Multiplies every element by a compile-time constant";
+  let description = [{
+    `input * factor`; the gradients of means and mean-reduced losses use it.
+
+    ```mlir
+    %h = dlc.scale %g, 5.000000e-01 : tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, F64Attr:$factor);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $factor attr-dict `:` type($result)";
+}
+
+def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure, Dlc_Grad]> {
+  let summary = "Broadcasts a tensor to a larger shape (NumPy rules)";
+  let description = [{
+    Repeats the input along the dimensions where it has size 1 or that it
+    lacks on the left, like `numpy.broadcast_to`; the gradient of a sum.
+
+    ```mlir
+    %b = dlc.broadcast_to %s : (tensor<4x1xf32>) -> tensor<4x6xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Dlc_ActivationGradOp : Dlc_Op<"activation_grad",
+    [Pure, AllTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "Gradient of an activation, recomputed from its input";
+  let description = [{
+    `grad * f'(input)` for the activation `f` named by `activation` (`relu`,
+    `gelu`, `gelu_tanh`, `tanh`, `sigmoid`), where `input` is the value the
+    activation was applied to. The derivative is recomputed elementwise
+    from the input (PyTorch's formulas: `relu`: `grad` where `input > 0`,
+    else 0; `tanh`: `grad * (1 - tanh(x)^2)`; `sigmoid`: `grad * s(1 - s)`;
+    `gelu`: `grad * (Phi(x) + x phi(x))`; `gelu_tanh`: the derivative of the
+    tanh form).
+
+    ```mlir
+    %dz = dlc.activation_grad %z, %dh {activation = "relu"} : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$grad,
+                       StrAttr:$activation);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
+    [Pure, AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Gradient of cross-entropy with respect to the logits";
+  let description = [{
+    `(softmax(logits) - onehot(labels)) * grad`, divided by the batch size
+    `N` for `reduction = "mean"`; `grad` is the 0-d gradient of the loss.
+    Labels are clamped into `[0, C)` like in `dlc.cross_entropy`.
+
+    ```mlir
+    %dl = dlc.cross_entropy_grad %logits, %y, %g
+        : (tensor<64x10xf32>, tensor<64xi64>, tensor<f32>) -> tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
+                       Dlc_ScalarFloatTensor:$grad,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_LayerNormGradOp : Dlc_Op<"layer_norm_grad",
+    [Pure, AllTypesMatch<["input", "grad", "input_grad"]>,
+     AllTypesMatch<["weight", "weight_grad", "bias_grad"]>]> {
+  let summary = "Gradients of layer normalisation";
+  let description = [{
+    From the input `x` of a `dlc.layer_norm`, its `weight` and the gradient
+    `grad` of its result, computes the gradients of the input, the weight
+    and the bias. The row statistics are recomputed, not stored:
+    `xhat = (x - mean) * rstd`, `dy = grad * weight`,
+    `dx = rstd * (dy - mean(dy) - xhat * mean(dy * xhat))`,
+    `dweight = sum(grad * xhat)`, `dbias = sum(grad)` over the leading
+    dimensions.
+
+    ```mlir
+    %dx, %dw, %db = dlc.layer_norm_grad %x, %w, %g {epsilon = 1.0e-05 : f64}
+        : (tensor<6x32xf32>, tensor<32xf32>, tensor<6x32xf32>)
+        -> (tensor<6x32xf32>, tensor<32xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$weight,
+                       Dlc_FloatTensor:$grad,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Dlc_FloatTensor:$input_grad,
+                      Dlc_FloatTensor:$weight_grad,
+                      Dlc_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
+    [Pure, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "One optimizer step over all parameters, fused";
+  let description = [{
+    Applies one step of the optimizer described by `config` (the
+    `dlc.optimizer` dictionary: `kind` = `sgd`, `adam` or `adamw` and
+    PyTorch's hyperparameters) to every parameter at once, like PyTorch's
+    fused optimizers. `step` is the 0-d count of steps taken so far;
+    `params` and `grads` pair up; `states` holds the optimizer state grouped
+    by kind, one tensor per parameter in each group: Adam and AdamW
+    `exp_avg...` then `exp_avg_sq...`, SGD with momentum
+    `momentum_buffer...`, plain SGD nothing.
+
+    The results are the new step count, the new parameters and the new
+    states, in operand order. The semantics are PyTorch's
+    (`torch.optim.SGD`, `Adam`, `AdamW`, single-tensor form): bias
+    correction uses `beta ** step` in double precision, SGD's first step
+    stores the gradient as the momentum buffer.
+
+    ```mlir
+    %r:7 = dlc.optimizer_update step(%s : tensor<f32>)
+        params(%w, %b : tensor<4x8xf32>, tensor<4xf32>)
+        grads(%gw, %gb : tensor<4x8xf32>, tensor<4xf32>)
+        states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>)
+        config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999],
+                eps = 1.0e-08 : f64, weight_decay = 0.0 : f64, amsgrad = false}
+    ```
+  }];
+  let arguments = (ins Dlc_ScalarFloatTensor:$step,
+                       Variadic<Dlc_FloatTensor>:$params,
+                       Variadic<Dlc_FloatTensor>:$grads,
+                       Variadic<Dlc_FloatTensor>:$states,
+                       DictionaryAttr:$config);
+  let results = (outs Variadic<Dlc_FloatTensor>:$results);
+  let assemblyFormat = [{
+    `step` `(` $step `:` type($step) `)`
+    `params` `(` $params `:` type($params) `)`
+    `grads` `(` $grads `:` type($grads) `)`
+    `states` `(` ($states^ `:` type($states))? `)`
+    `config` $config attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of state tensors per parameter: 2 for Adam and AdamW, 1
+    /// for SGD with momentum, 0 for plain SGD.
+    static unsigned statesPerParam(::mlir::DictionaryAttr config);
+    ::mlir::Value getNewStep() { return getResults()[0]; }
+    ::mlir::ValueRange getNewParams() {
+      return getResults().slice(1, getParams().size());
+    }
+    ::mlir::ValueRange getNewStates() {
+      return getResults().drop_front(1 + getParams().size());
+    }
+  }];
+}
+
+def Dlc_AssignOp : Dlc_Op<"assign",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemWrite]>]> {
+  let summary = "Writes a new value into a model parameter";
+  let description = [{
+    Stores `value` into the `dlc.parameter` named by `name` when the entry
+    returns; reads of the parameter in the same function see the old value.
+    The training step ends with one `dlc.assign` per updated parameter and
+    optimizer state. The lowering writes the value into the parameter's
+    buffer in place.
+
+    ```mlir
+    dlc.assign @"fc1.weight", %w1 : tensor<256x784xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Dlc_FloatTensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
 }
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

@@ -34,4 +34,75 @@ def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
+  let summary = "Build the training step: forward, loss, backward, optimizer";
+  let description = [{
+    Adds the entry point `train_step` to a model: it takes the inputs and
+    labels of the loss function (`@loss`, marked `dlc.loss`), computes the
+    loss, the gradient of the loss with respect to every parameter by
+    reverse-mode automatic differentiation, and one optimizer step, and
+    returns the loss.
+
+    - The loss is the model's `@loss` function, or, with `loss=mse` or
+      `loss=cross_entropy`, that loss applied to the single result of the
+      `forward` entry against a new input named by `label` (default `y`).
+    - Gradients come from the ops' `DifferentiableOpInterface` rules, in
+      reverse order; a value used several times accumulates the gradients
+      of its uses. A `dlc.linear` with a fused activation is first split so
+      that the pre-activation is computed once. Only values that depend on
+      a parameter are differentiated.
+    - The optimizer is the module's `dlc.optimizer` dictionary, with the
+      options given here overriding it (`optimizer` changes the kind and
+      starts from that kind's PyTorch defaults). Its state becomes
+      `dlc.parameter`s with `role = "optimizer_state"`, zero-initialised:
+      `optimizer.step` and, per parameter `P`, `optimizer.P.exp_avg` and
+      `optimizer.P.exp_avg_sq` (Adam, AdamW) or
+      `optimizer.P.momentum_buffer` (SGD with momentum).
+    - All parameters are updated by one `dlc.optimizer_update`, whose
+      results are written back with `dlc.assign` at the end of the step.
+
+    The `forward` entry is left as it is: evaluation keeps no activations.
+
+    ```mlir
+    func.func @train_step(%x: tensor<16x10xf32> {dlc.name = "x"},
+                          %y: tensor<16x1xf32> {dlc.name = "y"})
+        -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.entry, dlc.train_step} {
+      ... forward, loss ...
+      %one = dlc.fill 1.000000e+00 : tensor<f32>
+      ... gradients ...
+      %r:N = dlc.optimizer_update step(...) params(...) grads(...) states(...) config {...}
+      dlc.assign @fc1.weight, %r#1 : tensor<32x10xf32>
+      ...
+      return %loss : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"",
+           "Loss applied to the forward result instead of the model's own: "
+           "mse or cross_entropy">,
+    Option<"label", "label", "std::string", /*default=*/"\"y\"",
+           "Name of the label input added by the loss option">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"",
+           "Optimizer instead of the model's own: sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"-1.0",
+           "Learning rate (negative: keep the model's)">,
+    Option<"momentum", "momentum", "double", /*default=*/"-1.0",
+           "SGD momentum (negative: keep the model's)">,
+    Option<"dampening", "dampening", "double", /*default=*/"-1.0",
+           "SGD dampening (negative: keep the model's)">,
+    Option<"nesterov", "nesterov", "int", /*default=*/"-1",
+           "SGD Nesterov momentum: 1, 0, or -1 to keep the model's">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay (negative: keep the model's)">,
+    Option<"beta1", "beta1", "double", /*default=*/"-1.0",
+           "Adam beta1 (negative: keep the model's)">,
+    Option<"beta2", "beta2", "double", /*default=*/"-1.0",
+           "Adam beta2 (negative: keep the model's)">,
+    Option<"eps", "eps", "double", /*default=*/"-1.0",
+           "Adam epsilon (negative: keep the model's)">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect"];
+}
+
 #endif // DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,40 @@
+//===- DlcInterfaces.td - dlc op interfaces ----------------*- tablegen -*-===//
+//
+// Interfaces of the dlc ops. The gradient rules of reverse-mode automatic
+// differentiation live with the ops: `dlc-build-train-step` asks every op on
+// the path from the parameters to the loss for the gradients of its
+// operands.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECT_DLC_IR_DLCINTERFACES_TD
+#define DLC_DIALECT_DLC_IR_DLCINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Dlc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let description = [{
+    An op with one result that knows the reverse-mode gradient rule of each
+    of its operands (its vector-Jacobian product): given the gradient of the
+    loss with respect to the result, it builds, with dlc ops at the
+    builder's insertion point, the gradient with respect to every operand.
+    Operands that have no gradient (integer labels) get a null value. A
+    gradient has its operand's type: the rule undoes broadcasting by
+    summing over the broadcast dimensions.
+
+    Rules recompute cheap elementwise values (an activation's derivative
+    from its input) rather than asking the forward pass to keep them, so
+    the values a training step keeps alive are exactly the operands and
+    results the rules read.
+  }];
+  let cppNamespace = "::mlir::dlc";
+  let methods = [
+    InterfaceMethod<
+      "Builds the gradient of every operand from `resultGrad`, the gradient "
+      "of the op's single result (null entries for operands without one).",
+      "::llvm::SmallVector<::mlir::Value>", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Value":$resultGrad)>,
+  ];
+}
+
+#endif // DLC_DIALECT_DLC_IR_DLCINTERFACES_TD

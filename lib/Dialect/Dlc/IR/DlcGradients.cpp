@@ -1,0 +1,302 @@
+//===- DlcGradients.cpp - gradient rules of the dlc ops -------------------===//
+//
+// DifferentiableOpInterface: the reverse-mode rule (vector-Jacobian
+// product) of every differentiable dlc op, written with dlc ops. The rules
+// follow PyTorch's derivative formulas (tools/autograd/derivatives.yaml) so
+// that a compiled training step matches torch.autograd; dlc-build-train-step
+// applies them and tests/Dialect/Dlc/gradients.mlir shows each one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+RankedTensorType tensorTy(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+RankedTensorType withShape(RankedTensorType like, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, like.getElementType());
+}
+
+Value reshape(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
+  if (v.getType() == to)
+    return v;
+  return ReshapeOp::create(b, loc, to, v);
+}
+
+/// `v` with its dimensions permuted by `perm`.
+Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  auto ty = tensorTy(v);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(ty.getDimSize(p));
+  return TransposeOp::create(b, loc, withShape(ty, shape), v, perm);
+}
+
+/// Swaps the last two dimensions (rank 2 or 3).
+Value transposeLast2(OpBuilder &b, Location loc, Value v) {
+  if (tensorTy(v).getRank() == 2)
+    return transpose(b, loc, v, {1, 0});
+  return transpose(b, loc, v, {0, 2, 1});
+}
+
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  auto l = tensorTy(lhs), r = tensorTy(rhs);
+  SmallVector<int64_t> shape(l.getShape());
+  shape.back() = r.getShape().back();
+  return MatmulOp::create(b, loc, withShape(l, shape), lhs, rhs);
+}
+
+/// Elementwise binary op with NumPy broadcasting; the result type is the
+/// broadcast of the operands'.
+template <typename OpTy>
+Value binary(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  auto l = tensorTy(lhs), r = tensorTy(rhs);
+  size_t rank = std::max(l.getRank(), r.getRank());
+  SmallVector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dl = i < rank - l.getRank() ? 1 : l.getDimSize(i - (rank - l.getRank()));
+    int64_t dr = i < rank - r.getRank() ? 1 : r.getDimSize(i - (rank - r.getRank()));
+    shape[i] = dl == 1 ? dr : dl;
+  }
+  return OpTy::create(b, loc, withShape(l, shape), lhs, rhs);
+}
+
+Value sum(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> dims,
+          bool keepdim) {
+  auto ty = tensorTy(v);
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < ty.getRank(); ++d) {
+    if (!llvm::is_contained(dims, d))
+      shape.push_back(ty.getDimSize(d));
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return SumOp::create(b, loc, withShape(ty, shape), v, dims, keepdim);
+}
+
+/// Undoes NumPy broadcasting: sums the gradient `g` of a broadcast result
+/// over the dimensions that `target` lacks or has with size 1.
+Value sumToShape(OpBuilder &b, Location loc, Value g, RankedTensorType target) {
+  auto ty = tensorTy(g);
+  if (ty.getShape() == target.getShape())
+    return g;
+  int64_t offset = ty.getRank() - target.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < ty.getRank(); ++d)
+    if (d < offset ||
+        (target.getDimSize(d - offset) == 1 && ty.getDimSize(d) != 1))
+      dims.push_back(d);
+  Value s = dims.empty() ? g : sum(b, loc, g, dims, /*keepdim=*/false);
+  return reshape(b, loc, s, target);
+}
+
+/// Broadcasts the gradient of a reduction back over the reduced dimensions.
+Value unreduce(OpBuilder &b, Location loc, Value g, RankedTensorType inputTy,
+               ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> kept(inputTy.getShape());
+  for (int64_t d : dims)
+    kept[d] = 1;
+  Value r = reshape(b, loc, g, withShape(inputTy, kept));
+  if (r.getType() == inputTy)
+    return r;
+  return BroadcastToOp::create(b, loc, inputTy, r);
+}
+
+Value activationGrad(OpBuilder &b, Location loc, Value x, Value g,
+                     StringRef activation) {
+  return ActivationGradOp::create(b, loc, x.getType(), x, g, activation);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> LinearOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  auto inTy = tensorTy(getInput()), wTy = tensorTy(getWeight());
+  if (getActivation() != "none") {
+    // Recompute the pre-activation rather than keep it.
+    Value z = LinearOp::create(b, loc, getType(), getInput(), getWeight(),
+                               getBias(), "none");
+    g = activationGrad(b, loc, z, g, getActivation());
+  }
+  int64_t n = wTy.getDimSize(0), k = wTy.getDimSize(1);
+  int64_t m = inTy.getNumElements() / k;
+  Value x2 = reshape(b, loc, getInput(), withShape(inTy, {m, k}));
+  Value g2 = reshape(b, loc, g, withShape(inTy, {m, n}));
+  // y = x W^T + b:  dx = g W,  dW = g^T x,  db = sum_rows(g).
+  Value dx = reshape(b, loc, matmul(b, loc, g2, getWeight()), inTy);
+  Value dw = matmul(b, loc, transpose(b, loc, g2, {1, 0}), x2);
+  SmallVector<Value> grads{dx, dw};
+  if (getBias())
+    grads.push_back(sum(b, loc, g2, {0}, /*keepdim=*/false));
+  return grads;
+}
+
+SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  return {matmul(b, loc, g, transposeLast2(b, loc, getRhs())),
+          matmul(b, loc, transposeLast2(b, loc, getLhs()), g)};
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> AddOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  return {sumToShape(b, loc, g, tensorTy(getLhs())),
+          sumToShape(b, loc, g, tensorTy(getRhs()))};
+}
+
+SmallVector<Value> SubOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  Value neg = NegOp::create(b, loc, g.getType(), g);
+  return {sumToShape(b, loc, g, tensorTy(getLhs())),
+          sumToShape(b, loc, neg, tensorTy(getRhs()))};
+}
+
+SmallVector<Value> MulOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  return {sumToShape(b, loc, binary<MulOp>(b, loc, g, getRhs()),
+                     tensorTy(getLhs())),
+          sumToShape(b, loc, binary<MulOp>(b, loc, g, getLhs()),
+                     tensorTy(getRhs()))};
+}
+
+SmallVector<Value> DivOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  // d(a/b)/da = 1/b;  d(a/b)/db = -a/b^2 = -(a/b)/b.
+  Value da = binary<DivOp>(b, loc, g, getRhs());
+  Value t = binary<DivOp>(b, loc, binary<MulOp>(b, loc, g, getResult()),
+                          getRhs());
+  Value db = NegOp::create(b, loc, t.getType(), t);
+  return {sumToShape(b, loc, da, tensorTy(getLhs())),
+          sumToShape(b, loc, db, tensorTy(getRhs()))};
+}
+
+SmallVector<Value> ReluOp::buildGradients(OpBuilder &b, Value g) {
+  return {activationGrad(b, getLoc(), getInput(), g, "relu")};
+}
+SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, Value g) {
+  return {activationGrad(b, getLoc(), getInput(), g, "tanh")};
+}
+SmallVector<Value> SigmoidOp::buildGradients(OpBuilder &b, Value g) {
+  return {activationGrad(b, getLoc(), getInput(), g, "sigmoid")};
+}
+SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, Value g) {
+  return {activationGrad(b, getLoc(), getInput(), g,
+                         getApproximate() == "tanh" ? "gelu_tanh" : "gelu")};
+}
+SmallVector<Value> ExpOp::buildGradients(OpBuilder &b, Value g) {
+  return {binary<MulOp>(b, getLoc(), g, getResult())};
+}
+SmallVector<Value> LogOp::buildGradients(OpBuilder &b, Value g) {
+  return {binary<DivOp>(b, getLoc(), g, getInput())};
+}
+SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b, Value g) {
+  // d sqrt(x) = 1 / (2 sqrt(x)), from the result like PyTorch.
+  Location loc = getLoc();
+  Value twice = ScaleOp::create(b, loc, getType(), getResult(),
+                                b.getF64FloatAttr(2.0));
+  return {binary<DivOp>(b, loc, g, twice)};
+}
+SmallVector<Value> NegOp::buildGradients(OpBuilder &b, Value g) {
+  return {NegOp::create(b, getLoc(), g.getType(), g)};
+}
+SmallVector<Value> ScaleOp::buildGradients(OpBuilder &b, Value g) {
+  return {ScaleOp::create(b, getLoc(), g.getType(), g, getFactorAttr())};
+}
+SmallVector<Value> BroadcastToOp::buildGradients(OpBuilder &b, Value g) {
+  return {sumToShape(b, getLoc(), g, tensorTy(getInput()))};
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisations
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> SoftmaxOp::buildGradients(OpBuilder &b, Value g) {
+  // dx = y * (g - sum(g * y, dim))
+  Location loc = getLoc();
+  Value y = getResult();
+  Value s = sum(b, loc, binary<MulOp>(b, loc, g, y), {getDim()}, true);
+  return {binary<MulOp>(b, loc, y, binary<SubOp>(b, loc, g, s))};
+}
+
+SmallVector<Value> LogSoftmaxOp::buildGradients(OpBuilder &b, Value g) {
+  // dx = g - exp(y) * sum(g, dim)
+  Location loc = getLoc();
+  Value p = ExpOp::create(b, loc, getType(), getResult());
+  Value s = sum(b, loc, g, {getDim()}, true);
+  return {binary<SubOp>(b, loc, g, binary<MulOp>(b, loc, p, s))};
+}
+
+SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b, Value g) {
+  auto op = LayerNormGradOp::create(
+      b, getLoc(), TypeRange{getType(), getWeight().getType(),
+                             getBias().getType()},
+      getInput(), getWeight(), g, getEpsilonAttr());
+  return {op.getInputGrad(), op.getWeightGrad(), op.getBiasGrad()};
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation and reductions
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> ReshapeOp::buildGradients(OpBuilder &b, Value g) {
+  return {reshape(b, getLoc(), g, tensorTy(getInput()))};
+}
+
+SmallVector<Value> TransposeOp::buildGradients(OpBuilder &b, Value g) {
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  return {transpose(b, getLoc(), g, inverse)};
+}
+
+SmallVector<Value> SumOp::buildGradients(OpBuilder &b, Value g) {
+  return {unreduce(b, getLoc(), g, tensorTy(getInput()), getDims())};
+}
+
+SmallVector<Value> MeanOp::buildGradients(OpBuilder &b, Value g) {
+  auto inTy = tensorTy(getInput());
+  int64_t count = 1;
+  for (int64_t d : getDims())
+    count *= inTy.getDimSize(d);
+  Value u = unreduce(b, getLoc(), g, inTy, getDims());
+  return {ScaleOp::create(b, getLoc(), inTy, u,
+                          b.getF64FloatAttr(1.0 / static_cast<double>(count)))};
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> MseLossOp::buildGradients(OpBuilder &b, Value g) {
+  // d/dx = 2 (x - t) g / N (mean) or 2 (x - t) g (sum);  d/dt = -d/dx.
+  Location loc = getLoc();
+  auto ty = tensorTy(getInput());
+  double factor = 2.0;
+  if (getReduction() == "mean")
+    factor /= static_cast<double>(ty.getNumElements());
+  Value d = binary<SubOp>(b, loc, getInput(), getTarget());
+  Value dx = ScaleOp::create(b, loc, ty, binary<MulOp>(b, loc, d, g),
+                             b.getF64FloatAttr(factor));
+  return {dx, NegOp::create(b, loc, ty, dx)};
+}
+
+SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
+  Value d = CrossEntropyGradOp::create(b, getLoc(), getLogits().getType(),
+                                       getLogits(), getLabels(), g,
+                                       getReductionAttr());
+  return {d, Value()};
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Compare a `dlc run --train --print-loss` log with PyTorch's (numpy only).
+
+    check_training.py LOSSES.txt EXPECTED_LOSSES.npy
+        [--weights ACTUAL.safetensors EXPECTED.safetensors] [--rtol 1e-5]
+
+LOSSES.txt holds lines `step N loss X`. Each step's loss must be within
+`rtol` of the expected one, relatively: |a - e| <= rtol * |e|. With
+--weights, every tensor of EXPECTED must be in ACTUAL (which may hold more:
+the optimizer state) with the same shape and a relative error
+||a - e|| / ||e|| <= rtol (Euclidean norms over the tensor). Single
+elements are not held to rtol: Adam divides by sqrt(v), so an element whose
+gradient is tiny turns float32 rounding into a visible change of its update
+(PyTorch's own float32 training moves such elements of the digits MLP by
+1.7e-5 of the tensor's largest value against float64). The largest
+elementwise error, scaled by the tensor's largest value, is printed too.
+Exits 0 on a pass, 1 on a failure.
+"""
+
+import argparse
+import json
+import re
+import struct
+import sys
+
+import numpy as np
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        buf = f.read()
+    (n,) = struct.unpack("<Q", buf[:8])
+    header = json.loads(buf[8:8 + n].decode("utf-8"))
+    data = buf[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] != "F32":
+            raise ValueError("%s: %s is %s" % (path, name, info["dtype"]))
+        b, e = info["data_offsets"]
+        out[name] = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("losses")
+    ap.add_argument("expected")
+    ap.add_argument("--weights", nargs=2, metavar=("ACTUAL", "EXPECTED"))
+    ap.add_argument("--rtol", type=float, default=1e-5)
+    args = ap.parse_args(argv)
+
+    got = []
+    with open(args.losses) as f:
+        for line in f:
+            m = re.fullmatch(r"step (\d+) loss (\S+)\n?", line)
+            if m:
+                if int(m.group(1)) != len(got) + 1:
+                    print("FAIL: step %s out of order" % m.group(1))
+                    return 1
+                got.append(float(m.group(2)))
+    want = np.load(args.expected)
+    if len(got) != len(want):
+        print("FAIL: %d steps logged, %d expected" % (len(got), len(want)))
+        return 1
+    ok = True
+    got = np.array(got)
+    rel = np.abs(got - want) / np.abs(want)
+    worst = int(np.argmax(rel))
+    print("losses: %d steps, %.6g -> %.6g, worst relative error %.3g at step %d"
+          % (len(got), got[0], got[-1], rel[worst], worst + 1))
+    if not np.all(np.isfinite(got)) or rel[worst] > args.rtol:
+        print("FAIL: step %d loss %.9g, expected %.9g"
+              % (worst + 1, got[worst], want[worst]))
+        ok = False
+
+    if args.weights:
+        actual = read_safetensors(args.weights[0])
+        expected = read_safetensors(args.weights[1])
+        worst_w = worst_e = (0.0, "")
+        for name, e in expected.items():
+            if name not in actual:
+                print("FAIL: no tensor %r in %s" % (name, args.weights[0]))
+                ok = False
+                continue
+            a = actual[name]
+            if a.shape != e.shape:
+                print("FAIL: %s has shape %s, expected %s"
+                      % (name, a.shape, e.shape))
+                ok = False
+                continue
+            d = a.astype(np.float64) - e
+            err = float(np.linalg.norm(d) / max(np.linalg.norm(e), 1e-30))
+            elem = float(np.max(np.abs(d)) / max(np.max(np.abs(e)), 1e-30))
+            if not np.all(np.isfinite(a)) or err > args.rtol:
+                print("FAIL: %s relative error %.3g" % (name, err))
+                ok = False
+            worst_w = max(worst_w, (err, name))
+            worst_e = max(worst_e, (elem, name))
+        print("weights: %d tensors, worst relative error %.3g (%s); "
+              "largest elementwise error %.3g of max|w| (%s)"
+              % (len(expected), worst_w[0], worst_w[1], worst_e[0],
+                 worst_e[1]))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
