@@ -119,9 +119,24 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
   os << "extern const dlc_model_desc dlc_model_" << m << ";\n\n";
 
   os << "/* Sizes, in elements and bytes. */\n";
-  os << "#define " << M << "_NUM_PARAMS " << info.params.size() << "\n";
+  size_t numWeights = 0, numStates = 0;
+  int64_t stateBytes = 0;
+  for (const ParamInfo &p : info.params) {
+    if (p.optimizerState) {
+      ++numStates;
+      stateBytes += p.bytes;
+    } else {
+      ++numWeights;
+    }
+  }
+  os << "#define " << M << "_NUM_PARAMS " << numWeights << "\n";
   os << "#define " << M << "_PARAM_COUNT " << info.paramCount() << "LL\n";
   os << "#define " << M << "_PARAM_BYTES " << info.paramBytes() << "LL\n";
+  if (numStates) {
+    os << "/* Optimizer state (step count, moments), beside the params. */\n";
+    os << "#define " << M << "_NUM_STATES " << numStates << "\n";
+    os << "#define " << M << "_STATE_BYTES " << stateBytes << "LL\n";
+  }
   for (const EntryInfo &e : info.entries) {
     std::string E = llvm::StringRef(ident(e.name)).upper();
     EntryNames names = entryNames(e);

@@ -556,3 +556,71 @@ TEST(ModelTest, LoadRejectsBadFilesAndKeepsParams) {
 }
 
 } // namespace
+
+namespace {
+// A model with optimizer state: `state` lines after the weights.
+const char *const kStatefulText = "dlc-model 1\n"
+                                  "name stateful\n"
+                                  "param w f32 4 uniform 0.5\n"
+                                  "state optimizer.step f32 -\n"
+                                  "state optimizer.w.exp_avg f32 4\n"
+                                  "entry forward\n"
+                                  "end\n";
+void nothing(void *const *) {}
+const dlc_entry_fn kStatefulEntries[] = {nothing};
+const dlc_model_desc kStateful = {DLC_ABI_VERSION, kStatefulText, 1,
+                                  kStatefulEntries};
+
+TEST(ModelTest, OptimizerStateIsOptionalWhenLoading) {
+  TempDir dir;
+  ModelPtr a = create(kStateful), b = create(kStateful);
+  ASSERT_EQ(dlc_model_num_params(a.get()), 3);
+  ASSERT_EQ(dlc_model_init(a.get(), 3), DLC_OK);
+  EXPECT_EQ(*paramF32(a.get(), 1), 0.0f); // state starts at zero
+  *paramF32(a.get(), 1) = 7.0f;
+  paramF32(a.get(), 2)[3] = 0.25f;
+
+  // A checkpoint restores the state...
+  std::string ckpt = dir.file("ckpt.safetensors");
+  ASSERT_EQ(dlc_model_save(a.get(), ckpt.c_str()), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_model_load(b.get(), ckpt.c_str()), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(params(a.get()), params(b.get()));
+
+  // ...a weights-only file (PyTorch's state_dict) resets it to zero...
+  dlc_tensor_list *list = nullptr;
+  ASSERT_EQ(dlc_tensor_file_read(ckpt.c_str(), DLC_FILE_AUTO, &list), DLC_OK);
+  dlc_tensor_info w;
+  ASSERT_EQ(dlc_tensor_list_get(list, dlc_tensor_list_find(list, "w"), &w),
+            DLC_OK);
+  dlc_tensor_list *weights = nullptr;
+  ASSERT_EQ(dlc_tensor_list_create(&weights), DLC_OK);
+  ASSERT_EQ(dlc_tensor_list_add(weights, "w", w.dtype, w.rank, w.shape, w.data,
+                                nullptr),
+            DLC_OK);
+  std::string weightsPath = dir.file("w.safetensors");
+  ASSERT_EQ(dlc_tensor_file_write(weightsPath.c_str(), DLC_FILE_AUTO, weights),
+            DLC_OK);
+  ASSERT_EQ(dlc_model_load(b.get(), weightsPath.c_str()), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(paramF32(b.get(), 0)[1], paramF32(a.get(), 0)[1]);
+  EXPECT_EQ(*paramF32(b.get(), 1), 0.0f);
+  EXPECT_EQ(paramF32(b.get(), 2)[3], 0.0f);
+
+  // ...and a file with part of the state is refused, the model unchanged.
+  int64_t scalar[1] = {0};
+  ASSERT_EQ(dlc_tensor_list_add(weights, "optimizer.step", DLC_F32, 0, scalar,
+                                nullptr, nullptr),
+            DLC_OK);
+  std::string partial = dir.file("partial.safetensors");
+  ASSERT_EQ(dlc_tensor_file_write(partial.c_str(), DLC_FILE_AUTO, weights),
+            DLC_OK);
+  *paramF32(b.get(), 1) = 5.0f;
+  EXPECT_EQ(dlc_model_load(b.get(), partial.c_str()), DLC_ERR_FORMAT);
+  EXPECT_TRUE(errorContains("no tensor 'optimizer.w.exp_avg' (the file has 1 "
+                            "of the model's 2 optimizer-state tensors"))
+      << dlc_last_error();
+  EXPECT_EQ(*paramF32(b.get(), 1), 5.0f);
+  dlc_tensor_list_free(weights);
+  dlc_tensor_list_free(list);
+}
+} // namespace

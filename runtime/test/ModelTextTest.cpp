@@ -194,3 +194,36 @@ TEST(ModelTextTest, CreateReportsTheLine) {
 }
 
 } // namespace
+
+namespace {
+TEST(ModelTextTest, OptimizerStateLines) {
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText("dlc-model 1\nname m\n"
+                             "param w f32 4 uniform 0.5\n"
+                             "state optimizer.step f32 -\n"
+                             "state optimizer.w.exp_avg f32 4\n"
+                             "entry train_step\nout loss f32 -\nend\n",
+                             model, err))
+      << err;
+  ASSERT_EQ(model.params.size(), 3u);
+  EXPECT_FALSE(model.params[0].isState);
+  EXPECT_TRUE(model.params[1].isState);
+  EXPECT_EQ(model.params[1].init, InitKind::Zeros);
+  EXPECT_TRUE(model.params[1].shape.empty());
+  EXPECT_EQ(model.params[2].offset, model.params[1].offset + 64);
+  EXPECT_EQ(model.params[2].numel, 4);
+
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\n"
+                              "state s f32 4\nparam w f32 4 zeros 0\n",
+                              model, err));
+  EXPECT_EQ(err, "line 4: 'param' after a 'state' (weights come first)");
+  EXPECT_FALSE(
+      parseModelText("dlc-model 1\nname m\nstate s f32 4 zeros 0\n", model, err));
+  EXPECT_NE(err.find("state NAME DTYPE SHAPE"), std::string::npos) << err;
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry e\nend\nstate s f32 4\n",
+                              model, err));
+  EXPECT_NE(err.find("'state' after the first 'entry'"), std::string::npos)
+      << err;
+}
+} // namespace

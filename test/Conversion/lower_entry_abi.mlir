@@ -35,3 +35,24 @@ func.func @twice(%x: tensor<4xf32> {dlc.name = "x"}) -> (tensor<4xf32>, tensor<4
   %r = dlc.relu %x : tensor<4xf32>
   return %r, %r : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A training step: the parameters it assigns are writable views of their
+// buffers, and each assignment writes into the parameter's own buffer.
+dlc.parameter @w : tensor<4xf32> {init = "zeros"}
+dlc.parameter @frozen : tensor<4xf32> {init = "ones"}
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[W:[a-z0-9]+]]: memref<4xf32> {dlc.name = "w", llvm.noalias}
+// CHECK-SAME: %[[F:[a-z0-9]+]]: memref<4xf32> {dlc.name = "frozen", llvm.noalias}
+// CHECK: bufferization.to_tensor %[[W]] restrict writable
+// CHECK: bufferization.to_tensor %[[F]] restrict :
+// CHECK: bufferization.materialize_in_destination %{{.*}} in restrict writable %[[W]]
+// CHECK-NOT: dlc.assign
+func.func @train_step(%x: tensor<4xf32> {dlc.name = "x"}) -> (tensor<4xf32> {dlc.name = "loss"}) attributes {dlc.entry} {
+  %w = dlc.param @w : tensor<4xf32>
+  %f = dlc.param @frozen : tensor<4xf32>
+  %n = dlc.add %w, %f : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  dlc.assign @w, %n : tensor<4xf32>
+  return %x : tensor<4xf32>
+}

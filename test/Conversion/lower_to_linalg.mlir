@@ -118,3 +118,59 @@ func.func @keeps_params(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = dlc.gelu %w : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Adam over two parameters: the step count and every parameter and moment
+// are updated in place (they are the generics' destinations), the bias
+// corrections are computed once, in double precision.
+// CHECK-LABEL: func.func @adam
+// CHECK-SAME: (%[[S:.*]]: tensor<f32>, %[[W:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>, %[[GW:.*]]: tensor<4x8xf32>, %[[GB:.*]]: tensor<8xf32>, %[[MW:.*]]: tensor<4x8xf32>, %[[MB:.*]]: tensor<8xf32>, %[[VW:.*]]: tensor<4x8xf32>, %[[VB:.*]]: tensor<8xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[S]] : tensor<f32>)
+// CHECK: arith.fptosi %{{.*}} : f32 to i64
+// CHECK: arith.subf %{{.*}} : f64
+// CHECK: math.sqrt %{{.*}} : f64
+// CHECK: linalg.generic {{.*}} ins(%[[GW]] : tensor<4x8xf32>) outs(%[[W]], %[[MW]], %[[VW]] : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: math.sqrt %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[GB]] : tensor<8xf32>) outs(%[[B]], %[[MB]], %[[VB]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK-NOT: dlc.optimizer_update
+func.func @adam(%s: tensor<f32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>, %gw: tensor<4x8xf32>, %gb: tensor<8xf32>, %mw: tensor<4x8xf32>, %mb: tensor<8xf32>, %vw: tensor<4x8xf32>, %vb: tensor<8xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<8xf32>) {
+  %u:7 = dlc.optimizer_update step(%s : tensor<f32>) params(%w, %b : tensor<4x8xf32>, tensor<8xf32>) grads(%gw, %gb : tensor<4x8xf32>, tensor<8xf32>) states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  return %u#0, %u#1, %u#2 : tensor<f32>, tensor<4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// SGD with momentum: the first step (step count 0) takes the gradient as
+// the momentum buffer.
+// CHECK-LABEL: func.func @sgd
+// CHECK: %[[FIRST:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic
+// CHECK: arith.select %[[FIRST]]
+func.func @sgd(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) -> tensor<4xf32> {
+  %u:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%m : tensor<4xf32>) config {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  return %u#1 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gradient_ops
+// relu: the gradient where the input is positive
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// cross-entropy: softmax minus the one-hot label column
+// CHECK: linalg.index 1
+// CHECK: arith.cmpi eq
+// layer norm: input, weight and bias gradients
+// CHECK: linalg.generic
+// broadcast_to and scale are elementwise generics; fill is linalg.fill
+// CHECK: linalg.fill
+func.func @gradient_ops(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>, %y: tensor<4xi64>, %l: tensor<f32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) {
+  %a = dlc.activation_grad %x, %g {activation = "relu"} : tensor<4x8xf32>
+  %c = dlc.cross_entropy_grad %x, %y, %l : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  %dx, %dw, %db = dlc.layer_norm_grad %x, %w, %g : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %b = dlc.broadcast_to %w : (tensor<8xf32>) -> tensor<4x8xf32>
+  %s = dlc.scale %g, 2.0 : tensor<4x8xf32>
+  %f = dlc.fill 1.0 : tensor<f32>
+  return %a, %c, %dx, %dw, %b, %s, %f : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
+}

@@ -132,3 +132,73 @@ func.func @param_missing() -> tensor<5xf32> {
   %0 = dlc.param @nope : tensor<5xf32>
   return %0 : tensor<5xf32>
 }
+
+// -----
+
+// expected-error @+1 {{has unknown role 'bias'; expected 'weight' or 'optimizer_state'}}
+dlc.parameter @p : tensor<4xf32> {init = "zeros", role = "bias"}
+
+// -----
+
+func.func @broadcast_to_bad(%a: tensor<4x3xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{cannot broadcast [4, 3] to [4, 6]}}
+  %0 = dlc.broadcast_to %a : (tensor<4x3xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @activation_grad_none(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has unknown activation 'none'}}
+  %0 = dlc.activation_grad %a, %a {activation = "none"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @cross_entropy_grad_labels(%l: tensor<4x3xf32>, %y: tensor<5xi64>, %g: tensor<f32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{labels must be [4] class indices, got [5]}}
+  %0 = dlc.cross_entropy_grad %l, %y, %g : (tensor<4x3xf32>, tensor<5xi64>, tensor<f32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @layer_norm_grad_weight(%x: tensor<4x3xf32>, %w: tensor<4xf32>, %g: tensor<4x3xf32>) {
+  // expected-error @+1 {{weight must be [3], got [4]}}
+  %0:3 = dlc.layer_norm_grad %x, %w, %g : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @optimizer_states(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{needs 2 state tensors (2 per param), got 1}}
+  %0:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%w : tensor<4xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  return
+}
+
+// -----
+
+func.func @optimizer_grad_type(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<5xf32>) {
+  // expected-error @+1 {{grad 0 has type 'tensor<5xf32>', its param 'tensor<4xf32>'}}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<5xf32>) states() config {kind = "sgd", lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  return
+}
+
+// -----
+
+func.func @optimizer_kind(%s: tensor<f32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{config needs kind = "sgd", "adam" or "adamw"}}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = "lion"}
+  return
+}
+
+// -----
+
+dlc.parameter @p : tensor<4xf32> {init = "zeros"}
+func.func @assign_type(%v: tensor<5xf32>) {
+  // expected-error @+1 {{value type 'tensor<5xf32>' does not match the parameter's type 'tensor<4xf32>'}}
+  dlc.assign @p, %v : tensor<5xf32>
+  return
+}

@@ -53,3 +53,31 @@ func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf
   %r = dlc.reshape %t : (tensor<8x4xf32>) -> tensor<32xf32>
   return %h, %ce, %mse, %mm, %mb, %t, %r : tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<2x4x8xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<32xf32>
 }
+
+// The training-step ops.
+dlc.parameter @w : tensor<4x8xf32> {init = "uniform", bound = 0.5 : f64}
+// CHECK: dlc.parameter @optimizer.step : tensor<f32> {init = "zeros", role = "optimizer_state"}
+dlc.parameter @optimizer.step : tensor<f32> {init = "zeros", role = "optimizer_state"}
+// CHECK-LABEL: func.func @training
+func.func @training(%x: tensor<4x8xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: dlc.fill 1.000000e+00 : tensor<f32>
+  %one = dlc.fill 1.0 : tensor<f32>
+  // CHECK: dlc.scale %{{.*}}, 5.000000e-01 : tensor<4x8xf32>
+  %s = dlc.scale %x, 0.5 : tensor<4x8xf32>
+  // CHECK: dlc.broadcast_to %{{.*}} : (tensor<8xf32>) -> tensor<4x8xf32>
+  %bb = dlc.broadcast_to %b : (tensor<8xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = "gelu"} : tensor<4x8xf32>
+  %ag = dlc.activation_grad %x, %s {activation = "gelu"} : tensor<4x8xf32>
+  // CHECK: dlc.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {reduction = "sum"} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  %ce = dlc.cross_entropy_grad %x, %y, %one {reduction = "sum"} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  // CHECK: dlc.layer_norm_grad
+  %dx, %dw, %db = dlc.layer_norm_grad %x, %b, %s : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %w = dlc.param @w : tensor<4x8xf32>
+  %step = dlc.param @optimizer.step : tensor<f32>
+  // CHECK: %[[U:.*]]:4 = dlc.optimizer_update step(%{{.*}} : tensor<f32>) params(%{{.*}} : tensor<4x8xf32>) grads(%{{.*}} : tensor<4x8xf32>) states(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) config {betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = "adam", lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
+  %u:4 = dlc.optimizer_update step(%step : tensor<f32>) params(%w : tensor<4x8xf32>) grads(%ag : tensor<4x8xf32>) states(%s, %s : tensor<4x8xf32>, tensor<4x8xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  // CHECK: dlc.assign @w, %[[U]]#1 : tensor<4x8xf32>
+  dlc.assign @w, %u#1 : tensor<4x8xf32>
+  dlc.assign @optimizer.step, %u#0 : tensor<f32>
+  return %bb, %ce, %dx, %u#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -17,6 +17,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCBUILDTRAINSTEPPASS
@@ -30,6 +31,13 @@ namespace {
 
 constexpr StringLiteral kLossAttrName = "dlc.loss";
 constexpr StringLiteral kOptimizerAttrName = "dlc.optimizer";
+
+/// 0.9 rather than 9.000000e-01, for messages.
+std::string shortNumber(double v) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
 
 Value makeActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
   Type t = x.getType();
@@ -217,8 +225,8 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
     if (beta2 >= 0)
       b2 = beta2;
     if (!(b1 < 1.0) || !(b2 < 1.0))
-      return module.emitError("betas must be in [0, 1), got (")
-             << b1 << ", " << b2 << ")";
+      return module.emitError("betas must be in [0, 1), got ")
+             << "(" << shortNumber(b1) << ", " << shortNumber(b2) << ")";
   }
   for (auto &kv : num)
     if (!std::isfinite(kv.second))

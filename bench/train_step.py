@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Training step, dlc's compiled train_step vs PyTorch eager, side by side.
+
+Same model, batch, loss, optimizer and thread count in one run, for the
+lesson's toy net (batch 16), the digits MLP (batch 64) and the big image MLP
+(batch 64, ~10 GB with Adam: needs the memory for one of the two at a time).
+Reports the time per step (min and median), the ratio, and the fraction of
+the CPU's fp32 FMA peak each step reaches.
+
+    /usr/bin/python3 bench/train_step.py [--models toy,digits,big]
+        [--threads 1,2] [--reps N] [--peak-gflops 215]
+
+The FLOPs of a step are 6 x the forward pass's multiply-adds (forward 2,
+backward 4), read from `dlc MODEL --stats`. --peak-gflops is the fp32 FMA
+peak of one core (215 GFLOP/s was measured on the Zen 5 this project
+targets; pass this machine's). Not part of the test suite: timings are never
+asserted.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+# name -> (model file, layer sizes, loss, batch, timed reps)
+MODELS = {
+    "toy": ("examples/toy.dlc", [10, 32, 1], "mse", 16, 2000),
+    "digits": ("examples/digits.dlc", [784, 256, 10], "cross_entropy", 64, 300),
+    "big": ("examples/big_mlp.dlc", [150528, 4096, 4096, 1000], "cross_entropy", 64, 3),
+}
+
+
+def torch_step_times(sizes, loss_kind, batch, threads, reps):
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    model = nn.Sequential(*layers)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(batch, sizes[0])
+    if loss_kind == "mse":
+        y, loss_fn = torch.randn(batch, sizes[-1]), F.mse_loss
+    else:
+        y, loss_fn = torch.randint(0, sizes[-1], (batch,)), F.cross_entropy
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()  # the lesson's loss.item(): the step is done
+
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t) * 1e3)
+    del model, opt
+    return min(times), statistics.median(times)
+
+
+def dlc_step_times(dlc, model, sizes, loss_kind, batch, threads, reps, tmp):
+    x = np.random.default_rng(0).standard_normal((batch, sizes[0]), np.float32)
+    if loss_kind == "mse":
+        y = np.random.default_rng(1).standard_normal((batch, sizes[-1]), np.float32)
+    else:
+        y = np.random.default_rng(1).integers(0, sizes[-1], batch, dtype=np.int64)
+    np.save(os.path.join(tmp, "x.npy"), x)
+    np.save(os.path.join(tmp, "y.npy"), y)
+    env = dict(os.environ, DLC_NUM_THREADS=str(threads))
+    out = subprocess.run(
+        [dlc, "run", os.path.join(ROOT, model), "--train", "--seed", "0",
+         "--input", "x=" + os.path.join(tmp, "x.npy"),
+         "--input", "y=" + os.path.join(tmp, "y.npy"),
+         "--benchmark", str(reps)],
+        env=env, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"min ([0-9.]+) ms, median ([0-9.]+) ms", out)
+    return float(m.group(1)), float(m.group(2))
+
+
+def forward_macs(dlc, model):
+    out = subprocess.run([dlc, os.path.join(ROOT, model), "--stats"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"multiply-adds:\s+([0-9,]+)", out).group(1).replace(",", ""))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dlc", default=os.path.join(ROOT, "build", "bin", "dlc"))
+    ap.add_argument("--models", default="toy,digits,big")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--reps", type=int, default=0, help="timed steps (default: per model)")
+    ap.add_argument("--peak-gflops", type=float, default=215.0,
+                    help="fp32 FMA peak of one core, GFLOP/s")
+    args = ap.parse_args()
+    print("PyTorch %s (mkldnn %s), Adam, fp32; times per step in ms (min / median)"
+          % (torch.__version__, torch.backends.mkldnn.is_available()))
+    print("%-7s %3s  %19s  %19s  %9s  %15s" % ("model", "thr", "dlc", "torch eager",
+                                               "torch/dlc", "peak dlc/torch"))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            model, sizes, loss_kind, batch, reps = MODELS[name]
+            reps = args.reps or reps
+            flops = 6 * forward_macs(args.dlc, model)
+            for threads in [int(t) for t in args.threads.split(",")]:
+                d = dlc_step_times(args.dlc, model, sizes, loss_kind, batch, threads, reps, tmp)
+                t = torch_step_times(sizes, loss_kind, batch, threads, reps)
+                peak = args.peak_gflops * 1e9 * threads
+                frac = lambda ms: flops / (ms * 1e-3) / peak
+                print("%-7s %3d  %8.3f / %8.3f  %8.3f / %8.3f  %9.2f  %6.1f%% / %5.1f%%"
+                      % (name, threads, d[0], d[1], t[0], t[1], t[0] / d[0],
+                         100 * frac(d[0]), 100 * frac(t[0])), flush=True)
+
+
+if __name__ == "__main__":
+    main()
