@@ -103,6 +103,14 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
   if (!m)
     return createStringError(inconvertibleErrorCode(),
                              "translation to LLVM IR failed");
+  // The generic allocation functions of finalize-memref-to-llvm are
+  // libdlcrt's workspace allocator.
+  for (auto [from, to] :
+       {std::pair{"_mlir_memref_to_llvm_alloc", "dlc_workspace_alloc"},
+        {"_mlir_memref_to_llvm_aligned_alloc", "dlc_workspace_aligned_alloc"},
+        {"_mlir_memref_to_llvm_free", "dlc_workspace_free"}})
+    if (llvm::Function *f = m->getFunction(from))
+      f->setName(to);
   m->setTargetTriple(tm.getTargetTriple());
   m->setDataLayout(tm.createDataLayout());
 

@@ -86,7 +86,10 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
       "dlc-approximate-math,"
       "convert-vector-to-scf{full-unroll=true},lower-affine,"
       "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
-      "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+      "expand-strided-metadata,lower-affine,"
+      // Scratch buffers come from libdlcrt (dlc_workspace_*, see
+      // ObjectEmitter.cpp), which keeps them from one call to the next.
+      "finalize-memref-to-llvm{use-generic-functions=1},"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
       "convert-openmp-to-llvm,"
       "convert-to-llvm,reconcile-unrealized-casts)");

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
+
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -164,4 +167,30 @@ TEST(ThreadTest, ManySmallJobs) {
   }
 }
 
+} // namespace
+
+namespace {
+TEST(WorkspaceTest, ReusesFreedBlocksOfTheSameSize) {
+  void *a = dlc_workspace_aligned_alloc(64, 1000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  std::memset(a, 0xab, 1000);
+  dlc_workspace_free(a);
+  void *b = dlc_workspace_aligned_alloc(64, 1000);
+  EXPECT_EQ(a, b); // the cached block comes back
+  void *c = dlc_workspace_aligned_alloc(64, 1000);
+  EXPECT_NE(b, c); // a second live block is a new one
+  void *big = dlc_workspace_aligned_alloc(4096, 1 << 20);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big) % 4096, 0u);
+  void *small = dlc_workspace_alloc(1);
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  dlc_workspace_free(b);
+  dlc_workspace_free(c);
+  dlc_workspace_free(big);
+  dlc_workspace_free(small);
+  dlc_workspace_free(nullptr);
+  EXPECT_EQ(dlc_workspace_aligned_alloc(3, 8), nullptr); // not a power of 2
+}
 } // namespace

@@ -163,6 +163,17 @@ DLC_API void dlc_parallel_for(int64_t n,
                               void (*fn)(void *ctx, int64_t begin, int64_t end),
                               void *ctx);
 
+/* Scratch memory of generated code (the intermediate tensors of an entry
+ * call): like aligned_alloc/malloc/free, but freed blocks are kept, by size,
+ * for the next call of the same shapes instead of going back to the system
+ * (which would cost page faults on every call). Cached blocks are bounded to
+ * half of the physical memory; beyond that, blocks are returned. Thread-safe.
+ * `alignment` is a power of two; the result is aligned to at least 64 bytes;
+ * NULL when out of memory. Generated code calls these; programs need not. */
+DLC_API void *dlc_workspace_aligned_alloc(uint64_t alignment, uint64_t size);
+DLC_API void *dlc_workspace_alloc(uint64_t size);
+DLC_API void dlc_workspace_free(void *ptr);
+
 /*===-- Models ------------------------------------------------------------===*/
 
 typedef struct dlc_model dlc_model;
