@@ -1,20 +1,39 @@
 // RUN: dlc-opt %s -dlc-lower-to-linalg -split-input-file | FileCheck %s
 
-// A linear with a fused ReLU: the weight is transposed to [in, out], the
-// matmul accumulates into a zero-filled tensor, and bias + ReLU are one
-// elementwise epilogue.
+// A linear with a fused ReLU on a batch as wide as the layer: the weight is
+// transposed to [in, out], the matmul accumulates into a zero-filled
+// tensor, and bias + ReLU are one elementwise epilogue.
 // CHECK-LABEL: func.func @linear_relu
 // CHECK: %[[WT:.*]] = linalg.transpose ins(%arg1 : tensor<8x16xf32>) outs(%{{.*}} : tensor<16x8xf32>) permutation = [1, 0]
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32)
-// CHECK: %[[MM:.*]] = linalg.matmul ins(%arg0, %[[WT]] : tensor<4x16xf32>, tensor<16x8xf32>) outs(%[[ACC]]
-// CHECK: linalg.generic {{.*}} ins(%[[MM]], %arg2 : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%arg0, %[[WT]] : tensor<32x16xf32>, tensor<16x8xf32>) outs(%[[ACC]]
+// CHECK: linalg.generic {{.*}} ins(%[[MM]], %arg2 : tensor<32x8xf32>, tensor<8xf32>)
 // CHECK: arith.addf
 // CHECK: arith.maximumf
 // CHECK-NOT: linalg.generic
 // CHECK: return
-func.func @linear_relu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
-  %0 = dlc.linear %x, %w, %b {activation = "relu"} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+func.func @linear_relu(%x: tensor<32x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<32x8xf32> {
+  %0 = dlc.linear %x, %w, %b {activation = "relu"} : (tensor<32x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<32x8xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+// A small batch against a wide layer: the input is transposed instead of
+// the weight (4*16 elements, not 8*16), the matmul computes W x^T, and the
+// epilogue reads its result transposed, so the result needs no copy of its
+// own.
+// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @linear_small_batch
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%arg0 : tensor<4x16xf32>) outs(%{{.*}} : tensor<16x4xf32>) permutation = [1, 0]
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%arg1, %[[XT]] : tensor<8x16xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<8x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[COL]], #{{.*}}], {{.*}} ins(%[[MM]], %arg2 : tensor<8x4xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @linear_small_batch(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = dlc.linear %x, %w, %b : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 

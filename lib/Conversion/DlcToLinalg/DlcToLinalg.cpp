@@ -217,6 +217,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
     auto inTy = tensorTy(op.getInput()), wTy = tensorTy(op.getWeight());
     auto resTy = tensorTy(op.getResult());
     Type elemTy = resTy.getElementType();
@@ -227,33 +228,68 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     Value x = op.getInput();
     auto x2Ty = RankedTensorType::get({m, k}, elemTy);
     x = reshapeTo(b, loc, x, x2Ty);
+    auto outTy = RankedTensorType::get({m, n}, elemTy);
 
-    // [N, K] -> [K, N]: the layout the tiled CPU matmul streams.
-    auto wtTy = RankedTensorType::get({k, n}, elemTy);
-    Value wt = linalg::TransposeOp::create(b, loc, op.getWeight(),
-                                           emptyTensor(b, loc, wtTy),
-                                           ArrayRef<int64_t>{1, 0})
-                   .getResult()[0];
-    auto accTy = RankedTensorType::get({m, n}, elemTy);
-    Value acc = filledTensor(b, loc, accTy, 0.0);
-    Value y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
-                                       ValueRange{x, wt}, ValueRange{acc})
-                  .getResult(0);
+    // The tiled CPU matmul streams a row-major [K, N] right operand, and
+    // the weight is [N, K]: one of the operands has to be re-laid out.
+    // x W^T transposes the weight (N*K elements); (W x^T)^T transposes the
+    // input and the result (M*K + M*N), the cheaper one when the batch is
+    // small against the layer (a training batch against a wide layer). The
+    // transpose of the result is folded into the epilogue loop.
+    bool transposeInput = m * k + m * n < n * k;
+    Value y;
+    AffineMap yMap;
+    if (!transposeInput) {
+      auto wtTy = RankedTensorType::get({k, n}, elemTy);
+      Value wt = linalg::TransposeOp::create(b, loc, op.getWeight(),
+                                             emptyTensor(b, loc, wtTy),
+                                             ArrayRef<int64_t>{1, 0})
+                     .getResult()[0];
+      y = linalg::MatmulOp::create(b, loc, TypeRange{outTy},
+                                   ValueRange{x, wt},
+                                   ValueRange{filledTensor(b, loc, outTy, 0.0)})
+              .getResult(0);
+      yMap = b.getMultiDimIdentityMap(2);
+    } else {
+      auto xtTy = RankedTensorType::get({k, m}, elemTy);
+      Value xt = linalg::TransposeOp::create(b, loc, x,
+                                             emptyTensor(b, loc, xtTy),
+                                             ArrayRef<int64_t>{1, 0})
+                     .getResult()[0];
+      auto ytTy = RankedTensorType::get({n, m}, elemTy);
+      y = linalg::MatmulOp::create(b, loc, TypeRange{ytTy},
+                                   ValueRange{op.getWeight(), xt},
+                                   ValueRange{filledTensor(b, loc, ytTy, 0.0)})
+              .getResult(0);
+      yMap = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx),
+                                   getAffineDimExpr(0, ctx)},
+                            ctx);
+    }
 
-    // Epilogue: bias and activation in one elementwise loop.
+    // Epilogue: bias and activation (and the transpose back) in one
+    // elementwise loop.
     StringRef act = op.getActivation();
-    if (op.getBias() || act != "none") {
+    bool hasBias = static_cast<bool>(op.getBias());
+    if (hasBias || act != "none" || transposeInput) {
       SmallVector<Value> ins{y};
-      if (op.getBias())
+      SmallVector<AffineMap> maps{yMap};
+      if (hasBias) {
         ins.push_back(op.getBias());
-      bool hasBias = static_cast<bool>(op.getBias());
-      y = elementwise(b, loc, accTy, ins,
-                      [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                        Value v = a[0];
-                        if (hasBias)
-                          v = arith::AddFOp::create(nb, nloc, v, a[1]);
-                        return applyActivation(nb, nloc, act, v);
-                      });
+        maps.push_back(AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx));
+      }
+      maps.push_back(b.getMultiDimIdentityMap(2));
+      SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+      y = linalg::GenericOp::create(
+              b, loc, TypeRange{outTy}, ins,
+              ValueRange{emptyTensor(b, loc, outTy)}, maps, iters,
+              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                Value v = a[0];
+                if (hasBias)
+                  v = arith::AddFOp::create(nb, nloc, v, a[1]);
+                linalg::YieldOp::create(nb, nloc,
+                                        applyActivation(nb, nloc, act, v));
+              })
+              .getResult(0);
     }
     b.replaceOp(op, reshapeTo(b, loc, y, resTy));
     return success();
