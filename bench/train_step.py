@@ -8,13 +8,14 @@ Reports the time per step (min and median), the ratio, and the fraction of
 the CPU's fp32 FMA peak each step reaches.
 
     /usr/bin/python3 bench/train_step.py [--models toy,digits,big]
-        [--threads 1,2] [--reps N] [--peak-gflops 215]
+        [--threads 1,2] [--reps N] [--peak-gflops G]
 
 The FLOPs of a step are 6 x the forward pass's multiply-adds (forward 2,
-backward 4), read from `dlc MODEL --stats`. --peak-gflops is the fp32 FMA
-peak of one core (215 GFLOP/s was measured on the Zen 5 this project
-targets; pass this machine's). Not part of the test suite: timings are never
-asserted.
+backward 4), read from `dlc MODEL --stats`. The fp32 FMA peak of one core
+is measured by bench/fma_peak.c (compiled with the system's cc for the
+native CPU) unless --peak-gflops gives it; the last column is the step's
+time over the time that peak allows (1.0 = at peak). Not part of the test
+suite: timings are never asserted.
 """
 import argparse
 import os
@@ -105,14 +106,23 @@ def main():
     ap.add_argument("--models", default="toy,digits,big")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=0, help="timed steps (default: per model)")
-    ap.add_argument("--peak-gflops", type=float, default=215.0,
-                    help="fp32 FMA peak of one core, GFLOP/s")
+    ap.add_argument("--peak-gflops", type=float, default=0.0,
+                    help="fp32 FMA peak of one core, GFLOP/s (default: measured)")
     args = ap.parse_args()
-    print("PyTorch %s (mkldnn %s), Adam, fp32; times per step in ms (min / median)"
-          % (torch.__version__, torch.backends.mkldnn.is_available()))
-    print("%-7s %3s  %19s  %19s  %9s  %15s" % ("model", "thr", "dlc", "torch eager",
-                                               "torch/dlc", "peak dlc/torch"))
     with tempfile.TemporaryDirectory() as tmp:
+        if not args.peak_gflops:
+            exe = os.path.join(tmp, "fma_peak")
+            subprocess.run(["cc", "-O2", "-march=native",
+                            os.path.join(ROOT, "bench", "fma_peak.c"), "-o", exe],
+                           check=True)
+            args.peak_gflops = float(subprocess.run([exe], check=True, capture_output=True,
+                                                    text=True).stdout)
+        print("PyTorch %s (mkldnn %s), Adam, fp32; times per step in ms (min / median);"
+              % (torch.__version__, torch.backends.mkldnn.is_available()))
+        print("FMA peak %.1f GFLOP/s per core; 'x peak' = min time / time at peak"
+              % args.peak_gflops)
+        print("%-7s %3s  %19s  %19s  %9s  %15s" % ("model", "thr", "dlc", "torch eager",
+                                                   "torch/dlc", "x peak dlc/torch"))
         for name in args.models.split(","):
             model, sizes, loss_kind, batch, reps = MODELS[name]
             reps = args.reps or reps
@@ -120,11 +130,10 @@ def main():
             for threads in [int(t) for t in args.threads.split(",")]:
                 d = dlc_step_times(args.dlc, model, sizes, loss_kind, batch, threads, reps, tmp)
                 t = torch_step_times(sizes, loss_kind, batch, threads, reps)
-                peak = args.peak_gflops * 1e9 * threads
-                frac = lambda ms: flops / (ms * 1e-3) / peak
-                print("%-7s %3d  %8.3f / %8.3f  %8.3f / %8.3f  %9.2f  %6.1f%% / %5.1f%%"
+                at_peak_ms = flops / (args.peak_gflops * 1e9 * threads) * 1e3
+                print("%-7s %3d  %8.3f / %8.3f  %8.3f / %8.3f  %9.2f  %6.2f / %6.2f"
                       % (name, threads, d[0], d[1], t[0], t[1], t[0] / d[0],
-                         100 * frac(d[0]), 100 * frac(t[0])), flush=True)
+                         d[0] / at_peak_ms, t[0] / at_peak_ms), flush=True)
 
 
 if __name__ == "__main__":
