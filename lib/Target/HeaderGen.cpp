@@ -183,7 +183,12 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
       os << (i ? ", " : "") << e.outputs[i].name << " "
          << shapeComment(e.outputs[i]);
     os << "\n * Host buffers, dense row-major; outputs must not overlap "
-          "inputs. */\n";
+          "inputs.";
+    if (e.name == "train_step")
+      os << "\n * One training step: forward pass, loss, backward pass and "
+            "optimizer\n * update of the weights and optimizer state held by "
+            "the model.";
+    os << " */\n";
     // The wrapper's own names start with `dlc_`; tensor parameters never do.
     EntryNames names = entryNames(e);
     size_t nIn = e.inputs.size();
