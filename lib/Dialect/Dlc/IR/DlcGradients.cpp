@@ -227,7 +227,8 @@ SmallVector<Value> SoftmaxOp::buildGradients(OpBuilder &b, Value g) {
   // dx = y * (g - sum(g * y, dim))
   Location loc = getLoc();
   Value y = getResult();
-  Value s = sum(b, loc, binary<MulOp>(b, loc, g, y), {getDim()}, true);
+  int64_t dim = static_cast<int64_t>(getDim());
+  Value s = sum(b, loc, binary<MulOp>(b, loc, g, y), {dim}, true);
   return {binary<MulOp>(b, loc, y, binary<SubOp>(b, loc, g, s))};
 }
 
@@ -235,7 +236,8 @@ SmallVector<Value> LogSoftmaxOp::buildGradients(OpBuilder &b, Value g) {
   // dx = g - exp(y) * sum(g, dim)
   Location loc = getLoc();
   Value p = ExpOp::create(b, loc, getType(), getResult());
-  Value s = sum(b, loc, g, {getDim()}, true);
+  int64_t dim = static_cast<int64_t>(getDim());
+  Value s = sum(b, loc, g, {dim}, true);
   return {binary<SubOp>(b, loc, g, binary<MulOp>(b, loc, p, s))};
 }
 
