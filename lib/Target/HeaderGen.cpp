@@ -137,6 +137,22 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
     os << "#define " << M << "_NUM_STATES " << numStates << "\n";
     os << "#define " << M << "_STATE_BYTES " << stateBytes << "LL\n";
   }
+  os << "/* The memory plan (docs/memory.md): the model allocates MEMORY_BYTES\n"
+        " * once, at creation (params and optimizer state, then one workspace "
+        "for\n * the largest entry); nothing is allocated while an entry "
+        "runs. */\n";
+  os << "#define " << M << "_MEMORY_BYTES " << info.arenaBytes() << "LL\n";
+  for (const EntryInfo &e : info.entries) {
+    std::string E = llvm::StringRef(ident(e.name)).upper();
+    MemoryUse u = memoryUse(info, e);
+    os << "#define " << M << "_" << E << "_WORKSPACE_BYTES " << u.workspace
+       << "LL\n";
+    os << "#define " << M << "_" << E << "_GRADIENT_BYTES " << u.gradients
+       << "LL\n";
+    os << "#define " << M << "_" << E << "_SAVED_ACTIVATION_BYTES "
+       << u.savedActivations << "LL\n";
+    os << "#define " << M << "_" << E << "_PEAK_BYTES " << u.peak << "LL\n";
+  }
   for (const EntryInfo &e : info.entries) {
     std::string E = llvm::StringRef(ident(e.name)).upper();
     EntryNames names = entryNames(e);

@@ -52,6 +52,43 @@ static int64_t multiplyAdds(Operation *op) {
   return 0;
 }
 
+static int64_t bytesOf(Type t) {
+  auto tt = dyn_cast<RankedTensorType>(t);
+  if (!tt)
+    return 0;
+  return tt.getNumElements() * ((tt.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// The gradients (operands of the optimizer update) and the saved
+/// activations (values computed before the backward pass's seed and read
+/// after it) of a training step.
+static void trainingBytes(func::FuncOp f, EntryInfo &e) {
+  Block &body = f.getBody().front();
+  Operation *seed = nullptr;
+  for (Operation &op : body) {
+    if (op.hasAttr(mlir::dlc::kGradSeedAttrName))
+      seed = &op;
+    if (auto update = dyn_cast<mlir::dlc::OptimizerUpdateOp>(op))
+      for (Value g : update.getGrads())
+        e.gradientBytes += bytesOf(g.getType());
+  }
+  if (!seed)
+    return;
+  for (Operation &op : body) {
+    if (&op == seed)
+      break;
+    if (isa<mlir::dlc::ParamOp>(op))
+      continue;
+    for (Value r : op.getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            Operation *top = body.findAncestorOpInBlock(*user);
+            return top && seed->isBeforeInBlock(top) &&
+                   !top->hasTrait<OpTrait::IsTerminator>();
+          }))
+        e.savedActivationBytes += bytesOf(r.getType());
+  }
+}
+
 FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
   ModelInfo info;
   if (auto name = module->getAttrOfType<StringAttr>("dlc.model"))
@@ -99,6 +136,8 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
         return failure();
       e.outputs.push_back(*t);
     }
+    if (f->hasAttr(mlir::dlc::kTrainStepAttrName) && !f.isExternal())
+      trainingBytes(f, e);
     f.walk([&](Operation *op) {
       e.multiplyAdds += multiplyAdds(op);
       if (op->getDialect() && isa<mlir::dlc::DlcDialect>(op->getDialect()) &&
@@ -126,6 +165,47 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     }
   }
   return info;
+}
+
+void mlir::dlc::collectWorkspaceSizes(ModuleOp module, ModelInfo &info) {
+  for (EntryInfo &e : info.entries) {
+    Operation *kernel = module.lookupSymbol(e.symbol);
+    if (!kernel)
+      continue;
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
+      e.workspaceBytes = bytes.getInt();
+  }
+}
+
+int64_t EntryInfo::ioBytes() const {
+  int64_t n = 0;
+  for (const TensorInfo &t : inputs)
+    n += t.bytes;
+  for (const TensorInfo &t : outputs)
+    n += t.bytes;
+  return n;
+}
+
+int64_t ModelInfo::stateBytes() const {
+  int64_t n = 0;
+  for (const ParamInfo &p : params)
+    if (p.optimizerState)
+      n += p.bytes;
+  return n;
+}
+
+int64_t ModelInfo::persistentArenaBytes() const {
+  int64_t n = 0;
+  for (const ParamInfo &p : params)
+    n += (p.bytes + 63) / 64 * 64;
+  return n;
+}
+
+int64_t ModelInfo::workspaceBytes() const {
+  int64_t n = 0;
+  for (const EntryInfo &e : entries)
+    n = std::max(n, e.workspaceBytes);
+  return (n + 63) / 64 * 64;
 }
 
 int64_t ModelInfo::paramCount() const {
@@ -169,6 +249,8 @@ std::string ModelInfo::descriptorText() const {
   }
   for (const EntryInfo &e : entries) {
     os << "entry " << e.name << "\n";
+    if (e.workspaceBytes >= 0)
+      os << "workspace " << e.workspaceBytes << "\n";
     for (const TensorInfo &t : e.inputs) {
       os << "in " << t.name << " " << t.dtype << " ";
       printShape(os, t.shape);
@@ -188,8 +270,7 @@ std::string ModelInfo::descriptorText() const {
 // Statistics
 //===----------------------------------------------------------------------===//
 
-/// 13008896 -> "13,008,896".
-static std::string withCommas(int64_t v) {
+std::string mlir::dlc::withCommas(int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0)
@@ -199,8 +280,7 @@ static std::string withCommas(int64_t v) {
   return v < 0 ? "-" + out : out;
 }
 
-/// Bytes in binary units: "794.0 KiB", "2.37 GiB".
-static std::string human(int64_t bytes) {
+std::string mlir::dlc::humanBytes(int64_t bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
@@ -236,7 +316,7 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
 
   os << "model " << info.name << " (batch " << batch << ")\n";
   os << "  parameters:        " << withCommas(info.paramCount()) << " ("
-     << human(weights) << ")\n";
+     << humanBytes(weights) << ")\n";
   os << "  multiply-adds:     " << withCommas(fwd->multiplyAdds)
      << " per forward pass of one batch\n";
   int64_t trainOps = 3 * fwd->multiplyAdds;
@@ -245,25 +325,25 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
      << " million operations (3 x forward: forward, input and weight "
         "gradients)\n";
   os << "memory estimate (" << fwd->name << ")\n";
-  os << "  weights:           " << human(weights) << "\n";
-  os << "  inputs + outputs:  " << human(inputBytes + outputBytes) << "\n";
+  os << "  weights:           " << humanBytes(weights) << "\n";
+  os << "  inputs + outputs:  " << humanBytes(inputBytes + outputBytes) << "\n";
   os << "  activations:       0 B saved (evaluation keeps none); "
-     << human(fwd->activationBytes) << " of intermediates in total\n";
+     << humanBytes(fwd->activationBytes) << " of intermediates in total\n";
   os << "memory estimate (training step";
   if (!info.training.optimizer.empty())
     os << ", " << info.training.optimizer;
   os << ")\n";
   int64_t grads = weights, state = info.training.stateCopies * weights;
-  os << "  weights:           " << human(weights) << "\n";
-  os << "  gradients:         " << human(grads) << "\n";
-  os << "  optimizer state:   " << human(state) << " ("
+  os << "  weights:           " << humanBytes(weights) << "\n";
+  os << "  gradients:         " << humanBytes(grads) << "\n";
+  os << "  optimizer state:   " << humanBytes(state) << " ("
      << info.training.stateCopies << " per weight)\n";
   // The backward pass needs the layer inputs: the model's inputs and, at
   // most, every intermediate of the forward pass.
   int64_t saved = fwd->activationBytes + inputBytes;
-  os << "  activations:       " << human(saved)
+  os << "  activations:       " << humanBytes(saved)
      << " (upper bound: the inputs and every intermediate of the forward "
         "pass)\n";
   os << "  total:             "
-     << human(weights + grads + state + saved + outputBytes) << "\n";
+     << humanBytes(weights + grads + state + saved + outputBytes) << "\n";
 }

@@ -76,7 +76,8 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
       "linalg-fuse-elementwise-ops,canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "canonicalize,buffer-deallocation-pipeline,"
+      // Every intermediate buffer gets its place in the entry's workspace.
+      "canonicalize,dlc-plan-memory,canonicalize,buffer-deallocation-pipeline,"
       // Matmuls: cache and register tiling, AVX-512 FMAs.
       + tile +
       "convert-linalg-to-loops,canonicalize,cse,"

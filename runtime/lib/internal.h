@@ -164,6 +164,7 @@ struct EntryDecl {
   std::string name;
   std::vector<TensorDecl> inputs;
   std::vector<TensorDecl> outputs;
+  int64_t workspaceBytes = 0; ///< The `workspace` line: scratch of one call.
 };
 
 struct ModelDecl {
@@ -171,6 +172,9 @@ struct ModelDecl {
   std::vector<ParamDecl> params;
   std::vector<EntryDecl> entries;
   int64_t paramBytes = 0; ///< The arena's layout size, a multiple of 64.
+  /// The largest entry workspace, a multiple of 64: it follows the params
+  /// in the arena and is shared by the entries.
+  int64_t workspaceBytes = 0;
 };
 
 /// Parses and validates a model description (docs/runtime-abi.md). On

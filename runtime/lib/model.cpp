@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <cstring>
+#include <mutex>
 #include <map>
 #include <sys/mman.h>
 
@@ -13,7 +14,10 @@ struct dlc_model {
   const dlc_model_desc *desc = nullptr;
   dlc_device_kind device = DLC_DEVICE_CPU;
   AlignedBuffer arena;
+  size_t arenaBytes = 0;         ///< Allocated: params, then the workspace.
   std::vector<void *> paramData; ///< Into the arena, one per param.
+  void *workspace = nullptr;     ///< Into the arena, after the params.
+  std::mutex running;            ///< Entries share the workspace.
 
   void *data(size_t param) const { return paramData[param]; }
 };
@@ -26,18 +30,20 @@ constexpr size_t kHugePage = size_t(2) << 20;
 /// (and advised to use them) when at least 2 MiB, and zero-filled, which also
 /// commits its memory now rather than during the first run.
 dlc_status allocateArena(dlc_model &m) {
-  const auto bytes = static_cast<size_t>(m.decl.paramBytes);
+  const auto bytes =
+      static_cast<size_t>(m.decl.paramBytes + m.decl.workspaceBytes);
   if (bytes == 0)
     return DLC_OK;
-  size_t allocated = bytes;
-  if (bytes >= kHugePage)
-    allocated = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  size_t allocated = bytes; // exactly the plan
   m.arena = allocateAligned(allocated, kHugePage);
   if (!m.arena)
     return fail(DLC_ERR_OUT_OF_MEMORY,
-                "cannot allocate the param arena of model " +
-                    quote(m.decl.name) + ": " + std::to_string(allocated) +
-                    " bytes");
+                "cannot allocate the memory of model " + quote(m.decl.name) +
+                    ": " + std::to_string(allocated) + " bytes (params and "
+                    "optimizer state " + std::to_string(m.decl.paramBytes) +
+                    ", workspace " + std::to_string(m.decl.workspaceBytes) +
+                    ", as planned at compile time)");
+  m.arenaBytes = allocated;
 #ifdef MADV_HUGEPAGE
   if (allocated >= kHugePage)
     (void)::madvise(m.arena.get(), allocated, MADV_HUGEPAGE); // A hint.
@@ -47,6 +53,7 @@ dlc_status allocateArena(dlc_model &m) {
   m.paramData.reserve(m.decl.params.size());
   for (const ParamDecl &param : m.decl.params)
     m.paramData.push_back(base + param.offset);
+  m.workspace = base + m.decl.paramBytes;
   return DLC_OK;
 }
 
@@ -285,6 +292,17 @@ dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
   });
 }
 
+int64_t dlc_model_memory_bytes(const dlc_model *m) {
+  return guardValue<int64_t>(-1, [&]() -> int64_t {
+    return checkModel(m) ? -1 : static_cast<int64_t>(m->arenaBytes);
+  });
+}
+
+int64_t dlc_model_workspace_bytes(const dlc_model *m) {
+  return guardValue<int64_t>(
+      -1, [&] { return checkModel(m) ? -1 : m->decl.workspaceBytes; });
+}
+
 int32_t dlc_model_num_params(const dlc_model *m) {
   return guardValue<int32_t>(-1, [&] {
     return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.params.size());
@@ -399,10 +417,10 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
     if (dlc_status s = checkBuffers("output", entry.outputs, outputs))
       return s;
 
-    // args: params, inputs, outputs. Small models avoid the heap.
+    // args: params, inputs, outputs, workspace. Small models avoid the heap.
     constexpr size_t kInlineArgs = 64;
     size_t numArgs =
-        m->paramData.size() + entry.inputs.size() + entry.outputs.size();
+        m->paramData.size() + entry.inputs.size() + entry.outputs.size() + 1;
     void *inlineArgs[kInlineArgs];
     std::vector<void *> heapArgs;
     void **args = inlineArgs;
@@ -417,7 +435,11 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
       args[k++] = const_cast<void *>(inputs[i]);
     for (size_t i = 0; i < entry.outputs.size(); ++i)
       args[k++] = outputs[i];
+    args[k++] = m->workspace;
 
+    // One call at a time per model: the entries share the workspace (and a
+    // training step writes the params the others read).
+    std::lock_guard<std::mutex> lock(m->running);
     m->desc->entries[e](args);
     return DLC_OK;
   });

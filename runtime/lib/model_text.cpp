@@ -321,6 +321,28 @@ bool ModelTextParser::parseBody() {
       inOutputs = false;
       entryLine = LineNo;
       tensorNames.clear();
+    } else if (keyword == "workspace") {
+      if (!inEntry)
+        return error("'workspace' outside an entry block");
+      EntryDecl &entry = Model.entries.back();
+      if (LineNo != entryLine + 1)
+        return error("'workspace' must follow 'entry' directly");
+      if (!expectFieldCount(2, "workspace BYTES"))
+        return false;
+      std::string_view f = Fields[1];
+      int64_t bytes = -1;
+      auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), bytes);
+      if (ec != std::errc() || end != f.data() + f.size() || bytes < 0 ||
+          bytes > kMaxBytes / 2)
+        return error("bad workspace size " + quote(f) +
+                     ": expected a byte count");
+      entry.workspaceBytes = bytes;
+      int64_t rounded = roundUp(bytes, kArenaAlignment);
+      if (rounded > Model.workspaceBytes)
+        Model.workspaceBytes = rounded;
+      if (Model.workspaceBytes > kMaxBytes - Model.paramBytes)
+        return error("the params and the workspace exceed " +
+                     std::to_string(kMaxBytes) + " bytes");
     } else if (keyword == "in" || keyword == "out") {
       bool isOut = keyword == "out";
       if (!inEntry)
@@ -347,7 +369,7 @@ bool ModelTextParser::parseBody() {
       return error(quote(keyword) + " may only appear once, at the top");
     } else {
       return error("unknown keyword " + quote(keyword) +
-                   " (expected param, state, entry, in, out or end)");
+                   " (expected param, state, entry, workspace, in, out or end)");
     }
   }
   if (line == Line::Bad)

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -50,6 +51,7 @@ public:
         void *p = it->second.back();
         it->second.pop_back();
         Cached -= capacity;
+        noteInUse(capacity);
         return p;
       }
     }
@@ -61,6 +63,8 @@ public:
     h->capacity = capacity;
     h->headerBytes = alignment;
     h->magic = kMagic;
+    std::lock_guard<std::mutex> lock(Mutex);
+    noteInUse(capacity);
     return payload;
   }
 
@@ -74,6 +78,7 @@ public:
     uint64_t key = h->capacity ^ (h->headerBytes << 56);
     {
       std::lock_guard<std::mutex> lock(Mutex);
+      InUse -= static_cast<int64_t>(h->capacity);
       if (Cached + h->capacity <= limit()) {
         Free[key].push_back(ptr);
         Cached += h->capacity;
@@ -93,7 +98,21 @@ public:
       }
   }
 
+  void usage(int64_t *current, int64_t *peak) {
+    std::lock_guard<std::mutex> lock(Mutex);
+    if (current)
+      *current = InUse;
+    if (peak)
+      *peak = Peak;
+  }
+
 private:
+  /// Called with the mutex held.
+  void noteInUse(uint64_t bytes) {
+    InUse += static_cast<int64_t>(bytes);
+    Peak = std::max(Peak, InUse);
+  }
+
   static uint64_t limit() {
     static const uint64_t bytes = [] {
       long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -107,6 +126,7 @@ private:
   std::mutex Mutex;
   std::unordered_map<uint64_t, std::vector<void *>> Free;
   uint64_t Cached = 0;
+  int64_t InUse = 0, Peak = 0;
 };
 
 Workspace &workspace() {
@@ -126,6 +146,13 @@ void *dlc_workspace_aligned_alloc(uint64_t alignment, uint64_t size) {
 
 void *dlc_workspace_alloc(uint64_t size) {
   return dlc_workspace_aligned_alloc(kMinAlignment, size);
+}
+
+void dlc_workspace_usage(int64_t *current, int64_t *peak) {
+  try {
+    workspace().usage(current, peak);
+  } catch (...) {
+  }
 }
 
 void dlc_workspace_free(void *ptr) {

@@ -249,6 +249,7 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
   if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
       failed(mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(tm))))
     return nullptr;
+  mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
   auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm);
   if (!m) {
     fail(toString(m.takeError()));
@@ -301,8 +302,7 @@ static int compileMain(mlir::MLIRContext &ctx) {
   };
   if (emit == "dlc")
     return textOut([&](raw_ostream &os) { c->module->print(os); });
-  if (emit == "header")
-    return textOut([&](raw_ostream &os) { os << mlir::dlc::generateHeader(c->info); });
+
   if (emit == "linalg") {
     if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)))
       return 1;
@@ -322,6 +322,9 @@ static int compileMain(mlir::MLIRContext &ctx) {
   std::unique_ptr<Module> m = lowerToLLVM(*c, llctx, **tm);
   if (!m)
     return 1;
+  // The header knows the memory plan, so it comes after the lowering.
+  if (emit == "header")
+    return textOut([&](raw_ostream &os) { os << mlir::dlc::generateHeader(c->info); });
   if (emit == "llvm")
     return textOut([&](raw_ostream &os) { m->print(os, nullptr); });
 

@@ -4,8 +4,8 @@
 // the CPU pipeline runs them (lib/Target/Pipeline.cpp builds the pipeline):
 //   1. dialect lowering:   dlc-lower-to-linalg
 //   2. calling convention: dlc-lower-entry-abi
-//   3. CPU code generation (after bufferization):
-//                          dlc-tile-and-vectorize, dlc-approximate-math
+//   3. memory:             dlc-plan-memory (after bufferization)
+//   4. CPU code generation: dlc-tile-and-vectorize, dlc-approximate-math
 // Each is implemented in lib/Conversion/<Group>/<Name>.cpp and tested in
 // test/Conversion/<snake_name>.mlir.
 //
@@ -25,8 +25,10 @@ def DlcLowerToLinalgPass : Pass<"dlc-lower-to-linalg", "::mlir::ModuleOp"> {
   let description = [{
     Rewrites every dlc compute op into destination-style linalg ops on
     tensors: contractions become `linalg.matmul`/`linalg.batch_matmul`
-    (a linear's `[out, in]` weight is transposed into `[in, out]` first, so
-    every matmul has the layout the CPU tiling expects), elementwise ops and
+    (a linear's `[out, in]` weight is transposed into `[in, out]` first, or,
+    when the batch is smaller than the layer, the input is transposed and
+    the matmul computes `W x^T`, so that every matmul has the layout the CPU
+    tiling expects), elementwise ops and
     fused epilogues become `linalg.generic` with the broadcast expressed in
     the indexing maps, reductions and normalisations become
     `linalg.generic` reductions (numerically stable max-shifted forms for
@@ -79,7 +81,41 @@ def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// 3. CPU code generation
+// 3. Memory
+//===----------------------------------------------------------------------===//
+
+def DlcPlanMemoryPass : Pass<"dlc-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Place every intermediate buffer of an entry in one workspace";
+  let description = [{
+    Runs after bufferization, on every `dlc.entry` function. Each
+    `memref.alloc` of the function body (an intermediate tensor) gets an
+    offset in one workspace buffer, a new last argument of the entry
+    (`memref<Nxi8>`, `dlc.name = "workspace"`), and becomes a `memref.view`
+    of it: the generated code allocates nothing, and the runtime allocates
+    the workspace once, with the model.
+
+    A buffer is live from its allocation to the last use of it or of any
+    view of it (uses inside regions count at their top-level op). Buffers
+    are placed greedily, largest first, each at the lowest 64-byte-aligned
+    offset where it overlaps no placed buffer that is live at the same
+    time, so buffers whose lifetimes do not overlap share memory. The plan
+    is verified afterwards: any two buffers live at the same time occupy
+    disjoint bytes. The workspace size is recorded on the function as
+    `dlc.workspace_bytes`.
+
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+    // becomes, with %ws the new workspace argument
+    %c0 = arith.constant 0 : index
+    %a = memref.view %ws[%c0][] : memref<65536xi8> to memref<64x256xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// 4. CPU code generation
 //===----------------------------------------------------------------------===//
 
 def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp"> {

@@ -38,6 +38,14 @@ struct EntryInfo {
   std::vector<TensorInfo> inputs, outputs;
   int64_t multiplyAdds = 0;   ///< of one call
   int64_t activationBytes = 0; ///< sum of all intermediate tensors
+  /// The planned workspace of one call (dlc-plan-memory); -1 until the
+  /// module has been lowered.
+  int64_t workspaceBytes = -1;
+  /// Training step: the parameters' gradients, and the forward values the
+  /// backward pass reads (both live in the workspace). 0 for other entries.
+  int64_t gradientBytes = 0;
+  int64_t savedActivationBytes = 0;
+  int64_t ioBytes() const;
 };
 
 struct TrainingInfo {
@@ -55,6 +63,16 @@ struct ModelInfo {
   /// Elements and bytes of the weights (optimizer state excluded).
   int64_t paramCount() const;
   int64_t paramBytes() const;
+  /// Bytes of the optimizer state.
+  int64_t stateBytes() const;
+  /// The model's memory as libdlcrt lays it out: every param and state
+  /// tensor at a 64-byte-aligned offset, then one workspace as large as
+  /// the largest entry's (docs/memory.md).
+  int64_t persistentArenaBytes() const;
+  int64_t workspaceBytes() const;
+  int64_t arenaBytes() const {
+    return persistentArenaBytes() + workspaceBytes();
+  }
   /// The descriptor text of docs/runtime-abi.md.
   std::string descriptorText() const;
 };
@@ -63,6 +81,31 @@ struct ModelInfo {
 /// Fails with a diagnostic on the module when an entry signature is not
 /// representable (non-tensor arguments, unsupported element types).
 mlir::FailureOr<ModelInfo> extractModelInfo(mlir::ModuleOp module);
+
+/// Reads the workspace size dlc-plan-memory gave each entry kernel of a
+/// lowered module into `info`.
+void collectWorkspaceSizes(mlir::ModuleOp module, ModelInfo &info);
+
+/// One entry's memory, by category, in bytes (docs/memory.md).
+struct MemoryUse {
+  int64_t weights = 0, optimizerState = 0;
+  int64_t gradients = 0, savedActivations = 0; ///< inside the workspace
+  int64_t workspace = 0; ///< the entry's planned temporaries
+  int64_t io = 0;        ///< inputs and outputs, in the caller's buffers
+  /// The model's memory while the entry runs: its persistent arena (params
+  /// and optimizer state, aligned), the workspace, and the caller's I/O.
+  int64_t peak = 0;
+};
+MemoryUse memoryUse(const ModelInfo &info, const EntryInfo &entry);
+
+/// `dlc --memory-report`: the memory plan of every entry, as text or JSON.
+/// Needs the workspace sizes (a lowered module).
+void printMemoryReport(const ModelInfo &info, int64_t batch, bool json,
+                       llvm::raw_ostream &os);
+
+/// 13008896 -> "13,008,896"; 814120 -> "795.0 KiB".
+std::string withCommas(int64_t v);
+std::string humanBytes(int64_t bytes);
 
 /// `dlc --stats`: parameters, multiply-adds, training operations, memory.
 void printStats(const ModelInfo &info, llvm::raw_ostream &os);

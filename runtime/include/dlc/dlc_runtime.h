@@ -173,6 +173,9 @@ DLC_API void dlc_parallel_for(int64_t n,
 DLC_API void *dlc_workspace_aligned_alloc(uint64_t alignment, uint64_t size);
 DLC_API void *dlc_workspace_alloc(uint64_t size);
 DLC_API void dlc_workspace_free(void *ptr);
+/* Bytes handed out by dlc_workspace_*alloc and not freed yet, and the most
+ * there ever were (either pointer may be NULL). */
+DLC_API void dlc_workspace_usage(int64_t *current, int64_t *peak);
 
 /*===-- Models ------------------------------------------------------------===*/
 
@@ -213,6 +216,18 @@ DLC_API dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path);
  * it over `path`. */
 DLC_API dlc_status dlc_model_save(const dlc_model *m,
                                   const char *safetensors_path);
+
+/* The bytes the model allocated at creation: its params and optimizer state
+ * and one workspace for the intermediate tensors of its largest entry, in
+ * one 2 MiB-aligned allocation (the NAME_MEMORY_BYTES of the generated
+ * header: the compile-time plan, exactly). This is all the
+ * memory a model holds: entries allocate nothing while they run (except
+ * the matmul kernels' per-thread packing buffers, see
+ * dlc_workspace_aligned_alloc). -1 for a NULL model. */
+DLC_API int64_t dlc_model_memory_bytes(const dlc_model *m);
+
+/* The workspace part of it: the largest entry's planned temporaries. */
+DLC_API int64_t dlc_model_workspace_bytes(const dlc_model *m);
 
 /* The number of params; -1 for NULL. */
 DLC_API int32_t dlc_model_num_params(const dlc_model *m);

@@ -21,7 +21,7 @@
 // CHECK: %[[H:.*]] = dlc.linear %[[A]], %{{.*}} :
 // CHECK: %[[S:.*]] = dlc.mul %[[H]], %[[H]]
 // CHECK: %[[L:.*]] = dlc.mse_loss %[[S]], %arg1
-// CHECK: %[[ONE:.*]] = dlc.fill 1.000000e+00 : tensor<f32>
+// CHECK: %[[ONE:.*]] = dlc.fill 1.000000e+00 {dlc.grad_seed} : tensor<f32>
 // CHECK: %[[GS:.*]] = dlc.scale %{{.*}}, 2.500000e-01
 // CHECK: %[[G1:.*]] = dlc.mul %[[GS]], %[[H]]
 // CHECK: %[[G2:.*]] = dlc.mul %[[GS]], %[[H]]

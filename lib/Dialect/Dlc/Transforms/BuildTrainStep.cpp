@@ -327,8 +327,12 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
                       .getResult()
                 : g;
   };
-  grads[lossValue] = FillOp::create(b, loc, lossValue.getType(),
-                                    b.getF64FloatAttr(1.0));
+  auto seed = FillOp::create(b, loc, lossValue.getType(),
+                             b.getF64FloatAttr(1.0));
+  // Marks where the backward pass starts (the memory report counts the
+  // forward values used after it as saved activations).
+  seed->setAttr(kGradSeedAttrName, b.getUnitAttr());
+  grads[lossValue] = seed;
   for (Operation *op : llvm::reverse(ops)) {
     if (op->getNumResults() != 1)
       continue;

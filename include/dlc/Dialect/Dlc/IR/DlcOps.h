@@ -25,6 +25,9 @@ inline constexpr llvm::StringLiteral kNameAttrName = "dlc.name";
 /// Name of the unit attribute that marks the entry built by
 /// dlc-build-train-step.
 inline constexpr llvm::StringLiteral kTrainStepAttrName = "dlc.train_step";
+/// Unit attribute on the dlc.fill that seeds the backward pass of a
+/// training step (the gradient of the loss with respect to itself).
+inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";
 /// Roles of a dlc.parameter.
 inline constexpr llvm::StringLiteral kRoleWeight = "weight";
 inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";

@@ -1,0 +1,83 @@
+//===- MemoryReport.cpp - dlc --memory-report -----------------------------===//
+//
+// The memory of a compiled model by category, from the model facts and the
+// workspace sizes dlc-plan-memory computed. See docs/memory.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Target/ModelInfo.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+MemoryUse mlir::dlc::memoryUse(const ModelInfo &info, const EntryInfo &e) {
+  MemoryUse u;
+  u.weights = info.paramBytes();
+  u.optimizerState = info.stateBytes();
+  u.gradients = e.gradientBytes;
+  u.savedActivations = e.savedActivationBytes;
+  u.workspace = std::max<int64_t>(e.workspaceBytes, 0);
+  u.io = e.ioBytes();
+  u.peak = info.persistentArenaBytes() + u.workspace + u.io;
+  return u;
+}
+
+namespace {
+struct Row {
+  const char *label, *json;
+  int64_t MemoryUse::*field;
+  const char *note;
+};
+const Row kRows[] = {
+    {"weights", "weights", &MemoryUse::weights, ""},
+    {"gradients", "gradients", &MemoryUse::gradients, "  (in the workspace)"},
+    {"optimizer state", "optimizer_state", &MemoryUse::optimizerState, ""},
+    {"saved activations", "saved_activations", &MemoryUse::savedActivations,
+     "  (in the workspace)"},
+    {"workspace", "workspace", &MemoryUse::workspace,
+     "  (peak of the temporaries)"},
+    {"inputs + outputs", "inputs_outputs", &MemoryUse::io,
+     "  (the caller's buffers)"},
+    {"peak", "peak", &MemoryUse::peak, ""},
+};
+} // namespace
+
+void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
+                                  bool json, raw_ostream &os) {
+  if (json) {
+    os << "{\"model\": \"" << info.name << "\", \"batch\": " << batch
+       << ", \"model_bytes\": " << info.arenaBytes()
+       << ", \"persistent_bytes\": " << info.persistentArenaBytes()
+       << ", \"workspace_bytes\": " << info.workspaceBytes()
+       << ", \"entries\": {";
+    for (auto [i, e] : llvm::enumerate(info.entries)) {
+      MemoryUse u = memoryUse(info, e);
+      os << (i ? ", " : "") << "\"" << e.name << "\": {";
+      for (auto [k, row] : llvm::enumerate(kRows))
+        os << (k ? ", " : "") << "\"" << row.json << "\": " << u.*row.field;
+      os << "}";
+    }
+    os << "}}\n";
+    return;
+  }
+  os << "memory plan of model " << info.name << " (batch " << batch
+     << "), bytes\n";
+  for (const EntryInfo &e : info.entries) {
+    MemoryUse u = memoryUse(info, e);
+    os << "  " << e.name << "\n";
+    for (const Row &row : kRows) {
+      int64_t v = u.*row.field;
+      std::string n = withCommas(v);
+      os << "    " << llvm::left_justify(row.label, 18)
+         << llvm::right_justify(n, 16) << "  "
+         << llvm::left_justify(humanBytes(v), 10) << row.note << "\n";
+    }
+  }
+  os << "  the model allocates " << withCommas(info.arenaBytes()) << " bytes ("
+     << humanBytes(info.arenaBytes())
+     << ") once, at creation: params and optimizer state, then one "
+        "workspace for the largest entry\n";
+}
