@@ -16,11 +16,14 @@ using namespace mlir::dlc;
 MemoryUse mlir::dlc::memoryUse(const ModelInfo &info, const EntryInfo &e) {
   MemoryUse u;
   u.weights = info.paramBytes();
-  u.optimizerState = info.stateBytes();
+  for (const ParamInfo &p : info.params)
+    if (p.optimizerState)
+      (p.shape.empty() ? u.stepCount : u.optimizerState) += p.bytes;
   u.gradients = e.gradientBytes;
   u.savedActivations = e.savedActivationBytes;
   u.workspace = std::max<int64_t>(e.workspaceBytes, 0);
   u.io = e.ioBytes();
+  u.buffers = e.bufferBytes;
   u.peak = info.persistentArenaBytes() + u.workspace + u.io;
   return u;
 }
@@ -34,7 +37,9 @@ struct Row {
 const Row kRows[] = {
     {"weights", "weights", &MemoryUse::weights, ""},
     {"gradients", "gradients", &MemoryUse::gradients, "  (in the workspace)"},
-    {"optimizer state", "optimizer_state", &MemoryUse::optimizerState, ""},
+    {"optimizer state", "optimizer_state", &MemoryUse::optimizerState,
+     "  (moments)"},
+    {"step count", "step_count", &MemoryUse::stepCount, ""},
     {"saved activations", "saved_activations", &MemoryUse::savedActivations,
      "  (in the workspace)"},
     {"workspace", "workspace", &MemoryUse::workspace,
@@ -58,7 +63,7 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
       os << (i ? ", " : "") << "\"" << e.name << "\": {";
       for (auto [k, row] : llvm::enumerate(kRows))
         os << (k ? ", " : "") << "\"" << row.json << "\": " << u.*row.field;
-      os << "}";
+      os << ", \"buffers_without_reuse\": " << u.buffers << "}";
     }
     os << "}}\n";
     return;
@@ -75,6 +80,11 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
          << llvm::right_justify(n, 16) << "  "
          << llvm::left_justify(humanBytes(v), 10) << row.note << "\n";
     }
+    if (u.workspace > 0)
+      os << "    (the workspace's " << withCommas(u.buffers)
+         << " bytes of buffers share " << withCommas(u.workspace)
+         << ": reuse factor " << llvm::format("%.2f", double(u.buffers) / u.workspace)
+         << ")\n";
   }
   os << "  the model allocates " << withCommas(info.arenaBytes()) << " bytes ("
      << humanBytes(info.arenaBytes())

@@ -174,6 +174,8 @@ void mlir::dlc::collectWorkspaceSizes(ModuleOp module, ModelInfo &info) {
       continue;
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
       e.workspaceBytes = bytes.getInt();
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>("dlc.buffer_bytes"))
+      e.bufferBytes = bytes.getInt();
   }
 }
 

@@ -55,16 +55,7 @@ LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &inf
                              "dlc-lower-entry-abi,canonicalize,cse)");
 }
 
-LogicalResult
-mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
-                                 const CpuCodegenOptions &options) {
-  std::string tile = "dlc-tile-and-vectorize{vector-bits=" +
-                     std::to_string(options.vectorBits);
-  if (!options.registerTile.empty())
-    tile += " register-tile=" + options.registerTile;
-  if (!options.cacheTile.empty())
-    tile += " cache-tile=" + options.cacheTile;
-  tile += "},";
+LogicalResult mlir::dlc::runMemoryPlanPipeline(ModuleOp module) {
   return runPipeline(
       module,
       "builtin.module("
@@ -77,7 +68,24 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       // Every intermediate buffer gets its place in the entry's workspace.
-      "canonicalize,dlc-plan-memory,canonicalize,buffer-deallocation-pipeline,"
+      "canonicalize,dlc-plan-memory)");
+}
+
+LogicalResult
+mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
+                                 const CpuCodegenOptions &options) {
+  if (failed(runMemoryPlanPipeline(module)))
+    return failure();
+  std::string tile = "dlc-tile-and-vectorize{vector-bits=" +
+                     std::to_string(options.vectorBits);
+  if (!options.registerTile.empty())
+    tile += " register-tile=" + options.registerTile;
+  if (!options.cacheTile.empty())
+    tile += " cache-tile=" + options.cacheTile;
+  tile += "},";
+  return runPipeline(
+      module,
+      "builtin.module(canonicalize,buffer-deallocation-pipeline,"
       // Matmuls: cache and register tiling, AVX-512 FMAs.
       + tile +
       "convert-linalg-to-loops,canonicalize,cse,"
@@ -88,8 +96,9 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
       "convert-vector-to-scf{full-unroll=true},lower-affine,"
       "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
       "expand-strided-metadata,lower-affine,"
-      // Scratch buffers come from libdlcrt (dlc_workspace_*, see
-      // ObjectEmitter.cpp), which keeps them from one call to the next.
+      // The matmul kernels' packing buffers come from libdlcrt
+      // (dlc_workspace_*, see ObjectEmitter.cpp), which keeps them from one
+      // call to the next.
       "finalize-memref-to-llvm{use-generic-functions=1},"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
       "convert-openmp-to-llvm,"

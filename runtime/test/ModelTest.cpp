@@ -250,6 +250,43 @@ TEST(ModelTest, OutOfMemoryNamesTheSize) {
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(m, nullptr);
   EXPECT_TRUE(errorContains("2305843009213693952 bytes")) << dlc_last_error();
+
+  // With a workspace: the message gives the plan's parts.
+  const char *withWorkspace = "dlc-model 1\nname huge\n"
+                              "param w f32 536870912,1073741824 zeros 0\n"
+                              "entry forward\nworkspace 4096\nend\n";
+  const dlc_entry_fn entries[] = {[](void *const *) {}};
+  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1, entries};
+  EXPECT_EQ(dlc_model_create(&desc2, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
+  EXPECT_TRUE(errorContains(
+      "cannot allocate the memory of model 'huge': 2305843009213698048 bytes "
+      "(params and optimizer state 2305843009213693952, workspace 4096, as "
+      "planned at compile time)"))
+      << dlc_last_error();
+}
+
+TEST(ModelTest, WorkspaceFollowsTheParams) {
+  const char *text = "dlc-model 1\nname ws\n"
+                     "param w f32 3 zeros 0\n"
+                     "entry a\nworkspace 100\nend\n"
+                     "entry b\nworkspace 1000\nend\n";
+  static void *seen[2];
+  const dlc_entry_fn entries[] = {
+      [](void *const *args) { seen[0] = args[1]; },
+      [](void *const *args) { seen[1] = args[1]; }};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 2, entries};
+  ModelPtr m = create(desc);
+  // 64 bytes of params, then the largest workspace (1000 -> 1024).
+  EXPECT_EQ(dlc_model_memory_bytes(m.get()), 64 + 1024);
+  EXPECT_EQ(dlc_model_workspace_bytes(m.get()), 1024);
+  ASSERT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr), DLC_OK);
+  ASSERT_EQ(dlc_model_run(m.get(), 1, nullptr, nullptr), DLC_OK);
+  // Both entries get the same workspace, right after the params.
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(static_cast<char *>(seen[0]) -
+                reinterpret_cast<char *>(paramF32(m.get(), 0)),
+            64);
+  EXPECT_EQ(dlc_model_memory_bytes(nullptr), -1);
 }
 
 //===-- Init

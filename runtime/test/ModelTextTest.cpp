@@ -227,3 +227,27 @@ TEST(ModelTextTest, OptimizerStateLines) {
       << err;
 }
 } // namespace
+
+namespace {
+TEST(ModelTextTest, WorkspaceLines) {
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText("dlc-model 1\nname m\nparam w f32 4 zeros 0\n"
+                             "entry a\nworkspace 100\nin x f32 4\nend\n"
+                             "entry b\nworkspace 70\nend\n",
+                             model, err))
+      << err;
+  EXPECT_EQ(model.entries[0].workspaceBytes, 100);
+  EXPECT_EQ(model.entries[1].workspaceBytes, 70);
+  EXPECT_EQ(model.workspaceBytes, 128); // the largest, rounded to 64
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry a\nin x f32 4\n"
+                              "workspace 100\nend\n",
+                              model, err));
+  EXPECT_EQ(err, "line 5: 'workspace' must follow 'entry' directly");
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry a\nworkspace -1\nend\n",
+                              model, err));
+  EXPECT_EQ(err, "line 4: bad workspace size '-1': expected a byte count");
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nworkspace 1\n", model, err));
+  EXPECT_EQ(err, "line 3: 'workspace' outside an entry block");
+}
+} // namespace

@@ -36,6 +36,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <unistd.h>
 #include <chrono>
 #include <vector>
 
@@ -83,6 +84,12 @@ static cl::opt<std::string> nesterov("nesterov", cl::desc("train: SGD Nesterov m
 static cl::opt<double> weightDecay("weight-decay", cl::desc("train: weight decay"), cl::init(-1), cl::cat(dlcCat));
 static cl::opt<std::string> betas("betas", cl::desc("train: Adam betas, B1,B2"), cl::cat(dlcCat));
 static cl::opt<double> eps("eps", cl::desc("train: Adam epsilon"), cl::init(-1), cl::cat(dlcCat));
+// Memory.
+static cl::opt<std::string> memoryReport("memory-report", cl::ValueOptional,
+                                         cl::desc("Print the memory plan of every entry by category: text (default) or =json"),
+                                         cl::value_desc("text|json"), cl::cat(dlcCat));
+static cl::opt<std::string> deviceMemory("device-memory", cl::desc("Memory budget of the device, e.g. 8GiB, 500MB, 1000000 (default: this machine's physical memory); a plan over it is an error"),
+                                         cl::value_desc("size"), cl::cat(dlcCat));
 // `dlc run` options.
 static cl::opt<unsigned> steps("steps", cl::desc("run --train: number of training steps (default 1)"),
                                cl::init(1), cl::cat(dlcCat));
@@ -178,7 +185,8 @@ struct Compiled {
 /// Reads the model and runs the dlc-level pipeline; diagnostics are printed
 /// by the context's handler.
 static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
-                                         SourceMgr &sm) {
+                                         SourceMgr &sm,
+                                         int64_t batchOverride = 0) {
   auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer) {
     fail("cannot read '" + inputFile + "': " + buffer.getError().message());
@@ -205,6 +213,8 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
     }
     if (batch)
       opts.batch = batch;
+    if (batchOverride)
+      opts.batch = batchOverride;
     c.module = dlc::importDlcModel(sm, ctx, opts);
   } else {
     fail("unknown input language '" + lang + "'", "use -x dlc or -x mlir");
@@ -270,6 +280,174 @@ static bool writeFileAtomically(StringRef path, StringRef data) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// The memory budget
+//===----------------------------------------------------------------------===//
+
+/// "8GiB", "500MB", "1.5G", "1000000" -> bytes; K/M/G/T and KiB/MiB/GiB/TiB
+/// are powers of 1024, KB/MB/GB/TB powers of 1000.
+static std::optional<int64_t> parseSize(StringRef text) {
+  StringRef t = text.trim();
+  size_t split = t.find_first_not_of("0123456789.");
+  StringRef num = t.substr(0, split), unit = t.substr(num.size()).trim();
+  double v;
+  if (num.empty() || num.getAsDouble(v) || v < 0)
+    return std::nullopt;
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},          {"b", 1},         {"k", 1024.0},
+      {"kib", 1024.0},  {"kb", 1e3},      {"m", 1048576.0},
+      {"mib", 1048576.0}, {"mb", 1e6},    {"g", 1073741824.0},
+      {"gib", 1073741824.0}, {"gb", 1e9}, {"t", 1099511627776.0},
+      {"tib", 1099511627776.0}, {"tb", 1e12}};
+  std::string u = unit.lower();
+  for (auto [name, scale] : units)
+    if (u == name) {
+      double bytes = v * scale;
+      if (bytes > 9.0e18)
+        return std::nullopt;
+      return static_cast<int64_t>(bytes);
+    }
+  return std::nullopt;
+}
+
+/// This machine's physical memory, the default budget of the CPU.
+static int64_t physicalMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? int64_t(pages) * page : INT64_MAX;
+}
+
+/// What a model needs while its largest entry runs: its memory (params,
+/// optimizer state, workspace) and that entry's inputs and outputs.
+static int64_t neededBytes(const mlir::dlc::ModelInfo &info) {
+  int64_t io = 0;
+  for (const auto &e : info.entries)
+    io = std::max(io, e.ioBytes());
+  return info.arenaBytes() + io;
+}
+
+static int64_t batchOf(const mlir::dlc::ModelInfo &info) {
+  for (const auto &e : info.entries)
+    for (const auto &t : e.inputs)
+      if (!t.shape.empty())
+        return t.shape[0];
+  return 0;
+}
+
+/// The memory the model needs at batch `b`: imported again and lowered as
+/// far as the memory plan, without diagnostics.
+static std::optional<int64_t> neededAtBatch(mlir::MLIRContext &ctx,
+                                            int64_t b) {
+  SourceMgr sm;
+  mlir::ScopedDiagnosticHandler quiet(&ctx, [](mlir::Diagnostic &) {
+    return mlir::success();
+  });
+  std::optional<Compiled> c = loadModel(ctx, sm, b);
+  if (!c || failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
+      failed(mlir::dlc::runMemoryPlanPipeline(*c->module)))
+    return std::nullopt;
+  mlir::dlc::collectWorkspaceSizes(*c->module, c->info);
+  return neededBytes(c->info);
+}
+
+/// Checks the plan against the budget; over it, explains what does not fit
+/// and what would, and fails.
+static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx, Compiled &c) {
+  int64_t budget = physicalMemory();
+  std::string budgetName = "this machine's physical memory";
+  if (!deviceMemory.empty()) {
+    std::optional<int64_t> b = parseSize(deviceMemory);
+    if (!b || *b <= 0) {
+      fail("bad --device-memory '" + deviceMemory + "'",
+           "a size like 8GiB, 512MiB, 16GB or a number of bytes");
+      return mlir::failure();
+    }
+    budget = *b;
+    budgetName = "--device-memory=" + deviceMemory;
+  }
+  const mlir::dlc::ModelInfo &info = c.info;
+  int64_t need = neededBytes(info);
+  if (need <= budget)
+    return mlir::success();
+
+  using mlir::dlc::humanBytes;
+  using mlir::dlc::withCommas;
+  const mlir::dlc::EntryInfo *worst = &info.entries.front();
+  for (const auto &e : info.entries)
+    if (e.workspaceBytes + e.ioBytes() > worst->workspaceBytes + worst->ioBytes())
+      worst = &e;
+  int64_t batchNow = batchOf(info);
+  auto diag = mlir::emitError(c.module->getLoc())
+              << "model " << info.name << " needs " << humanBytes(need) << " ("
+              << withCommas(need) << " bytes) at batch " << batchNow
+              << ", more than the " << humanBytes(budget) << " ("
+              << withCommas(budget) << " bytes) of " << budgetName;
+  // The biggest consumers, largest first.
+  mlir::dlc::MemoryUse u = mlir::dlc::memoryUse(info, *worst);
+  std::vector<std::pair<int64_t, std::string>> parts = {
+      {u.weights, "weights"},
+      {u.optimizerState + u.stepCount, "optimizer state"},
+      {u.workspace, "workspace of " + worst->name + " (gradients " +
+                        humanBytes(u.gradients) + ", saved activations " +
+                        humanBytes(u.savedActivations) + ", other temporaries)"},
+      {u.io, "inputs and outputs of " + worst->name}};
+  std::sort(parts.begin(), parts.end(), std::greater<>());
+  std::string list;
+  for (auto &[bytes, what] : parts)
+    if (bytes > 0)
+      list += (list.empty() ? "" : "; ") + what + " " + humanBytes(bytes);
+  diag.attachNote(c.module->getLoc()) << "it needs: " << list;
+
+  // 1. The largest batch that fits, exactly (the plan grows with the batch).
+  bool canRebatch = inputLang != "mlir" && !StringRef(inputFile).ends_with(".mlir") &&
+                    batchNow > 1;
+  if (canRebatch) {
+    std::optional<int64_t> one = neededAtBatch(ctx, 1);
+    if (one && *one > budget) {
+      int64_t fixed = u.weights + u.optimizerState + u.stepCount + u.gradients;
+      diag.attachNote(c.module->getLoc())
+          << "hint: no batch size fits: at batch 1 the model still needs "
+          << humanBytes(*one) << "; the weights (" << humanBytes(u.weights)
+          << "), their gradients (" << humanBytes(u.gradients)
+          << ") and the optimizer state ("
+          << humanBytes(u.optimizerState + u.stepCount)
+          << ") alone take " << humanBytes(fixed)
+          << ", whatever the batch";
+    } else if (one) {
+      int64_t lo = 1, hi = batchNow; // fits(lo), !fits(hi)
+      while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        std::optional<int64_t> n = neededAtBatch(ctx, mid);
+        if (n && *n <= budget)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      std::optional<int64_t> atLo = neededAtBatch(ctx, lo);
+      diag.attachNote(c.module->getLoc())
+          << "hint: the largest batch that fits is " << lo << " (--batch "
+          << lo << ": " << humanBytes(atLo ? *atLo : 0) << "); batch "
+          << lo + 1 << " does not";
+    }
+  }
+  // 2. 16-bit activations.
+  if (u.savedActivations > 0)
+    diag.attachNote(c.module->getLoc())
+        << "hint: keeping the saved activations in 16 bits would save about "
+        << humanBytes(u.savedActivations / 2);
+  // 3. Evaluation keeps no activations.
+  for (const auto &e : info.entries)
+    if (e.name == "forward" && worst->name != "forward") {
+      mlir::dlc::MemoryUse f = mlir::dlc::memoryUse(info, e);
+      int64_t evalOnly = f.weights + f.workspace + f.io;
+      if (evalOnly <= budget)
+        diag.attachNote(c.module->getLoc())
+            << "hint: evaluation keeps no activations: without --train the "
+               "forward entry alone needs "
+            << humanBytes(evalOnly) << ", which fits";
+    }
+  return mlir::failure();
+}
+
 static int compileMain(mlir::MLIRContext &ctx) {
   static const char *stages[] = {"dlc",  "linalg", "llvm-dialect", "llvm",
                                  "asm", "obj",    "header"};
@@ -322,6 +500,17 @@ static int compileMain(mlir::MLIRContext &ctx) {
   std::unique_ptr<Module> m = lowerToLLVM(*c, llctx, **tm);
   if (!m)
     return 1;
+  if (memoryReport.getNumOccurrences()) {
+    if (memoryReport != "" && memoryReport != "text" && memoryReport != "json")
+      return fail("unknown --memory-report format '" + memoryReport + "'",
+                  "use --memory-report or --memory-report=json");
+    mlir::dlc::printMemoryReport(c->info, batchOf(c->info),
+                                 memoryReport == "json", outs());
+  }
+  if (failed(checkBudget(ctx, *c)))
+    return 1;
+  if (memoryReport.getNumOccurrences() && outputFile.empty())
+    return 0;
   // The header knows the memory plan, so it comes after the lowering.
   if (emit == "header")
     return textOut([&](raw_ostream &os) { os << mlir::dlc::generateHeader(c->info); });

@@ -41,6 +41,8 @@ struct EntryInfo {
   /// The planned workspace of one call (dlc-plan-memory); -1 until the
   /// module has been lowered.
   int64_t workspaceBytes = -1;
+  /// The sum of the sizes of the workspace's buffers (no reuse).
+  int64_t bufferBytes = 0;
   /// Training step: the parameters' gradients, and the forward values the
   /// backward pass reads (both live in the workspace). 0 for other entries.
   int64_t gradientBytes = 0;
@@ -88,10 +90,13 @@ void collectWorkspaceSizes(mlir::ModuleOp module, ModelInfo &info);
 
 /// One entry's memory, by category, in bytes (docs/memory.md).
 struct MemoryUse {
-  int64_t weights = 0, optimizerState = 0;
+  int64_t weights = 0;
+  int64_t optimizerState = 0; ///< moments: per weight, 2 (Adam) or 1
+  int64_t stepCount = 0;      ///< the optimizer's step counter
   int64_t gradients = 0, savedActivations = 0; ///< inside the workspace
   int64_t workspace = 0; ///< the entry's planned temporaries
   int64_t io = 0;        ///< inputs and outputs, in the caller's buffers
+  int64_t buffers = 0;   ///< the workspace's buffers without any reuse
   /// The model's memory while the entry runs: its persistent arena (params
   /// and optimizer state, aligned), the workspace, and the caller's I/O.
   int64_t peak = 0;

@@ -49,8 +49,12 @@ struct CpuCodegenOptions {
   std::string cacheTile;     ///< "M,N,K" overrides the cache tile bounds
 };
 
-/// Fusion, bufferization, tiling and vectorization, lowering to the LLVM
-/// dialect.
+/// Elementwise fusion, bufferization and dlc-plan-memory: the first part
+/// of runCpuCodegenPipeline, enough to know every entry's workspace.
+mlir::LogicalResult runMemoryPlanPipeline(mlir::ModuleOp module);
+
+/// Fusion, bufferization, the memory plan, tiling and vectorization,
+/// lowering to the LLVM dialect.
 mlir::LogicalResult runCpuCodegenPipeline(mlir::ModuleOp module,
                                           const CpuCodegenOptions &options);
 

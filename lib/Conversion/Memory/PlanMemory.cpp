@@ -188,8 +188,15 @@ struct DlcPlanMemoryPass
       b.alloc.replaceAllUsesWith(view.getResult());
       b.alloc.erase();
     }
+    int64_t unshared = 0;
+    for (Buffer &b : buffers)
+      unshared += b.bytes;
     func->setAttr("dlc.workspace_bytes",
                   IntegerAttr::get(IntegerType::get(ctx, 64), total));
+    // Without reuse the buffers would take this much (the report's reuse
+    // factor).
+    func->setAttr("dlc.buffer_bytes",
+                  IntegerAttr::get(IntegerType::get(ctx, 64), unshared));
     return success();
   }
 };
