@@ -5,7 +5,7 @@
 // %b (2 KiB) after it, %c (4 KiB) over %a.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: %[[WS:[a-z0-9]+]]: memref<6144xi8> {dlc.name = "workspace", llvm.noalias}
-// CHECK-SAME: attributes {dlc.entry, dlc.workspace_bytes = 6144 : i64}
+// CHECK-SAME: attributes {dlc.buffer_bytes = 10240 : i64, dlc.entry, dlc.workspace_bytes = 6144 : i64}
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: %[[A:.*]] = memref.view %[[WS]][%[[C0]]][] : memref<6144xi8> to memref<32x32xf32>
 // CHECK: %[[C4096:.*]] = arith.constant 4096 : index
