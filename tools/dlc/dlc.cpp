@@ -585,7 +585,7 @@ static int runMain(mlir::MLIRContext &ctx) {
     return fail(toString(tm.takeError()));
   auto llctx = std::make_unique<LLVMContext>();
   std::unique_ptr<Module> m = lowerToLLVM(*c, *llctx, **tm);
-  if (!m)
+  if (!m || failed(checkBudget(ctx, *c)))
     return 1;
 
   // JIT the module; the generated code resolves malloc/free from the process.
