@@ -55,7 +55,19 @@ LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &inf
                              "dlc-lower-entry-abi,canonicalize,cse)");
 }
 
-LogicalResult mlir::dlc::runMemoryPlanPipeline(ModuleOp module) {
+static std::string tilingPass(const mlir::dlc::CpuCodegenOptions &options) {
+  std::string tile = "dlc-tile-and-vectorize{vector-bits=" +
+                     std::to_string(options.vectorBits);
+  if (!options.registerTile.empty())
+    tile += " register-tile=" + options.registerTile;
+  if (!options.cacheTile.empty())
+    tile += " cache-tile=" + options.cacheTile;
+  return tile + "}";
+}
+
+LogicalResult
+mlir::dlc::runMemoryPlanPipeline(ModuleOp module,
+                                 const CpuCodegenOptions &options) {
   return runPipeline(
       module,
       "builtin.module("
@@ -66,28 +78,25 @@ LogicalResult mlir::dlc::runMemoryPlanPipeline(ModuleOp module) {
       // the wrong one out (test/e2e/reductions.test). Outputs cost one copy.
       "linalg-fuse-elementwise-ops,canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      // Every intermediate buffer gets its place in the entry's workspace.
-      "canonicalize,dlc-plan-memory)");
+      "function-boundary-type-conversion=identity-layout-map},canonicalize,"
+      // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
+      // plan: hoisting the accumulators out of the K loop needs to see that
+      // the operands are distinct buffers, not views of one workspace.
+      + tilingPass(options) +
+      // Every intermediate buffer gets its place in the entry's workspace;
+      // what is left (the matmul packing buffers, inside the parallel
+      // loops) comes with its deallocation from the tiling.
+      ",dlc-plan-memory)");
 }
 
 LogicalResult
 mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
                                  const CpuCodegenOptions &options) {
-  if (failed(runMemoryPlanPipeline(module)))
+  if (failed(runMemoryPlanPipeline(module, options)))
     return failure();
-  std::string tile = "dlc-tile-and-vectorize{vector-bits=" +
-                     std::to_string(options.vectorBits);
-  if (!options.registerTile.empty())
-    tile += " register-tile=" + options.registerTile;
-  if (!options.cacheTile.empty())
-    tile += " cache-tile=" + options.cacheTile;
-  tile += "},";
   return runPipeline(
       module,
-      "builtin.module(canonicalize,buffer-deallocation-pipeline,"
-      // Matmuls: cache and register tiling, AVX-512 FMAs.
-      + tile +
+      "builtin.module(canonicalize,"
       "convert-linalg-to-loops,canonicalize,cse,"
       // The matmul cache tiles (scf.forall) become OpenMP worksharing loops;
       // libdlcrt implements the __kmpc entry points on its thread pool.

@@ -83,3 +83,27 @@ func.func @dynamic(%n: index) attributes {dlc.entry} {
   %a = memref.alloc(%n) : memref<?xf32>
   return
 }
+
+// -----
+
+// An allocation inside a loop is one per iteration (the matmul kernels'
+// packing buffers): it is not placed; the top-level one around it is.
+// CHECK-LABEL: func.func @nested
+// CHECK-SAME: memref<4096xi8>
+// CHECK: memref.view
+// CHECK: scf.for
+// CHECK: memref.alloc() : memref<16xf32>
+func.func @nested(%x: memref<32x32xf32>) attributes {dlc.entry} {
+  %a = memref.alloc() : memref<32x32xf32>
+  memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %p = memref.alloc() : memref<16xf32>
+    %row = memref.subview %a[%i, 0] [1, 16] [1, 1] : memref<32x32xf32> to memref<16xf32, strided<[1], offset: ?>>
+    memref.copy %row, %p : memref<16xf32, strided<[1], offset: ?>> to memref<16xf32>
+    memref.dealloc %p : memref<16xf32>
+  }
+  return
+}

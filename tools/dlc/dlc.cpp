@@ -335,15 +335,17 @@ static int64_t batchOf(const mlir::dlc::ModelInfo &info) {
 
 /// The memory the model needs at batch `b`: imported again and lowered as
 /// far as the memory plan, without diagnostics.
+static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm);
+
 static std::optional<int64_t> neededAtBatch(mlir::MLIRContext &ctx,
-                                            int64_t b) {
+                                            TargetMachine &tm, int64_t b) {
   SourceMgr sm;
   mlir::ScopedDiagnosticHandler quiet(&ctx, [](mlir::Diagnostic &) {
     return mlir::success();
   });
   std::optional<Compiled> c = loadModel(ctx, sm, b);
   if (!c || failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
-      failed(mlir::dlc::runMemoryPlanPipeline(*c->module)))
+      failed(mlir::dlc::runMemoryPlanPipeline(*c->module, codegenOptions(tm))))
     return std::nullopt;
   mlir::dlc::collectWorkspaceSizes(*c->module, c->info);
   return neededBytes(c->info);
@@ -351,7 +353,8 @@ static std::optional<int64_t> neededAtBatch(mlir::MLIRContext &ctx,
 
 /// Checks the plan against the budget; over it, explains what does not fit
 /// and what would, and fails.
-static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx, Compiled &c) {
+static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
+                                       TargetMachine &tm, Compiled &c) {
   int64_t budget = physicalMemory();
   std::string budgetName = "this machine's physical memory";
   if (!deviceMemory.empty()) {
@@ -401,7 +404,7 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx, Compiled &c) {
   bool canRebatch = inputLang != "mlir" && !StringRef(inputFile).ends_with(".mlir") &&
                     batchNow > 1;
   if (canRebatch) {
-    std::optional<int64_t> one = neededAtBatch(ctx, 1);
+    std::optional<int64_t> one = neededAtBatch(ctx, tm, 1);
     if (one && *one > budget) {
       int64_t fixed = u.weights + u.optimizerState + u.stepCount + u.gradients;
       diag.attachNote(c.module->getLoc())
@@ -416,13 +419,13 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx, Compiled &c) {
       int64_t lo = 1, hi = batchNow; // fits(lo), !fits(hi)
       while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        std::optional<int64_t> n = neededAtBatch(ctx, mid);
+        std::optional<int64_t> n = neededAtBatch(ctx, tm, mid);
         if (n && *n <= budget)
           lo = mid;
         else
           hi = mid;
       }
-      std::optional<int64_t> atLo = neededAtBatch(ctx, lo);
+      std::optional<int64_t> atLo = neededAtBatch(ctx, tm, lo);
       diag.attachNote(c.module->getLoc())
           << "hint: the largest batch that fits is " << lo << " (--batch "
           << lo << ": " << humanBytes(atLo ? *atLo : 0) << "); batch "
@@ -507,7 +510,7 @@ static int compileMain(mlir::MLIRContext &ctx) {
     mlir::dlc::printMemoryReport(c->info, batchOf(c->info),
                                  memoryReport == "json", outs());
   }
-  if (failed(checkBudget(ctx, *c)))
+  if (failed(checkBudget(ctx, **tm, *c)))
     return 1;
   if (memoryReport.getNumOccurrences() && outputFile.empty())
     return 0;
@@ -585,7 +588,7 @@ static int runMain(mlir::MLIRContext &ctx) {
     return fail(toString(tm.takeError()));
   auto llctx = std::make_unique<LLVMContext>();
   std::unique_ptr<Module> m = lowerToLLVM(*c, *llctx, **tm);
-  if (!m || failed(checkBudget(ctx, *c)))
+  if (!m || failed(checkBudget(ctx, **tm, *c)))
     return 1;
 
   // JIT the module; the generated code resolves malloc/free from the process.

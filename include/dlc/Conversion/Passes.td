@@ -87,8 +87,10 @@ def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
 def DlcPlanMemoryPass : Pass<"dlc-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Place every intermediate buffer of an entry in one workspace";
   let description = [{
-    Runs after bufferization, on every `dlc.entry` function. Each
-    `memref.alloc` of the function body (an intermediate tensor) gets an
+    Runs after bufferization and matmul tiling, on every `dlc.entry`
+    function. Each `memref.alloc` of the function body (an intermediate
+    tensor; allocations inside loops, like the matmul kernels' packing
+    buffers, are per iteration and stay) gets an
     offset in one workspace buffer, a new last argument of the entry
     (`memref<Nxi8>`, `dlc.name = "workspace"`), and becomes a `memref.view`
     of it: the generated code allocates nothing, and the runtime allocates

@@ -49,11 +49,14 @@ struct CpuCodegenOptions {
   std::string cacheTile;     ///< "M,N,K" overrides the cache tile bounds
 };
 
-/// Elementwise fusion, bufferization and dlc-plan-memory: the first part
-/// of runCpuCodegenPipeline, enough to know every entry's workspace.
-mlir::LogicalResult runMemoryPlanPipeline(mlir::ModuleOp module);
 
-/// Fusion, bufferization, the memory plan, tiling and vectorization,
+/// Elementwise fusion, bufferization, matmul tiling and dlc-plan-memory:
+/// the first part of runCpuCodegenPipeline, enough to know every entry's
+/// workspace.
+mlir::LogicalResult runMemoryPlanPipeline(mlir::ModuleOp module,
+                                          const CpuCodegenOptions &options);
+
+/// Fusion, bufferization, tiling and vectorization, the memory plan,
 /// lowering to the LLVM dialect.
 mlir::LogicalResult runCpuCodegenPipeline(mlir::ModuleOp module,
                                           const CpuCodegenOptions &options);
