@@ -31,12 +31,15 @@ static LogicalResult runPipeline(ModuleOp module, StringRef text) {
 }
 
 LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
-                                       const TrainOptions *train) {
-  std::string build;
+                                       const TrainOptions *train,
+                                       StringRef precision) {
+  std::string passes = "inline,canonicalize,";
+  if (precision != "fp32")
+    passes += "dlc-insert-autocast{precision=" + precision.str() +
+              "},canonicalize,cse,";
   if (train)
-    build = "dlc-build-train-step{" + train->passOptions + "},canonicalize,";
-  return runPipeline(module, "builtin.module(inline,canonicalize," + build +
-                                 "dlc-fuse-layers,cse)");
+    passes += "dlc-build-train-step{" + train->passOptions + "},canonicalize,";
+  return runPipeline(module, "builtin.module(" + passes + "dlc-fuse-layers,cse)");
 }
 
 LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info) {
@@ -102,6 +105,10 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
       // libdlcrt implements the __kmpc entry points on its thread pool.
       "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
       "dlc-approximate-math,"
+      // 16-bit floats: arithmetic in fp32, and bf16 conversions as integer
+      // code (no compiler-rt calls; fp16 conversions are F16C instructions).
+      "arith-emulate-unsupported-floats{source-types=bf16,f16 "
+      "target-type=f32},arith-expand{include-bf16=true},"
       "convert-vector-to-scf{full-unroll=true},lower-affine,"
       "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
       "expand-strided-metadata,lower-affine,"

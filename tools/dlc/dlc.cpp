@@ -84,6 +84,9 @@ static cl::opt<std::string> nesterov("nesterov", cl::desc("train: SGD Nesterov m
 static cl::opt<double> weightDecay("weight-decay", cl::desc("train: weight decay"), cl::init(-1), cl::cat(dlcCat));
 static cl::opt<std::string> betas("betas", cl::desc("train: Adam betas, B1,B2"), cl::cat(dlcCat));
 static cl::opt<double> eps("eps", cl::desc("train: Adam epsilon"), cl::init(-1), cl::cat(dlcCat));
+// Precision.
+static cl::opt<std::string> precision("precision", cl::desc("fp32 (default), or bf16/fp16: matmuls and linear layers in 16 bits with fp32 accumulation and fp32 master weights (autocast)"),
+                                      cl::init("fp32"), cl::cat(dlcCat));
 // Memory.
 static cl::opt<std::string> memoryReport("memory-report", cl::ValueOptional,
                                          cl::desc("Print the memory plan of every entry by category: text (default) or =json"),
@@ -232,11 +235,17 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
     if (!trainOpts)
       return std::nullopt;
   }
-  if (failed(mlir::dlc::runDlcPipeline(*c.module,
-                                       trainOpts ? &*trainOpts : nullptr)))
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
+    fail("unknown --precision '" + precision + "'", "use fp32, bf16 or fp16");
     return std::nullopt;
-  if (train) {
-    // The training step added an entry and the optimizer state.
+  }
+  if (failed(mlir::dlc::runDlcPipeline(*c.module,
+                                       trainOpts ? &*trainOpts : nullptr,
+                                       precision)))
+    return std::nullopt;
+  if (train || precision != "fp32") {
+    // The training step added an entry and the optimizer state; autocast
+    // changed the activations' types.
     auto trained = mlir::dlc::extractModelInfo(*c.module);
     if (failed(trained))
       return std::nullopt;

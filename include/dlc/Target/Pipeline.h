@@ -32,10 +32,11 @@ struct TrainOptions {
 };
 
 /// Inlining of helper calls, canonicalisation and dlc-fuse-layers on the
-/// dlc dialect; with `train`, dlc-build-train-step first adds the training
-/// step.
+/// dlc dialect; with `precision` bf16 or fp16, dlc-insert-autocast first;
+/// with `train`, dlc-build-train-step then adds the training step.
 mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module,
-                                   const TrainOptions *train = nullptr);
+                                   const TrainOptions *train = nullptr,
+                                   llvm::StringRef precision = "fp32");
 
 /// Drops what no entry needs (the kept loss function), names the entry
 /// kernels, lowers to linalg on tensors and applies the entry ABI.

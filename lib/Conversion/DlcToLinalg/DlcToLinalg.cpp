@@ -39,6 +39,21 @@ Value floatConst(OpBuilder &b, Location loc, Type ty, double v) {
   return arith::ConstantOp::create(b, loc, ty, b.getFloatAttr(ty, v));
 }
 
+/// The accumulator type of a contraction: fp32 for 16-bit operands.
+Type accumulatorType(OpBuilder &b, Type elem) {
+  return elem.getIntOrFloatBitWidth() < 32 ? b.getF32Type() : elem;
+}
+
+/// `v` converted to the float type `to` (extended or rounded).
+Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType ty) {
   return tensor::EmptyOp::create(b, loc, ty.getShape(), ty.getElementType());
 }
@@ -83,7 +98,19 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultTy,
       b, loc, TypeRange{resultTy}, inputs,
       ValueRange{emptyTensor(b, loc, resultTy)}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value v = body(nb, nloc, args.drop_back());
+        // 16-bit floats compute in fp32 and round the result once, like
+        // PyTorch's CPU kernels (and no 16-bit math reaches LLVM).
+        Type elem = resultTy.getElementType();
+        bool widen = isa<FloatType>(elem) && elem.getIntOrFloatBitWidth() < 32;
+        SmallVector<Value> in;
+        for (Value a : args.drop_back())
+          in.push_back(widen && isa<FloatType>(a.getType()) &&
+                               a.getType().getIntOrFloatBitWidth() < 32
+                           ? convertFloat(nb, nloc, a, nb.getF32Type())
+                           : a);
+        Value v = body(nb, nloc, in);
+        if (widen && isa<FloatType>(v.getType()))
+          v = convertFloat(nb, nloc, v, elem);
         linalg::YieldOp::create(nb, nloc, v);
       });
   return op.getResult(0);
@@ -221,6 +248,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     auto inTy = tensorTy(op.getInput()), wTy = tensorTy(op.getWeight());
     auto resTy = tensorTy(op.getResult());
     Type elemTy = resTy.getElementType();
+    // 16-bit operands accumulate in fp32 (autocast's contract); the
+    // epilogue rounds the result once.
+    Type accElemTy = accumulatorType(b, elemTy);
     int64_t k = wTy.getDimSize(1), n = wTy.getDimSize(0);
     int64_t m = inTy.getNumElements() / k;
 
@@ -229,6 +259,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     auto x2Ty = RankedTensorType::get({m, k}, elemTy);
     x = reshapeTo(b, loc, x, x2Ty);
     auto outTy = RankedTensorType::get({m, n}, elemTy);
+    auto accTy = RankedTensorType::get({m, n}, accElemTy);
 
     // The tiled CPU matmul streams a row-major [K, N] right operand, and
     // the weight is [N, K]: one of the operands has to be re-laid out.
@@ -245,9 +276,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                              emptyTensor(b, loc, wtTy),
                                              ArrayRef<int64_t>{1, 0})
                      .getResult()[0];
-      y = linalg::MatmulOp::create(b, loc, TypeRange{outTy},
+      y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
                                    ValueRange{x, wt},
-                                   ValueRange{filledTensor(b, loc, outTy, 0.0)})
+                                   ValueRange{filledTensor(b, loc, accTy, 0.0)})
               .getResult(0);
       yMap = b.getMultiDimIdentityMap(2);
     } else {
@@ -256,7 +287,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                              emptyTensor(b, loc, xtTy),
                                              ArrayRef<int64_t>{1, 0})
                      .getResult()[0];
-      auto ytTy = RankedTensorType::get({n, m}, elemTy);
+      auto ytTy = RankedTensorType::get({n, m}, accElemTy);
       y = linalg::MatmulOp::create(b, loc, TypeRange{ytTy},
                                    ValueRange{op.getWeight(), xt},
                                    ValueRange{filledTensor(b, loc, ytTy, 0.0)})
@@ -270,7 +301,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // elementwise loop.
     StringRef act = op.getActivation();
     bool hasBias = static_cast<bool>(op.getBias());
-    if (hasBias || act != "none" || transposeInput) {
+    bool narrow = accElemTy != elemTy;
+    if (hasBias || act != "none" || transposeInput || narrow) {
       SmallVector<Value> ins{y};
       SmallVector<AffineMap> maps{yMap};
       if (hasBias) {
@@ -285,9 +317,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
               [&](OpBuilder &nb, Location nloc, ValueRange a) {
                 Value v = a[0];
                 if (hasBias)
-                  v = arith::AddFOp::create(nb, nloc, v, a[1]);
+                  v = arith::AddFOp::create(
+                      nb, nloc, v, convertFloat(nb, nloc, a[1], accElemTy));
+                v = applyActivation(nb, nloc, act, v);
                 linalg::YieldOp::create(nb, nloc,
-                                        applyActivation(nb, nloc, act, v));
+                                        convertFloat(nb, nloc, v, elemTy));
               })
               .getResult(0);
     }
@@ -302,18 +336,26 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
     auto resTy = tensorTy(op.getResult());
-    Value acc = filledTensor(b, loc, resTy, 0.0);
+    Type accElemTy = accumulatorType(b, resTy.getElementType());
+    auto accTy = RankedTensorType::get(resTy.getShape(), accElemTy);
+    Value acc = filledTensor(b, loc, accTy, 0.0);
     Value y;
     if (resTy.getRank() == 2)
-      y = linalg::MatmulOp::create(b, loc, TypeRange{resTy},
+      y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
                                    ValueRange{op.getLhs(), op.getRhs()},
                                    ValueRange{acc})
               .getResult(0);
     else
-      y = linalg::BatchMatmulOp::create(b, loc, TypeRange{resTy},
+      y = linalg::BatchMatmulOp::create(b, loc, TypeRange{accTy},
                                         ValueRange{op.getLhs(), op.getRhs()},
                                         ValueRange{acc})
               .getResult(0);
+    if (accTy != resTy)
+      y = elementwise(b, loc, resTy, ValueRange{y},
+                      [&](OpBuilder &nb, Location l, ValueRange a) {
+                        return convertFloat(nb, l, a[0],
+                                            resTy.getElementType());
+                      });
     b.replaceOp(op, y);
     return success();
   }
@@ -1114,6 +1156,20 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
   }
 };
 
+struct LowerCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op, PatternRewriter &b) const override {
+    auto resTy = tensorTy(op.getResult());
+    b.replaceOp(op, elementwise(b, op.getLoc(), resTy,
+                                ValueRange{op.getInput()},
+                                [&](OpBuilder &nb, Location l, ValueRange a) {
+                                  return convertFloat(nb, l, a[0],
+                                                      resTy.getElementType());
+                                }));
+    return success();
+  }
+};
+
 struct DlcLowerToLinalgPass
     : dlc::impl::DlcLowerToLinalgPassBase<DlcLowerToLinalgPass> {
   void runOnOperation() override {
@@ -1128,7 +1184,7 @@ struct DlcLowerToLinalgPass
                  LowerBinary<MulOp, arith::MulFOp>,
                  LowerBinary<DivOp, arith::DivFOp>, LowerFill, LowerScale,
                  LowerBroadcastTo, LowerActivationGrad, LowerCrossEntropyGrad,
-                 LowerLayerNormGrad, LowerOptimizerUpdate>(ctx);
+                 LowerLayerNormGrad, LowerOptimizerUpdate, LowerCast>(ctx);
     patterns.add<LowerUnary<ReluOp>>(ctx, activationFn<ReluOp>);
     patterns.add<LowerUnary<TanhOp>>(ctx, activationFn<TanhOp>);
     patterns.add<LowerUnary<SigmoidOp>>(ctx, activationFn<SigmoidOp>);

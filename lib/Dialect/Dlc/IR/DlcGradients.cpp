@@ -302,3 +302,13 @@ SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
                                        getReductionAttr());
   return {d, Value()};
 }
+
+//===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> CastOp::buildGradients(OpBuilder &b, Value g) {
+  // The gradient goes back to the input's precision (a 16-bit activation's
+  // gradient is 16-bit; a master weight's is fp32).
+  return {CastOp::create(b, getLoc(), getInput().getType(), g)};
+}

@@ -547,6 +547,26 @@ LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+LogicalResult CastOp::verify() {
+  auto in = tensorTy(getInput()), out = tensorTy(getResult());
+  if (in.getShape() != out.getShape())
+    return emitOpError("must keep the shape: ")
+           << shapeStr(in.getShape()) << " to " << shapeStr(out.getShape());
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // x -> wider -> x is exact: fold the round trip.
+  if (auto inner = getInput().getDefiningOp<CastOp>())
+    if (inner.getInput().getType() == getType() &&
+        tensorTy(inner.getResult()).getElementTypeBitWidth() >
+            tensorTy(getResult()).getElementTypeBitWidth())
+      return inner.getInput();
+  return {};
+}
+
 #include "dlc/Dialect/Dlc/IR/DlcInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES

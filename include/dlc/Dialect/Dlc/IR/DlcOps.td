@@ -539,4 +539,28 @@ def Dlc_AssignOp : Dlc_Op<"assign",
   let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
 }
 
+//===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def Dlc_CastOp : Dlc_Op<"cast", [Pure, Dlc_Grad]> {
+  let summary = "Converts a tensor to another floating-point element type";
+  let description = [{
+    Rounds (to nearest even) or widens every element to the result's
+    element type; the shape is kept. `dlc-insert-autocast` inserts casts
+    around the ops that compute in 16 bits. A cast that widens and the cast
+    back fold away (the round trip is exact); the other order does not (it
+    rounds).
+
+    ```mlir
+    %h = dlc.cast %w : tensor<256x784xf32> to tensor<256x784xbf16>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

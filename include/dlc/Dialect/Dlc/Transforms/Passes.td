@@ -105,4 +105,39 @@ def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcInsertAutocastPass : Pass<"dlc-insert-autocast", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: run the contractions in 16 bits (autocast)";
+  let description = [{
+    PyTorch's `torch.autocast`, as a compiler pass over every function (the
+    entries and the loss function, before the training step is built):
+
+    | ops | compute in |
+    |---|---|
+    | `linear`, `matmul` | the 16-bit type (`precision`), accumulating in fp32; the result is 16-bit |
+    | `softmax`, `log_softmax`, `layer_norm`, `exp`, `log`, `sum`, `mean`, `mse_loss`, `cross_entropy` | fp32 (16-bit operands are widened) |
+    | every other op (activations, `add`/`sub`/`mul`/`div`, `sqrt`, `neg`, reshapes, transposes) | its operands' type: 16-bit when all are, else fp32 |
+
+    Parameters stay fp32 (master weights): a parameter is cast once per
+    function, right after it is read, and that cast serves every user (the
+    autocast weight-cast cache; CSE merges repeated reads). Results return
+    in their declared type. A cast that widens and the cast back fold away
+    in canonicalisation.
+
+    ```mlir
+    %w = dlc.param @fc1.weight : tensor<256x784xf32>
+    %y = dlc.linear %x, %w : (tensor<64x784xf32>, tensor<256x784xf32>) -> tensor<64x256xf32>
+    // becomes, with precision=bf16
+    %w = dlc.param @fc1.weight : tensor<256x784xf32>
+    %wl = dlc.cast %w : tensor<256x784xf32> to tensor<256x784xbf16>
+    %xl = dlc.cast %x : tensor<64x784xf32> to tensor<64x784xbf16>
+    %y = dlc.linear %xl, %wl : (tensor<64x784xbf16>, tensor<256x784xbf16>) -> tensor<64x256xbf16>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "The 16-bit type: bf16 or fp16">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect"];
+}
+
 #endif // DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD
