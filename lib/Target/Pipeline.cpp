@@ -37,8 +37,13 @@ LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
   if (precision != "fp32")
     passes += "dlc-insert-autocast{precision=" + precision.str() +
               "},canonicalize,cse,";
-  if (train)
+  if (train) {
     passes += "dlc-build-train-step{" + train->passOptions + "},canonicalize,";
+    // fp16 has a narrow range: the step scales its loss (bf16 needs none).
+    if (precision == "fp16")
+      passes += "dlc-insert-loss-scaling{init-scale=" +
+                std::to_string(train->initLossScale) + "},canonicalize,";
+  }
   return runPipeline(module, "builtin.module(" + passes + "dlc-fuse-layers,cse)");
 }
 

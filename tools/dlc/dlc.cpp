@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <unistd.h>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 using namespace llvm;
@@ -87,6 +88,8 @@ static cl::opt<double> eps("eps", cl::desc("train: Adam epsilon"), cl::init(-1),
 // Precision.
 static cl::opt<std::string> precision("precision", cl::desc("fp32 (default), or bf16/fp16: matmuls and linear layers in 16 bits with fp32 accumulation and fp32 master weights (autocast)"),
                                       cl::init("fp32"), cl::cat(dlcCat));
+static cl::opt<double> initLossScale("init-loss-scale", cl::desc("fp16 training: the loss scale a fresh model starts from (default 65536)"),
+                                     cl::init(65536.0), cl::cat(dlcCat));
 // Memory.
 static cl::opt<std::string> memoryReport("memory-report", cl::ValueOptional,
                                          cl::desc("Print the memory plan of every entry by category: text (default) or =json"),
@@ -175,7 +178,11 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
       fail(Twine("--") + name + " must not be negative");
       return std::nullopt;
     }
-  return mlir::dlc::TrainOptions{o};
+  if (!(initLossScale > 0) || !std::isfinite(initLossScale)) {
+    fail("--init-loss-scale must be a positive number");
+    return std::nullopt;
+  }
+  return mlir::dlc::TrainOptions{o, initLossScale};
 }
 
 namespace {
@@ -712,21 +719,27 @@ static int runMain(mlir::MLIRContext &ctx) {
   unsigned calls = train && !benchmark ? unsigned(steps) : 1;
   if (calls == 0)
     return fail("--steps must be at least 1");
-  // The training step's loss: its output named "loss".
-  int32_t lossIdx = -1;
+  // The training step's loss: its output named "loss"; with fp16 loss
+  // scaling, "skipped" says whether the update was skipped.
+  int32_t lossIdx = -1, skippedIdx = -1;
   for (int32_t i = 0; i < nOut; ++i) {
     dlc_tensor_info t;
     dlc_model_entry_output_info(model.model, e, i, &t);
     if (StringRef(t.name) == "loss" && t.dtype == DLC_F32 && t.rank == 0)
       lossIdx = i;
+    if (StringRef(t.name) == "skipped" && t.dtype == DLC_I32 && t.rank == 0)
+      skippedIdx = i;
   }
   for (unsigned step = 1; step <= calls; ++step) {
     if (call() != DLC_OK)
       return failRuntime("run failed");
-    if (printLoss && lossIdx >= 0)
+    if (printLoss && lossIdx >= 0) {
       outs() << "step " << step << " loss "
-             << format("%.9g", *static_cast<float *>(outPtrs[lossIdx]))
-             << "\n";
+             << format("%.9g", *static_cast<float *>(outPtrs[lossIdx]));
+      if (skippedIdx >= 0 && *static_cast<int32_t *>(outPtrs[skippedIdx]))
+        outs() << " skipped (gradient overflow: the loss scale halves)";
+      outs() << "\n";
+    }
   }
   if (benchmark) {
     std::vector<double> ms;

@@ -29,6 +29,8 @@ struct ModelInfo;
 /// ("loss=mse lr=0.01"); empty for the model's own loss and optimizer.
 struct TrainOptions {
   std::string passOptions;
+  /// fp16 training: the loss scale a fresh model starts from.
+  double initLossScale = 65536.0;
 };
 
 /// Inlining of helper calls, canonicalisation and dlc-fuse-layers on the

@@ -1036,10 +1036,67 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
     Value step = op.getStep();
     Type st = tensorTy(step).getElementType();
 
+    // fp16 loss scaling: the gradients are scaled by the current scale;
+    // unscale them, and find whether any is infinite or NaN.
+    bool scaled = !op.getScaler().empty();
+    Value found, inv, eff, tracker;
+    if (scaled) {
+      Type f32 = b.getF32Type();
+      Value scaleState =
+          tensor::ExtractOp::create(b, loc, op.getScaler()[0], ValueRange{});
+      tracker =
+          tensor::ExtractOp::create(b, loc, op.getScaler()[1], ValueRange{});
+      Value zero = floatConst(b, loc, f32, 0.0);
+      eff = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, scaleState,
+                                zero),
+          floatConst(b, loc, f32, num("init_scale")), scaleState);
+      // PyTorch: scale.double().reciprocal().float()
+      inv = arith::TruncFOp::create(
+          b, loc, f32,
+          arith::DivFOp::create(b, loc, floatConst(b, loc, b.getF64Type(), 1.0),
+                                arith::ExtFOp::create(b, loc, b.getF64Type(),
+                                                      eff)));
+      Value bad = zero;
+      for (Value g : op.getGrads()) {
+        auto gTy = tensorTy(g);
+        SmallVector<int64_t> dims;
+        for (int64_t d = 0; d < gTy.getRank(); ++d)
+          dims.push_back(d);
+        Value flag = reduce(
+            b, loc, gTy.getShape(), dims, false, ValueRange{g},
+            {b.getMultiDimIdentityMap(gTy.getRank())}, f32, 0.0,
+            [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+              Value x = arith::MulFOp::create(nb, l, a[0], inv);
+              // x - x is 0 for a finite x, NaN for an infinite or NaN one.
+              Value d = arith::SubFOp::create(nb, l, x, x);
+              Value nonFinite = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::UNE, d,
+                  floatConst(nb, l, f32, 0.0));
+              return arith::SelectOp::create(nb, l, nonFinite,
+                                             floatConst(nb, l, f32, 1.0), acc)
+                  .getResult();
+            });
+        bad = arith::MaximumFOp::create(
+            b, loc, bad, tensor::ExtractOp::create(b, loc, flag, ValueRange{}));
+      }
+      found = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, bad,
+                                    zero);
+    }
+    // Keeps the old value when the step is skipped.
+    auto keepIfSkipped = [&](OpBuilder &nb, Location l, Value oldV,
+                             Value newV) -> Value {
+      return scaled ? arith::SelectOp::create(nb, l, found, oldV, newV)
+                          .getResult()
+                    : newV;
+    };
+
     // The step count, before and after this step.
     Value oldStep = tensor::ExtractOp::create(b, loc, step, ValueRange{});
-    Value newStep = arith::AddFOp::create(b, loc, oldStep,
-                                          floatConst(b, loc, st, 1.0));
+    Value newStep = keepIfSkipped(
+        b, loc, oldStep,
+        arith::AddFOp::create(b, loc, oldStep, floatConst(b, loc, st, 1.0)));
     Value newStepT = updateInPlace(
         b, loc, ValueRange{}, ValueRange{step},
         [&](OpBuilder &, Location, ValueRange) {
@@ -1065,6 +1122,8 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
               Type et = a[0].getType();
               auto c = [&](double v) { return floatConst(nb, l, et, v); };
               Value d = a[0], p = a[1];
+              if (scaled)
+                d = arith::MulFOp::create(nb, l, d, convertFloat(nb, l, inv, et));
               if (wd != 0.0)
                 d = arith::AddFOp::create(
                     nb, l, d, arith::MulFOp::create(nb, l, c(wd), p));
@@ -1082,10 +1141,12 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
                                    .getResult()
                              : buf;
               }
-              res.push_back(arith::AddFOp::create(
-                  nb, l, p, arith::MulFOp::create(nb, l, c(-lr), d)));
+              res.push_back(keepIfSkipped(
+                  nb, l, a[1],
+                  arith::AddFOp::create(nb, l, p,
+                                        arith::MulFOp::create(nb, l, c(-lr), d))));
               if (buf)
-                res.push_back(buf);
+                res.push_back(keepIfSkipped(nb, l, a[2], buf));
               return res;
             });
         newParams[i] = r[0];
@@ -1124,6 +1185,8 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
                 return arith::AddFOp::create(nb, l, x, y).getResult();
               };
               Value g = a[0], p = a[1], m = a[2], v = a[3];
+              if (scaled)
+                g = mul(g, convertFloat(nb, l, inv, et));
               if (decoupled)
                 p = mul(p, c(1.0 - lr * wd));
               else if (wd != 0.0)
@@ -1141,7 +1204,9 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
               // param.addcdiv_(exp_avg, denom, value=-step_size)
               Value p2 = add(p, arith::DivFOp::create(nb, l, mul(negStep, m2),
                                                       denom));
-              return SmallVector<Value>{p2, m2, v2};
+              return SmallVector<Value>{keepIfSkipped(nb, l, a[1], p2),
+                                        keepIfSkipped(nb, l, a[2], m2),
+                                        keepIfSkipped(nb, l, a[3], v2)};
             });
         newParams[i] = r[0];
         newStates[i] = r[1];
@@ -1151,7 +1216,57 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
     SmallVector<Value> results{newStepT};
     results.append(newParams);
     results.append(newStates);
+    if (scaled) {
+      // torch.amp.GradScaler.update with its defaults: x0.5 on an overflow,
+      // x2 after 2000 finite steps in a row.
+      Type f32 = b.getF32Type();
+      auto c = [&](double v) { return floatConst(b, loc, f32, v); };
+      Value next = arith::AddFOp::create(b, loc, tracker, c(1.0));
+      Value grow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE,
+                                         next, c(2000.0));
+      Value newTracker = arith::SelectOp::create(
+          b, loc, found, c(0.0),
+          arith::SelectOp::create(b, loc, grow, c(0.0), next));
+      Value newScale = arith::SelectOp::create(
+          b, loc, found, arith::MulFOp::create(b, loc, eff, c(0.5)),
+          arith::SelectOp::create(b, loc, grow,
+                                  arith::MulFOp::create(b, loc, eff, c(2.0)),
+                                  eff));
+      auto scalarOut = [&](Value dest, Value v) {
+        return updateInPlace(b, loc, ValueRange{}, ValueRange{dest},
+                             [&](OpBuilder &, Location, ValueRange) {
+                               return SmallVector<Value>{v};
+                             })[0];
+      };
+      results.push_back(scalarOut(op.getScaler()[0], newScale));
+      results.push_back(scalarOut(op.getScaler()[1], newTracker));
+      Type i32 = b.getI32Type();
+      Value skipped = arith::ExtUIOp::create(b, loc, i32, found);
+      results.push_back(tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, i32), ValueRange{skipped}));
+    }
     b.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct LowerLossScale : OpRewritePattern<LossScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LossScaleOp op,
+                                PatternRewriter &b) const override {
+    double init = op.getInit().convertToDouble();
+    b.replaceOp(op, elementwise(b, op.getLoc(), tensorTy(op.getResult()),
+                                ValueRange{op.getState()},
+                                [&](OpBuilder &nb, Location l, ValueRange a) {
+                                  Type t = a[0].getType();
+                                  Value unset = arith::CmpFOp::create(
+                                      nb, l, arith::CmpFPredicate::OEQ, a[0],
+                                      floatConst(nb, l, t, 0.0));
+                                  return arith::SelectOp::create(
+                                             nb, l, unset,
+                                             floatConst(nb, l, t, init), a[0])
+                                      .getResult();
+                                }));
     return success();
   }
 };
@@ -1184,7 +1299,8 @@ struct DlcLowerToLinalgPass
                  LowerBinary<MulOp, arith::MulFOp>,
                  LowerBinary<DivOp, arith::DivFOp>, LowerFill, LowerScale,
                  LowerBroadcastTo, LowerActivationGrad, LowerCrossEntropyGrad,
-                 LowerLayerNormGrad, LowerOptimizerUpdate, LowerCast>(ctx);
+                 LowerLayerNormGrad, LowerOptimizerUpdate, LowerCast,
+                 LowerLossScale>(ctx);
     patterns.add<LowerUnary<ReluOp>>(ctx, activationFn<ReluOp>);
     patterns.add<LowerUnary<TanhOp>>(ctx, activationFn<TanhOp>);
     patterns.add<LowerUnary<SigmoidOp>>(ctx, activationFn<SigmoidOp>);

@@ -497,6 +497,10 @@ LogicalResult OptimizerUpdateOp::verify() {
         amsgrad && amsgrad.getValue())
       return emitOpError("amsgrad is not supported");
   }
+  if (!getScaler().empty() && getScaler().size() != 2)
+    return emitOpError("scaler takes the scale and the growth tracker");
+  if (!getScaler().empty() && !config.getAs<FloatAttr>("init_scale"))
+    return emitOpError("config needs a float 'init_scale' with a scaler");
   size_t n = getParams().size();
   if (getGrads().size() != n)
     return emitOpError("has ") << n << " params but " << getGrads().size()
@@ -531,6 +535,12 @@ LogicalResult OptimizerUpdateOp::inferReturnTypes(
     inferred.push_back(v.getType());
   for (Value v : adaptor.getStates())
     inferred.push_back(v.getType());
+  if (!adaptor.getScaler().empty()) {
+    for (Value v : adaptor.getScaler())
+      inferred.push_back(v.getType());
+    inferred.push_back(RankedTensorType::get(
+        {}, IntegerType::get(adaptor.getStep().getContext(), 32)));
+  }
   return success();
 }
 

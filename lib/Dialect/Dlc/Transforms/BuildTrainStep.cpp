@@ -416,7 +416,8 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   for (ParameterOp s : stateDecls)
     states.push_back(read(s));
   auto update = OptimizerUpdateOp::create(b, loc, read(*stepDecl), params,
-                                          paramGradValues, states, cfg);
+                                          paramGradValues, states,
+                                          ValueRange{}, cfg);
   auto assign = [&](ParameterOp p, Value v) {
     AssignOp::create(b, loc, FlatSymbolRefAttr::get(p.getSymNameAttr()), v);
   };

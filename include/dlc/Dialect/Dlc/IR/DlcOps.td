@@ -478,7 +478,17 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
     `momentum_buffer...`, plain SGD nothing.
 
     The results are the new step count, the new parameters and the new
-    states, in operand order. The semantics are PyTorch's
+    states, in operand order.
+
+    With `scaler(%scale, %growth_tracker)` (fp16 loss scaling, added by
+    `dlc-insert-loss-scaling`), the gradients are those of the loss times
+    the scale: they are unscaled, one check over all of them decides
+    whether the step runs, and `torch.amp.GradScaler`'s update follows (an
+    overflow skips the step — parameters, states and step count keep their
+    bits — and halves the scale; 2000 finite steps in a row double it). A
+    zero scale state means `config.init_scale`. Three more results: the new
+    scale, the new growth tracker, and `skipped` (a 0-d `i32`, 1 when the
+    step was skipped). The semantics are PyTorch's
     (`torch.optim.SGD`, `Adam`, `AdamW`, single-tensor form): bias
     correction uses `beta ** step` in double precision, SGD's first step
     stores the gradient as the momentum buffer.
@@ -496,13 +506,15 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
                        Variadic<Dlc_FloatTensor>:$params,
                        Variadic<Dlc_FloatTensor>:$grads,
                        Variadic<Dlc_FloatTensor>:$states,
+                       Variadic<Dlc_ScalarFloatTensor>:$scaler,
                        DictionaryAttr:$config);
-  let results = (outs Variadic<Dlc_FloatTensor>:$results);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     `step` `(` $step `:` type($step) `)`
     `params` `(` $params `:` type($params) `)`
     `grads` `(` $grads `:` type($grads) `)`
     `states` `(` ($states^ `:` type($states))? `)`
+    (`scaler` `(` $scaler^ `:` type($scaler) `)`)?
     `config` $config attr-dict
   }];
   let hasVerifier = 1;
@@ -515,7 +527,12 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
       return getResults().slice(1, getParams().size());
     }
     ::mlir::ValueRange getNewStates() {
-      return getResults().drop_front(1 + getParams().size());
+      return getResults().slice(1 + getParams().size(), getStates().size());
+    }
+    /// With a scaler: the new scale, the new growth tracker, `skipped`.
+    ::mlir::ValueRange getScalerResults() {
+      return getResults().drop_front(1 + getParams().size() +
+                                     getStates().size());
     }
   }];
 }
@@ -561,6 +578,23 @@ def Dlc_CastOp : Dlc_Op<"cast", [Pure, Dlc_Grad]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def Dlc_LossScaleOp : Dlc_Op<"loss_scale", [Pure, AllTypesMatch<["state", "result"]>]> {
+  let summary = "The current fp16 loss scale";
+  let description = [{
+    The scale that multiplies the loss before the backward pass: the scale
+    state, or `init` while the state is still zero (a fresh model or a
+    weights-only file). `dlc-insert-loss-scaling` seeds the backward pass
+    with it.
+
+    ```mlir
+    %s = dlc.loss_scale %state {init = 6.553600e+04 : f64} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Dlc_ScalarFloatTensor:$state, F64Attr:$init);
+  let results = (outs Dlc_ScalarFloatTensor:$result);
+  let assemblyFormat = "$state attr-dict `:` type($result)";
 }
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

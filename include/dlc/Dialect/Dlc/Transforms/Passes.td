@@ -140,4 +140,28 @@ def DlcInsertAutocastPass : Pass<"dlc-insert-autocast", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcInsertLossScalingPass : Pass<"dlc-insert-loss-scaling", "::mlir::ModuleOp"> {
+  let summary = "fp16 training: dynamic loss scaling inside the training step";
+  let description = [{
+    `torch.amp.GradScaler` as a compiler pass, for the `train_step` built
+    by `dlc-build-train-step` (fp16 autocast only: bf16 has fp32's range and
+    needs none). The backward pass is seeded with the loss scale instead of
+    1 (`dlc.loss_scale`), so every gradient is the scaled one; the fused
+    optimizer update gets the scaler (`scaler(...)` of
+    `dlc.optimizer_update`): it unscales the gradients, checks all of them
+    for infinities and NaNs at once, skips the whole update on an overflow
+    (parameters and optimizer state keep their bits, the step count does not
+    move) and updates the scale like GradScaler's defaults: init 2^16,
+    x0.5 on an overflow, x2 after 2000 finite steps in a row. The scale and
+    the growth tracker are optimizer state (`optimizer.loss_scale`,
+    `optimizer.growth_tracker`, saved in checkpoints; a zero scale means
+    `init-scale`), and `train_step` gets a second result, `skipped` (i32).
+  }];
+  let options = [
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "The scale a fresh model starts from">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect"];
+}
+
 #endif // DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD
