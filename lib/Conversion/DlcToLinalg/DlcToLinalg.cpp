@@ -666,6 +666,17 @@ struct LowerMseLoss : OpRewritePattern<MseLossOp> {
   }
 };
 
+/// The column of an integer class label, clamped into [0, C) so that a
+/// bad label cannot read out of bounds.
+Value labelColumn(OpBuilder &b, Location l, Value label, int64_t c) {
+  Type lt = label.getType();
+  Value lo = arith::ConstantOp::create(b, l, lt, b.getIntegerAttr(lt, 0));
+  Value hi = arith::ConstantOp::create(b, l, lt, b.getIntegerAttr(lt, c - 1));
+  Value lab =
+      arith::MinSIOp::create(b, l, arith::MaxSIOp::create(b, l, label, lo), hi);
+  return arith::IndexCastOp::create(b, l, b.getIndexType(), lab);
+}
+
 struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CrossEntropyOp op,
@@ -684,16 +695,7 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
         {d0, d0, d0}, et, 0.0,
         [&](OpBuilder &nb, Location l, Value acc, ValueRange a) -> Value {
           Value row = linalg::IndexOp::create(nb, l, 0);
-          // Clamp the label into [0, C) so a bad label cannot read out of
-          // bounds.
-          Type lt = a[2].getType();
-          Value lo = arith::ConstantOp::create(nb, l, lt,
-                                               nb.getIntegerAttr(lt, 0));
-          Value hi = arith::ConstantOp::create(nb, l, lt,
-                                               nb.getIntegerAttr(lt, c - 1));
-          Value lab = arith::MinSIOp::create(
-              nb, l, arith::MaxSIOp::create(nb, l, a[2], lo), hi);
-          Value col = arith::IndexCastOp::create(nb, l, nb.getIndexType(), lab);
+          Value col = labelColumn(nb, l, a[2], c);
           Value picked = tensor::ExtractOp::create(nb, l, logits,
                                                    ValueRange{row, col});
           Value lse = arith::AddFOp::create(nb, l, a[0],
@@ -864,15 +866,7 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
               Value e = math::ExpOp::create(
                   nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
               Value p = arith::DivFOp::create(nb, l, e, a[2]);
-              Type lt = a[3].getType();
-              Value lo = arith::ConstantOp::create(nb, l, lt,
-                                                   nb.getIntegerAttr(lt, 0));
-              Value hi = arith::ConstantOp::create(
-                  nb, l, lt, nb.getIntegerAttr(lt, c - 1));
-              Value lab = arith::MinSIOp::create(
-                  nb, l, arith::MaxSIOp::create(nb, l, a[3], lo), hi);
-              Value labIdx =
-                  arith::IndexCastOp::create(nb, l, nb.getIndexType(), lab);
+              Value labIdx = labelColumn(nb, l, a[3], c);
               Value col = linalg::IndexOp::create(nb, l, 1);
               Value hit = arith::CmpIOp::create(
                   nb, l, arith::CmpIPredicate::eq, col, labIdx);

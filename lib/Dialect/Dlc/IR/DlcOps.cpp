@@ -389,15 +389,24 @@ LogicalResult MseLossOp::verify() {
   return verifyReductionKind(*this, getReduction());
 }
 
-LogicalResult CrossEntropyOp::verify() {
-  auto logits = tensorTy(getLogits()), labels = tensorTy(getLabels());
+/// Logits [N, C] and labels [N], as cross-entropy and its gradient take.
+static LogicalResult verifyLogitsAndLabels(Operation *op, Value logitsValue,
+                                           Value labelsValue) {
+  auto logits = tensorTy(logitsValue), labels = tensorTy(labelsValue);
   if (logits.getRank() != 2)
-    return emitOpError("logits must be [N, C], got ")
+    return op->emitOpError("logits must be [N, C], got ")
            << shapeStr(logits.getShape());
   if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
-    return emitOpError("labels must be [")
+    return op->emitOpError("labels must be [")
            << logits.getDimSize(0) << "] class indices, got "
            << shapeStr(labels.getShape());
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())))
+    return failure();
+  auto logits = tensorTy(getLogits());
   if (tensorTy(getResult()).getElementType() != logits.getElementType())
     return emitOpError("result must be a scalar of ")
            << logits.getElementType();
@@ -438,14 +447,9 @@ LogicalResult ActivationGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  auto logits = tensorTy(getLogits()), labels = tensorTy(getLabels());
-  if (logits.getRank() != 2)
-    return emitOpError("logits must be [N, C], got ")
-           << shapeStr(logits.getShape());
-  if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
-    return emitOpError("labels must be [")
-           << logits.getDimSize(0) << "] class indices, got "
-           << shapeStr(labels.getShape());
+  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())))
+    return failure();
+  auto logits = tensorTy(getLogits());
   if (tensorTy(getGrad()).getElementType() != logits.getElementType())
     return emitOpError("grad must be a scalar of ") << logits.getElementType();
   return verifyReductionKind(*this, getReduction());
