@@ -239,6 +239,18 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
 // Contractions
 //===----------------------------------------------------------------------===//
 
+/// `v` with its elements converted to `elem` (a no-op when they are).
+Value widen(OpBuilder &b, Location loc, Value v, Type elem) {
+  auto ty = tensorTy(v);
+  if (ty.getElementType() == elem)
+    return v;
+  return elementwise(b, loc, RankedTensorType::get(ty.getShape(), elem),
+                     ValueRange{v},
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       return convertFloat(nb, l, a[0], elem);
+                     });
+}
+
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
@@ -268,11 +280,21 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // small against the layer (a training batch against a wide layer). The
     // transpose of the result is folded into the epilogue loop.
     bool transposeInput = m * k + m * n < n * k;
+    // 16-bit operands: without the CPU's 16-bit dot products, widening them
+    // once and running the fp32 kernel is exact (a bf16 or fp16 value is an
+    // fp32 one) and much faster than converting inside the kernel.
+    Value w = op.getWeight();
+    Type mmElemTy = elemTy;
+    if (accElemTy != elemTy) {
+      x = widen(b, loc, x, accElemTy);
+      w = widen(b, loc, w, accElemTy);
+      mmElemTy = accElemTy;
+    }
     Value y;
     AffineMap yMap;
     if (!transposeInput) {
-      auto wtTy = RankedTensorType::get({k, n}, elemTy);
-      Value wt = linalg::TransposeOp::create(b, loc, op.getWeight(),
+      auto wtTy = RankedTensorType::get({k, n}, mmElemTy);
+      Value wt = linalg::TransposeOp::create(b, loc, w,
                                              emptyTensor(b, loc, wtTy),
                                              ArrayRef<int64_t>{1, 0})
                      .getResult()[0];
@@ -282,14 +304,14 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
               .getResult(0);
       yMap = b.getMultiDimIdentityMap(2);
     } else {
-      auto xtTy = RankedTensorType::get({k, m}, elemTy);
+      auto xtTy = RankedTensorType::get({k, m}, mmElemTy);
       Value xt = linalg::TransposeOp::create(b, loc, x,
                                              emptyTensor(b, loc, xtTy),
                                              ArrayRef<int64_t>{1, 0})
                      .getResult()[0];
       auto ytTy = RankedTensorType::get({n, m}, accElemTy);
       y = linalg::MatmulOp::create(b, loc, TypeRange{ytTy},
-                                   ValueRange{op.getWeight(), xt},
+                                   ValueRange{w, xt},
                                    ValueRange{filledTensor(b, loc, ytTy, 0.0)})
               .getResult(0);
       yMap = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx),
@@ -339,16 +361,17 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     Type accElemTy = accumulatorType(b, resTy.getElementType());
     auto accTy = RankedTensorType::get(resTy.getShape(), accElemTy);
     Value acc = filledTensor(b, loc, accTy, 0.0);
+    // 16-bit operands run the fp32 kernel (see LowerLinear).
+    Value lhs = widen(b, loc, op.getLhs(), accElemTy);
+    Value rhs = widen(b, loc, op.getRhs(), accElemTy);
     Value y;
     if (resTy.getRank() == 2)
       y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
-                                   ValueRange{op.getLhs(), op.getRhs()},
-                                   ValueRange{acc})
+                                   ValueRange{lhs, rhs}, ValueRange{acc})
               .getResult(0);
     else
       y = linalg::BatchMatmulOp::create(b, loc, TypeRange{accTy},
-                                        ValueRange{op.getLhs(), op.getRhs()},
-                                        ValueRange{acc})
+                                        ValueRange{lhs, rhs}, ValueRange{acc})
               .getResult(0);
     if (accTy != resTy)
       y = elementwise(b, loc, resTy, ValueRange{y},
