@@ -8,7 +8,10 @@ Reports the time per step (min and median), the ratio, and the fraction of
 the CPU's fp32 FMA peak each step reaches.
 
     /usr/bin/python3 bench/train_step.py [--models toy,digits,big]
-        [--threads 1,2] [--reps N] [--peak-gflops G]
+        [--threads 1,2] [--reps N] [--peak-gflops G] [--precision fp32|bf16|both]
+
+With bf16, dlc compiles with --precision=bf16 and PyTorch runs its forward
+pass and loss under torch.autocast(device_type="cpu", dtype=torch.bfloat16).
 
 The FLOPs of a step are 6 x the forward pass's multiply-adds (forward 2,
 backward 4), read from `dlc MODEL --stats`. The fp32 FMA peak of one core
@@ -41,7 +44,7 @@ MODELS = {
 }
 
 
-def torch_step_times(sizes, loss_kind, batch, threads, reps):
+def torch_step_times(sizes, loss_kind, batch, threads, reps, precision="fp32"):
     torch.manual_seed(0)
     torch.set_num_threads(threads)
     layers = []
@@ -59,7 +62,11 @@ def torch_step_times(sizes, loss_kind, batch, threads, reps):
 
     def step():
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        if precision == "bf16":
+            with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+                loss = loss_fn(model(x), y)
+        else:
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss.item()  # the lesson's loss.item(): the step is done
@@ -75,7 +82,8 @@ def torch_step_times(sizes, loss_kind, batch, threads, reps):
     return min(times), statistics.median(times)
 
 
-def dlc_step_times(dlc, model, sizes, loss_kind, batch, threads, reps, tmp):
+def dlc_step_times(dlc, model, sizes, loss_kind, batch, threads, reps, tmp,
+                   precision="fp32"):
     x = np.random.default_rng(0).standard_normal((batch, sizes[0]), np.float32)
     if loss_kind == "mse":
         y = np.random.default_rng(1).standard_normal((batch, sizes[-1]), np.float32)
@@ -86,6 +94,7 @@ def dlc_step_times(dlc, model, sizes, loss_kind, batch, threads, reps, tmp):
     env = dict(os.environ, DLC_NUM_THREADS=str(threads))
     out = subprocess.run(
         [dlc, "run", os.path.join(ROOT, model), "--train", "--seed", "0",
+         "--precision=" + precision,
          "--input", "x=" + os.path.join(tmp, "x.npy"),
          "--input", "y=" + os.path.join(tmp, "y.npy"),
          "--benchmark", str(reps)],
@@ -106,6 +115,8 @@ def main():
     ap.add_argument("--models", default="toy,digits,big")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=0, help="timed steps (default: per model)")
+    ap.add_argument("--precision", default="fp32",
+                    help="fp32, bf16 (dlc --precision=bf16 vs torch.autocast bf16), or both")
     ap.add_argument("--peak-gflops", type=float, default=0.0,
                     help="fp32 FMA peak of one core, GFLOP/s (default: measured)")
     args = ap.parse_args()
@@ -121,19 +132,23 @@ def main():
               % (torch.__version__, torch.backends.mkldnn.is_available()))
         print("FMA peak %.1f GFLOP/s per core; 'x peak' = min time / time at peak"
               % args.peak_gflops)
-        print("%-7s %3s  %19s  %19s  %9s  %15s" % ("model", "thr", "dlc", "torch eager",
+        print("%-12s %3s  %19s  %19s  %9s  %15s" % ("model", "thr", "dlc", "torch eager",
                                                    "torch/dlc", "x peak dlc/torch"))
         for name in args.models.split(","):
             model, sizes, loss_kind, batch, reps = MODELS[name]
             reps = args.reps or reps
             flops = 6 * forward_macs(args.dlc, model)
+            precisions = ["fp32", "bf16"] if args.precision == "both" else [args.precision]
             for threads in [int(t) for t in args.threads.split(",")]:
-                d = dlc_step_times(args.dlc, model, sizes, loss_kind, batch, threads, reps, tmp)
-                t = torch_step_times(sizes, loss_kind, batch, threads, reps)
-                at_peak_ms = flops / (args.peak_gflops * 1e9 * threads) * 1e3
-                print("%-7s %3d  %8.3f / %8.3f  %8.3f / %8.3f  %9.2f  %6.2f / %6.2f"
-                      % (name, threads, d[0], d[1], t[0], t[1], t[0] / d[0],
-                         d[0] / at_peak_ms, t[0] / at_peak_ms), flush=True)
+                for prec in precisions:
+                    d = dlc_step_times(args.dlc, model, sizes, loss_kind, batch, threads,
+                                       reps, tmp, prec)
+                    t = torch_step_times(sizes, loss_kind, batch, threads, reps, prec)
+                    at_peak_ms = flops / (args.peak_gflops * 1e9 * threads) * 1e3
+                    label = name if prec == "fp32" else name + "/bf16"
+                    print("%-12s %3d  %8.3f / %8.3f  %8.3f / %8.3f  %9.2f  %6.2f / %6.2f"
+                          % (label, threads, d[0], d[1], t[0], t[1], t[0] / d[0],
+                             d[0] / at_peak_ms, t[0] / at_peak_ms), flush=True)
 
 
 if __name__ == "__main__":
