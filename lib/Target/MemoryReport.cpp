@@ -91,3 +91,28 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
      << ") once, at creation: params and optimizer state, then one "
         "workspace for the largest entry\n";
 }
+
+void mlir::dlc::printPrecisionSaving(const ModelInfo &info,
+                                     const ModelInfo &fp32,
+                                     StringRef precision, raw_ostream &os) {
+  os << "against fp32 (" << precision << " activations, fp32 master "
+     << "weights), bytes\n";
+  for (const EntryInfo &e : info.entries) {
+    const EntryInfo *f = nullptr;
+    for (const EntryInfo &g : fp32.entries)
+      if (g.name == e.name)
+        f = &g;
+    if (!f)
+      continue;
+    MemoryUse u = memoryUse(info, e), v = memoryUse(fp32, *f);
+    os << "  " << e.name << ": " << precision << " weight copies "
+       << withCommas(e.weightCopyBytes) << "; saved activations "
+       << withCommas(u.savedActivations) << " (fp32: "
+       << withCommas(v.savedActivations) << "); workspace "
+       << withCommas(u.workspace) << " (fp32: " << withCommas(v.workspace)
+       << "); peak " << withCommas(u.peak) << " (fp32: "
+       << withCommas(v.peak) << ", " << (v.peak >= u.peak ? "saves " : "costs ")
+       << humanBytes(v.peak >= u.peak ? v.peak - u.peak : u.peak - v.peak)
+       << ")\n";
+  }
+}

@@ -138,6 +138,10 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     }
     if (f->hasAttr(mlir::dlc::kTrainStepAttrName) && !f.isExternal())
       trainingBytes(f, e);
+    f.walk([&](mlir::dlc::CastOp cast) {
+      if (cast.getInput().getDefiningOp<mlir::dlc::ParamOp>())
+        e.weightCopyBytes += bytesOf(cast.getType());
+    });
     f.walk([&](Operation *op) {
       e.multiplyAdds += multiplyAdds(op);
       if (op->getDialect() && isa<mlir::dlc::DlcDialect>(op->getDialect()) &&

@@ -196,7 +196,8 @@ struct Compiled {
 /// by the context's handler.
 static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
                                          SourceMgr &sm,
-                                         int64_t batchOverride = 0) {
+                                         int64_t batchOverride = 0,
+                                         StringRef precisionOverride = "") {
   auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer) {
     fail("cannot read '" + inputFile + "': " + buffer.getError().message());
@@ -242,15 +243,17 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
     if (!trainOpts)
       return std::nullopt;
   }
-  if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
-    fail("unknown --precision '" + precision + "'", "use fp32, bf16 or fp16");
+  std::string prec =
+      precisionOverride.empty() ? std::string(precision) : precisionOverride.str();
+  if (prec != "fp32" && prec != "bf16" && prec != "fp16") {
+    fail("unknown --precision '" + prec + "'", "use fp32, bf16 or fp16");
     return std::nullopt;
   }
   if (failed(mlir::dlc::runDlcPipeline(*c.module,
                                        trainOpts ? &*trainOpts : nullptr,
-                                       precision)))
+                                       prec)))
     return std::nullopt;
-  if (train || precision != "fp32") {
+  if (train || prec != "fp32") {
     // The training step added an entry and the optimizer state; autocast
     // changed the activations' types.
     auto trained = mlir::dlc::extractModelInfo(*c.module);
@@ -353,18 +356,28 @@ static int64_t batchOf(const mlir::dlc::ModelInfo &info) {
 /// far as the memory plan, without diagnostics.
 static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm);
 
-static std::optional<int64_t> neededAtBatch(mlir::MLIRContext &ctx,
-                                            TargetMachine &tm, int64_t b) {
+/// The model planned again at batch `b` (0: as written) and precision `p`
+/// ("": as asked), lowered as far as the memory plan, without diagnostics.
+static std::optional<mlir::dlc::ModelInfo>
+plannedAt(mlir::MLIRContext &ctx, TargetMachine &tm, int64_t b, StringRef p) {
   SourceMgr sm;
   mlir::ScopedDiagnosticHandler quiet(&ctx, [](mlir::Diagnostic &) {
     return mlir::success();
   });
-  std::optional<Compiled> c = loadModel(ctx, sm, b);
+  std::optional<Compiled> c = loadModel(ctx, sm, b, p);
   if (!c || failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
       failed(mlir::dlc::runMemoryPlanPipeline(*c->module, codegenOptions(tm))))
     return std::nullopt;
   mlir::dlc::collectWorkspaceSizes(*c->module, c->info);
-  return neededBytes(c->info);
+  return std::move(c->info);
+}
+
+static std::optional<int64_t> neededAtBatch(mlir::MLIRContext &ctx,
+                                            TargetMachine &tm, int64_t b) {
+  std::optional<mlir::dlc::ModelInfo> info = plannedAt(ctx, tm, b, "");
+  if (!info)
+    return std::nullopt;
+  return neededBytes(*info);
 }
 
 /// Checks the plan against the budget; over it, explains what does not fit
@@ -525,6 +538,10 @@ static int compileMain(mlir::MLIRContext &ctx) {
                   "use --memory-report or --memory-report=json");
     mlir::dlc::printMemoryReport(c->info, batchOf(c->info),
                                  memoryReport == "json", outs());
+    // Mixed precision: what 16 bits save against the same model in fp32.
+    if (precision != "fp32" && memoryReport != "json")
+      if (auto fp32 = plannedAt(ctx, **tm, 0, "fp32"))
+        mlir::dlc::printPrecisionSaving(c->info, *fp32, precision, outs());
   }
   if (failed(checkBudget(ctx, **tm, *c)))
     return 1;

@@ -47,6 +47,8 @@ struct EntryInfo {
   /// backward pass reads (both live in the workspace). 0 for other entries.
   int64_t gradientBytes = 0;
   int64_t savedActivationBytes = 0;
+  /// Mixed precision: the 16-bit copies of the weights (autocast's casts).
+  int64_t weightCopyBytes = 0;
   int64_t ioBytes() const;
 };
 
@@ -107,6 +109,12 @@ MemoryUse memoryUse(const ModelInfo &info, const EntryInfo &entry);
 /// Needs the workspace sizes (a lowered module).
 void printMemoryReport(const ModelInfo &info, int64_t batch, bool json,
                        llvm::raw_ostream &os);
+
+/// `--memory-report --precision=bf16|fp16`: per entry, the 16-bit copies
+/// of the weights and the saved activations and peak against `fp32`, the
+/// same model planned in fp32.
+void printPrecisionSaving(const ModelInfo &info, const ModelInfo &fp32,
+                          llvm::StringRef precision, llvm::raw_ostream &os);
 
 /// 13008896 -> "13,008,896"; 814120 -> "795.0 KiB".
 std::string withCommas(int64_t v);
