@@ -352,4 +352,6 @@ void mlir::dlc::printStats(const ModelInfo &info, llvm::raw_ostream &os) {
         "pass)\n";
   os << "  total:             "
      << humanBytes(weights + grads + state + saved + outputBytes) << "\n";
+  os << "(estimates before compilation; the exact plan: --train "
+        "--memory-report)\n";
 }
