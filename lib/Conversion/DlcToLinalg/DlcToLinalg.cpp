@@ -158,6 +158,25 @@ Value reduce(OpBuilder &b, Location loc, ArrayRef<int64_t> space,
   return op.getResult(0);
 }
 
+/// The dimensions 0 .. n-1 (all of a rank-n tensor, or its leading ones).
+SmallVector<int64_t> allDims(int64_t n) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < n; ++d)
+    dims.push_back(d);
+  return dims;
+}
+
+/// The sum of `x` over `dims`.
+Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+              bool keepdim) {
+  auto ty = tensorTy(x);
+  return reduce(b, loc, ty.getShape(), dims, keepdim, ValueRange{x},
+                {b.getMultiDimIdentityMap(ty.getRank())}, ty.getElementType(),
+                0.0, [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                  return arith::AddFOp::create(nb, l, acc, a[0]).getResult();
+                });
+}
+
 /// Map reading a tensor that has `space` minus `dim` (a row statistic) from
 /// the iteration space `space`.
 AffineMap dropDimMap(MLIRContext *ctx, int64_t rank, int64_t dim) {
@@ -520,12 +539,7 @@ std::pair<Value, Value> layerNormStats(OpBuilder &b, Location loc, Value x,
   double invD = 1.0 / static_cast<double>(ty.getShape().back());
   AffineMap id = b.getMultiDimIdentityMap(rank);
   AffineMap row = dropDimMap(ctx, rank, dim);
-  Value sum = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x},
-                     {id}, et, 0.0,
-                     [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                       return arith::AddFOp::create(nb, l, acc, a[0])
-                           .getResult();
-                     });
+  Value sum = sumOver(b, loc, x, {dim}, false);
   auto rowTy = tensorTy(sum);
   Value mean = elementwise(b, loc, rowTy, ValueRange{sum},
                            [&](OpBuilder &nb, Location l, ValueRange a) {
@@ -639,14 +653,7 @@ struct LowerReduction : OpRewritePattern<SrcOp> {
   LogicalResult matchAndRewrite(SrcOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
     auto ty = tensorTy(op.getInput());
-    Value y = reduce(b, loc, ty.getShape(), op.getDims(), op.getKeepdim(),
-                     ValueRange{op.getInput()},
-                     {b.getMultiDimIdentityMap(ty.getRank())},
-                     ty.getElementType(), 0.0,
-                     [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                       return arith::AddFOp::create(nb, l, acc, a[0])
-                           .getResult();
-                     });
+    Value y = sumOver(b, loc, op.getInput(), op.getDims(), op.getKeepdim());
     if (IsMean) {
       int64_t count = 1;
       for (int64_t d : op.getDims())
@@ -658,12 +665,6 @@ struct LowerReduction : OpRewritePattern<SrcOp> {
   }
 };
 
-SmallVector<int64_t> allDims(int64_t rank) {
-  SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < rank; ++d)
-    dims.push_back(d);
-  return dims;
-}
 
 struct LowerMseLoss : OpRewritePattern<MseLossOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -972,9 +973,7 @@ struct LowerLayerNormGrad : OpRewritePattern<LayerNormGradOp> {
             })
             .getResult(0);
     // Weight and bias gradients: sums over every leading dimension.
-    SmallVector<int64_t> leading;
-    for (int64_t d = 0; d < dim; ++d)
-      leading.push_back(d);
+    SmallVector<int64_t> leading = allDims(dim);
     Value dw = reduce(b, loc, ty.getShape(), leading, false,
                       ValueRange{x, mean, rstd, g}, {id, row, row, id}, et, 0.0,
                       [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
@@ -985,12 +984,7 @@ struct LowerLayerNormGrad : OpRewritePattern<LayerNormGradOp> {
                                        xhat(nb, l, a[0], a[1], a[2])))
                             .getResult();
                       });
-    Value db = reduce(b, loc, ty.getShape(), leading, false, ValueRange{g},
-                      {id}, et, 0.0,
-                      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                        return arith::AddFOp::create(nb, l, acc, a[0])
-                            .getResult();
-                      });
+    Value db = sumOver(b, loc, g, leading, false);
     b.replaceOp(op, ValueRange{dx, dw, db});
     return success();
   }
@@ -1078,11 +1072,8 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
       Value bad = zero;
       for (Value g : op.getGrads()) {
         auto gTy = tensorTy(g);
-        SmallVector<int64_t> dims;
-        for (int64_t d = 0; d < gTy.getRank(); ++d)
-          dims.push_back(d);
         Value flag = reduce(
-            b, loc, gTy.getShape(), dims, false, ValueRange{g},
+            b, loc, gTy.getShape(), allDims(gTy.getRank()), false, ValueRange{g},
             {b.getMultiDimIdentityMap(gTy.getRank())}, f32, 0.0,
             [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
               Value x = arith::MulFOp::create(nb, l, a[0], inv);
