@@ -8,18 +8,16 @@ last loss of OTHER is within the relative bound of REFERENCE's.
 """
 import argparse
 import math
-import re
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "train"))
+from check_training import read_losses  # noqa: E402
 
 
 def losses(path):
-    out = []
-    with open(path) as f:
-        for line in f:
-            m = re.fullmatch(r"step (\d+) loss (\S+)\n?", line)
-            if m:
-                out.append(float(m.group(2)))
-    return out
+    return [loss for _, loss in read_losses(path)]
 
 
 def main():

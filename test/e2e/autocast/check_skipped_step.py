@@ -9,26 +9,14 @@ optimizer state tensor must be zero (moments, step count, growth tracker),
 and optimizer.loss_scale must be S.
 """
 import argparse
-import json
-import struct
+import os
 import sys
 
 import numpy as np
 
-
-def read(path):
-    with open(path, "rb") as f:
-        buf = f.read()
-    (n,) = struct.unpack("<Q", buf[:8])
-    header = json.loads(buf[8:8 + n])
-    data = buf[8 + n:]
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        b, e = v["data_offsets"]
-        out[k] = np.frombuffer(data[b:e], "<f4").reshape(v["shape"])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "train"))
+from check_training import read_safetensors as read  # noqa: E402
 
 
 def main():

@@ -43,6 +43,17 @@ def read_safetensors(path):
     return out
 
 
+def read_losses(path):
+    """The (step, loss) pairs of the `step N loss L` lines of a log."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            m = re.fullmatch(r"step (\d+) loss (\S+)\n?", line)
+            if m:
+                out.append((int(m.group(1)), float(m.group(2))))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("losses")
@@ -52,14 +63,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     got = []
-    with open(args.losses) as f:
-        for line in f:
-            m = re.fullmatch(r"step (\d+) loss (\S+)\n?", line)
-            if m:
-                if int(m.group(1)) != len(got) + 1:
-                    print("FAIL: step %s out of order" % m.group(1))
-                    return 1
-                got.append(float(m.group(2)))
+    for step, loss in read_losses(args.losses):
+        if step != len(got) + 1:
+            print("FAIL: step %d out of order" % step)
+            return 1
+        got.append(loss)
     want = np.load(args.expected)
     if len(got) != len(want):
         print("FAIL: %d steps logged, %d expected" % (len(got), len(want)))
