@@ -20,16 +20,16 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-MODELS = {
-    "toy": ("examples/toy.dlc", [10, 32, 1], "mse", 16),
-    "digits": ("examples/digits.dlc", [784, 256, 10], "cross_entropy", 64),
-    "big": ("examples/big_mlp.dlc", [150528, 4096, 4096, 1000], "cross_entropy", 64),
-}
+from train_step import MODELS  # the same models, sizes and batches
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(BENCH, "..")
 
 TORCH = r"""
-import resource, sys, torch, torch.nn as nn, torch.nn.functional as F
+import resource, sys, torch, torch.nn.functional as F
 sizes, loss_kind, batch = eval(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+from train_step import torch_mlp
 torch.set_num_threads(1)
 def rss():
     with open("/proc/self/statm") as f:
@@ -37,12 +37,7 @@ def rss():
 x = torch.randn(batch, sizes[0])
 y = torch.randn(batch, sizes[-1]) if loss_kind == "mse" else torch.randint(0, sizes[-1], (batch,))
 base = rss()
-layers = []
-for i in range(len(sizes) - 1):
-    layers.append(nn.Linear(sizes[i], sizes[i + 1]))
-    if i < len(sizes) - 2:
-        layers.append(nn.ReLU())
-model = nn.Sequential(*layers)
+model = torch_mlp(sizes)
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 fn = F.mse_loss if loss_kind == "mse" else F.cross_entropy
 for _ in range(3):
@@ -71,7 +66,7 @@ def main():
     print("%-7s %14s %14s %8s %14s %10s" % ("model", "dlc plan", "buffers", "reuse",
                                            "torch peak", "torch/dlc"))
     for name in args.models.split(","):
-        model, sizes, loss_kind, batch = MODELS[name]
+        model, sizes, loss_kind, batch, _ = MODELS[name]
         report = json.loads(subprocess.run(
             [args.dlc, os.path.join(ROOT, model), "--train", "--memory-report=json"],
             check=True, capture_output=True, text=True).stdout)
@@ -79,7 +74,7 @@ def main():
         plan = step["peak"]
         reuse = step["buffers_without_reuse"] / max(step["workspace"], 1)
         torch_peak = int(subprocess.run(
-            [sys.executable, "-c", TORCH, repr(sizes), loss_kind, str(batch)],
+            [sys.executable, "-c", TORCH, repr(sizes), loss_kind, str(batch), BENCH],
             check=True, capture_output=True, text=True).stdout)
         print("%-7s %14s %14s %8.2f %14s %10.2f" % (
             name, human(plan), human(step["buffers_without_reuse"]), reuse,

@@ -44,15 +44,20 @@ MODELS = {
 }
 
 
-def torch_step_times(sizes, loss_kind, batch, threads, reps, precision="fp32"):
-    torch.manual_seed(0)
-    torch.set_num_threads(threads)
+def torch_mlp(sizes):
+    """The PyTorch twin of the models above: Linear and ReLU layers."""
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
         if i < len(sizes) - 2:
             layers.append(nn.ReLU())
-    model = nn.Sequential(*layers)
+    return nn.Sequential(*layers)
+
+
+def torch_step_times(sizes, loss_kind, batch, threads, reps, precision="fp32"):
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    model = torch_mlp(sizes)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x = torch.randn(batch, sizes[0])
     if loss_kind == "mse":
