@@ -119,23 +119,16 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
   os << "extern const dlc_model_desc dlc_model_" << m << ";\n\n";
 
   os << "/* Sizes, in elements and bytes. */\n";
-  size_t numWeights = 0, numStates = 0;
-  int64_t stateBytes = 0;
-  for (const ParamInfo &p : info.params) {
-    if (p.optimizerState) {
-      ++numStates;
-      stateBytes += p.bytes;
-    } else {
-      ++numWeights;
-    }
-  }
+  size_t numStates = llvm::count_if(
+      info.params, [](const ParamInfo &p) { return p.optimizerState; });
+  size_t numWeights = info.params.size() - numStates;
   os << "#define " << M << "_NUM_PARAMS " << numWeights << "\n";
   os << "#define " << M << "_PARAM_COUNT " << info.paramCount() << "LL\n";
   os << "#define " << M << "_PARAM_BYTES " << info.paramBytes() << "LL\n";
   if (numStates) {
     os << "/* Optimizer state (step count, moments), beside the params. */\n";
     os << "#define " << M << "_NUM_STATES " << numStates << "\n";
-    os << "#define " << M << "_STATE_BYTES " << stateBytes << "LL\n";
+    os << "#define " << M << "_STATE_BYTES " << info.stateBytes() << "LL\n";
   }
   os << "/* The memory plan (docs/memory.md): the model allocates MEMORY_BYTES\n"
         " * once, at creation (params and optimizer state, then one workspace "

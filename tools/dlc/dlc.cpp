@@ -446,19 +446,21 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
           << ", whatever the batch";
     } else if (one) {
       int64_t lo = 1, hi = batchNow; // fits(lo), !fits(hi)
+      int64_t atLo = *one;            // what batch lo needs
       while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         std::optional<int64_t> n = neededAtBatch(ctx, tm, mid);
-        if (n && *n <= budget)
+        if (n && *n <= budget) {
           lo = mid;
-        else
+          atLo = *n;
+        } else {
           hi = mid;
+        }
       }
-      std::optional<int64_t> atLo = neededAtBatch(ctx, tm, lo);
       diag.attachNote(c.module->getLoc())
           << "hint: the largest batch that fits is " << lo << " (--batch "
-          << lo << ": " << humanBytes(atLo ? *atLo : 0) << "); batch "
-          << lo + 1 << " does not";
+          << lo << ": " << humanBytes(atLo) << "); batch " << lo + 1
+          << " does not";
     }
   }
   // 2. 16-bit activations.
