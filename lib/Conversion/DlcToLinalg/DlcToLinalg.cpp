@@ -258,8 +258,9 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-/// `v` with its elements converted to `elem` (a no-op when they are).
-Value widen(OpBuilder &b, Location loc, Value v, Type elem) {
+/// `v` with its elements converted to the float type `elem`, extended or
+/// rounded (a no-op when they are of that type).
+Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
   auto ty = tensorTy(v);
   if (ty.getElementType() == elem)
     return v;
@@ -305,8 +306,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     Value w = op.getWeight();
     Type mmElemTy = elemTy;
     if (accElemTy != elemTy) {
-      x = widen(b, loc, x, accElemTy);
-      w = widen(b, loc, w, accElemTy);
+      x = convertTensor(b, loc, x, accElemTy);
+      w = convertTensor(b, loc, w, accElemTy);
       mmElemTy = accElemTy;
     }
     Value y;
@@ -381,8 +382,8 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     auto accTy = RankedTensorType::get(resTy.getShape(), accElemTy);
     Value acc = filledTensor(b, loc, accTy, 0.0);
     // 16-bit operands run the fp32 kernel (see LowerLinear).
-    Value lhs = widen(b, loc, op.getLhs(), accElemTy);
-    Value rhs = widen(b, loc, op.getRhs(), accElemTy);
+    Value lhs = convertTensor(b, loc, op.getLhs(), accElemTy);
+    Value rhs = convertTensor(b, loc, op.getRhs(), accElemTy);
     Value y;
     if (resTy.getRank() == 2)
       y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
@@ -392,13 +393,7 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
       y = linalg::BatchMatmulOp::create(b, loc, TypeRange{accTy},
                                         ValueRange{lhs, rhs}, ValueRange{acc})
               .getResult(0);
-    if (accTy != resTy)
-      y = elementwise(b, loc, resTy, ValueRange{y},
-                      [&](OpBuilder &nb, Location l, ValueRange a) {
-                        return convertFloat(nb, l, a[0],
-                                            resTy.getElementType());
-                      });
-    b.replaceOp(op, y);
+    b.replaceOp(op, convertTensor(b, loc, y, resTy.getElementType()));
     return success();
   }
 };
@@ -1282,13 +1277,8 @@ struct LowerLossScale : OpRewritePattern<LossScaleOp> {
 struct LowerCast : OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CastOp op, PatternRewriter &b) const override {
-    auto resTy = tensorTy(op.getResult());
-    b.replaceOp(op, elementwise(b, op.getLoc(), resTy,
-                                ValueRange{op.getInput()},
-                                [&](OpBuilder &nb, Location l, ValueRange a) {
-                                  return convertFloat(nb, l, a[0],
-                                                      resTy.getElementType());
-                                }));
+    b.replaceOp(op, convertTensor(b, op.getLoc(), op.getInput(),
+                                  tensorTy(op.getResult()).getElementType()));
     return success();
   }
 };
