@@ -1233,7 +1233,8 @@ Value MLIRGenImpl::declareParameter(Call &c, StringRef name,
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(graph);
     mlir::dlc::ParameterOp::create(builder, loc(c.loc()), name, type, init,
-                                   llvm::APFloat(bound));
+                                   llvm::APFloat(bound), mlir::dlc::kRoleWeight,
+                                   /*value=*/nullptr);
   }
   return mlir::dlc::ParamOp::create(builder, loc(c.loc()), type, name)
       .getResult();

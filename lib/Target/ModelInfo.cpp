@@ -106,6 +106,8 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     static_cast<TensorInfo &>(pi) = *t;
     pi.init = p.getInit().str();
     pi.bound = p.getBound().convertToDouble();
+    if (p.getValueAttr())
+      pi.value = p.getValueAttr();
     pi.optimizerState = p.getRole() == kRoleOptimizerState;
     info.params.push_back(std::move(pi));
   }

@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -68,6 +70,29 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
 /// `void <kernel>_packed(void *const *args)`: loads each data pointer from
 /// `args` and calls the kernel. Returns null if the kernel's arguments are
 /// not all pointers (the bare-pointer memref convention).
+/// The bytes of a `data` param's value, in the runtime's layout (row-major,
+/// little-endian, the element type's own width). The verifier of
+/// dlc.parameter admits dense and dense_resource values only.
+static std::string rawBytes(mlir::ElementsAttr value) {
+  if (auto resource = dyn_cast<mlir::DenseResourceElementsAttr>(value)) {
+    if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
+      ArrayRef<char> data = blob->getData();
+      return std::string(data.begin(), data.end());
+    }
+    return std::string();
+  }
+  auto dense = cast<mlir::DenseElementsAttr>(value);
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return std::string(raw.begin(), raw.end());
+  std::string bytes;
+  int64_t n = dense.getNumElements();
+  bytes.reserve(raw.size() * n);
+  for (int64_t i = 0; i < n; ++i)
+    bytes.append(raw.begin(), raw.end());
+  return bytes;
+}
+
 static Function *createPackedWrapper(Module &m, Function *kernel) {
   LLVMContext &ctx = m.getContext();
   PointerType *ptr = PointerType::getUnqual(ctx);
@@ -140,11 +165,40 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
       *m, entriesTy, true, GlobalValue::PrivateLinkage,
       ConstantArray::get(entriesTy, entries),
       "dlc_model_" + info.name + "_entries");
-  // struct dlc_model_desc { uint32_t; const char *; int32_t; const fn *; }
-  auto *descTy = StructType::get(llvmContext, {i32, ptr, i32, ptr});
+  // The initial values of `data` params, 64-byte aligned, in .rodata.
+  SmallVector<Constant *> paramData;
+  bool anyData = false;
+  for (auto [i, p] : llvm::enumerate(info.params)) {
+    if (!p.value) {
+      paramData.push_back(ConstantPointerNull::get(ptr));
+      continue;
+    }
+    std::string bytes = rawBytes(p.value);
+    auto *init = ConstantDataArray::getRaw(
+        bytes, bytes.size(), llvm::Type::getInt8Ty(llvmContext));
+    auto *g = new GlobalVariable(*m, init->getType(), true,
+                                 GlobalValue::PrivateLinkage, init,
+                                 "dlc_model_" + info.name + "_param" +
+                                     std::to_string(i));
+    g->setAlignment(llvm::Align(64));
+    paramData.push_back(g);
+    anyData = true;
+  }
+  Constant *paramDataGlobal = ConstantPointerNull::get(ptr);
+  if (anyData) {
+    auto *dataTy = ArrayType::get(ptr, paramData.size());
+    paramDataGlobal = new GlobalVariable(
+        *m, dataTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(dataTy, paramData),
+        "dlc_model_" + info.name + "_param_data");
+  }
+  // struct dlc_model_desc { uint32_t; const char *; int32_t; const fn *;
+  //                         const void *const *param_data; } (ABI version 2)
+  auto *descTy = StructType::get(llvmContext, {i32, ptr, i32, ptr, ptr});
   Constant *desc = ConstantStruct::get(
-      descTy, {ConstantInt::get(i32, 1), textGlobal,
-               ConstantInt::get(i32, entries.size()), entriesGlobal});
+      descTy, {ConstantInt::get(i32, 2), textGlobal,
+               ConstantInt::get(i32, entries.size()), entriesGlobal,
+               paramDataGlobal});
   new GlobalVariable(*m, descTy, true, GlobalValue::ExternalLinkage, desc,
                      "dlc_model_" + info.name);
 

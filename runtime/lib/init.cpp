@@ -121,8 +121,12 @@ void dlc::rt::storeElement(void *data, dlc_dtype dtype, int64_t i, double v) {
   }
 }
 
-void dlc::rt::initParam(const ParamDecl &param, void *data, uint64_t seed) {
+void dlc::rt::initParam(const ParamDecl &param, void *data, uint64_t seed,
+                        const void *initData) {
   switch (param.init) {
+  case InitKind::Data:
+    std::memcpy(data, initData, static_cast<size_t>(param.nbytes));
+    return;
   case InitKind::Zeros:
     std::memset(data, 0, static_cast<size_t>(param.nbytes));
     return;

@@ -149,7 +149,7 @@ dlc_status writeFileAtomic(const char *path, const std::vector<Chunk> &chunks);
 
 //===-- Model description ------------------------------------------------===//
 
-enum class InitKind { Uniform, Zeros, Ones };
+enum class InitKind { Uniform, Zeros, Ones, Data };
 
 struct ParamDecl : TensorDecl {
   InitKind init = InitKind::Zeros;
@@ -208,8 +208,10 @@ uint16_t doubleToBFloat16Bits(double v);
 /// integer dtypes) as element `i` of a buffer of `dtype`.
 void storeElement(void *data, dlc_dtype dtype, int64_t i, double v);
 
-/// Fills a param by its init rule from `seed`.
-void initParam(const ParamDecl &param, void *data, uint64_t seed);
+/// Fills a param by its init rule from `seed`, or (init `data`) with a copy
+/// of `initData`, the value embedded in the compiled object.
+void initParam(const ParamDecl &param, void *data, uint64_t seed,
+               const void *initData = nullptr);
 
 //===-- Devices and threads ----------------------------------------------===//
 

@@ -16,6 +16,8 @@ struct dlc_model {
   AlignedBuffer arena;
   size_t arenaBytes = 0;         ///< Allocated: params, then the workspace.
   std::vector<void *> paramData; ///< Into the arena, one per param.
+  /// The embedded initial value of each `data` param, else null.
+  std::vector<const void *> initData;
   void *workspace = nullptr;     ///< Into the arena, after the params.
   std::mutex running;            ///< Entries share the workspace.
 
@@ -122,11 +124,11 @@ dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
     *out = nullptr;
     if (!desc)
       return fail(DLC_ERR_INVALID_ARGUMENT, "desc is NULL");
-    if (desc->abi_version != DLC_ABI_VERSION)
+    if (desc->abi_version != 1 && desc->abi_version != DLC_ABI_VERSION)
       return fail(DLC_ERR_FORMAT,
                   "model ABI version " + std::to_string(desc->abi_version) +
-                      " is not supported (this runtime implements version " +
-                      std::to_string(DLC_ABI_VERSION) +
+                      " is not supported (this runtime implements versions 1 "
+                      "to " + std::to_string(DLC_ABI_VERSION) +
                       "); recompile the model with a matching dlc");
     if (!desc->text)
       return fail(DLC_ERR_FORMAT, "model description text is NULL");
@@ -154,11 +156,26 @@ dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
                     "model " + quote(m->decl.name) + ": entry function " +
                         quote(m->decl.entries[e].name) + " is NULL");
 
+    const void *const *paramData =
+        desc->abi_version >= 2 ? desc->param_data : nullptr;
+    for (size_t i = 0; i < m->decl.params.size(); ++i) {
+      const ParamDecl &param = m->decl.params[i];
+      m->initData.push_back(paramData ? paramData[i] : nullptr);
+      if (param.init == InitKind::Data && !m->initData.back())
+        return fail(DLC_ERR_FORMAT, "model " + quote(m->decl.name) +
+                                        ": param " + quote(param.name) +
+                                        " has init 'data' but the object "
+                                        "embeds no value for it");
+    }
+
     // No compiled model carries CUDA code yet.
     if (dlc_status s = resolveDevice(device, /*hasCudaCode=*/false, m->device))
       return s;
     if (dlc_status s = allocateArena(*m))
       return s;
+    for (size_t i = 0; i < m->decl.params.size(); ++i)
+      if (m->decl.params[i].init == InitKind::Data)
+        initParam(m->decl.params[i], m->data(i), 0, m->initData[i]);
     *out = m.release();
     return DLC_OK;
   });
@@ -183,7 +200,7 @@ dlc_status dlc_model_init(dlc_model *m, uint64_t seed) {
     if (dlc_status s = checkModel(m))
       return s;
     for (size_t i = 0; i < m->decl.params.size(); ++i)
-      initParam(m->decl.params[i], m->data(i), seed);
+      initParam(m->decl.params[i], m->data(i), seed, m->initData[i]);
     return DLC_OK;
   });
 }

@@ -258,9 +258,11 @@ bool ModelTextParser::parseParam(bool isState) {
     param.init = InitKind::Zeros;
   else if (init == "ones")
     param.init = InitKind::Ones;
+  else if (init == "data")
+    param.init = InitKind::Data;
   else
     return error("unknown init " + quote(init) +
-                 " (expected uniform, zeros or ones)");
+                 " (expected uniform, zeros, ones or data)");
   bool isFloat = param.dtype == DLC_F32 || param.dtype == DLC_F16 ||
                  param.dtype == DLC_BF16 || param.dtype == DLC_F64;
   if (param.init == InitKind::Uniform && !isFloat)

@@ -64,7 +64,7 @@ void tinyStats(void *const *args) {
 }
 
 const dlc_entry_fn kTinyEntries[] = {tinyForward, tinyStats};
-const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2, kTinyEntries};
+const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2, kTinyEntries, nullptr};
 
 struct ModelDeleter {
   void operator()(dlc_model *m) const { dlc_model_destroy(m); }
@@ -186,9 +186,9 @@ TEST(ModelTest, BadDescriptors) {
             DLC_ERR_INVALID_ARGUMENT);
 
   dlc_model_desc desc = kTiny;
-  desc.abi_version = 2;
+  desc.abi_version = 3;
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_FORMAT);
-  EXPECT_TRUE(errorContains("ABI version 2"));
+  EXPECT_TRUE(errorContains("ABI version 3"));
   EXPECT_EQ(m, nullptr);
 
   desc = kTiny;
@@ -217,7 +217,7 @@ TEST(ModelTest, BadDescriptors) {
 
 TEST(ModelTest, NoParams) {
   const char *text = "dlc-model 1\nname empty\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_num_params(m.get()), 0);
@@ -233,7 +233,7 @@ TEST(ModelTest, LargeArenaUsesHugePages) {
   const char *text = "dlc-model 1\nname big\n"
                      "param a f32 786432 uniform 1\n"
                      "param b f32 1 ones 0\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_param_bytes(m.get()), 3 * 1024 * 1024 + 64);
@@ -245,7 +245,7 @@ TEST(ModelTest, OutOfMemoryNamesTheSize) {
   // 2^59 f32 elements = 2^61 bytes: valid, but no machine has that much.
   const char *text = "dlc-model 1\nname huge\n"
                      "param w f32 536870912,1073741824 zeros 0\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(m, nullptr);
@@ -256,7 +256,7 @@ TEST(ModelTest, OutOfMemoryNamesTheSize) {
                               "param w f32 536870912,1073741824 zeros 0\n"
                               "entry forward\nworkspace 4096\nend\n";
   const dlc_entry_fn entries[] = {[](void *const *) {}};
-  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1, entries};
+  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1, entries, nullptr};
   EXPECT_EQ(dlc_model_create(&desc2, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(errorContains(
       "cannot allocate the memory of model 'huge': 2305843009213698048 bytes "
@@ -274,7 +274,7 @@ TEST(ModelTest, WorkspaceFollowsTheParams) {
   const dlc_entry_fn entries[] = {
       [](void *const *args) { seen[0] = args[1]; },
       [](void *const *args) { seen[1] = args[1]; }};
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 2, entries};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 2, entries, nullptr};
   ModelPtr m = create(desc);
   // 64 bytes of params, then the largest workspace (1000 -> 1024).
   EXPECT_EQ(dlc_model_memory_bytes(m.get()), 64 + 1024);
@@ -318,11 +318,40 @@ TEST(ModelTest, InitIsDeterministic) {
     EXPECT_EQ(bias[i], 0.0f);
 }
 
+TEST(ModelTest, DataParamsGetTheirEmbeddedValue) {
+  const char *text = "dlc-model 1\nname emb\n"
+                     "param w f32 3 data 0\nparam b f32 2 zeros 0\n";
+  const float w[3] = {1.5f, -2.0f, 0.25f};
+  const void *data[2] = {w, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, data};
+  ModelPtr m = create(desc);
+  ASSERT_TRUE(m);
+  // Right after creation, and again after an init with any seed.
+  for (int round = 0; round < 2; ++round) {
+    const float *p = paramF32(m.get(), 0);
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(p[i], w[i]);
+    paramF32(m.get(), 0)[1] = 7;
+    ASSERT_EQ(dlc_model_init(m.get(), 99), DLC_OK);
+  }
+
+  // A `data` param without its value, or in a version 1 object, is rejected.
+  dlc_model *bad = nullptr;
+  const void *none[2] = {nullptr, nullptr};
+  desc.param_data = none;
+  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &bad), DLC_ERR_FORMAT);
+  EXPECT_TRUE(errorContains("param 'w' has init 'data'"));
+  desc.param_data = data;
+  desc.abi_version = 1;
+  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &bad), DLC_ERR_FORMAT);
+  EXPECT_EQ(bad, nullptr);
+}
+
 TEST(ModelTest, UniformRespectsTheBound) {
   const char *text = "dlc-model 1\nname u\n"
                      "param w f32 100000 uniform 0.25\n"
                      "param v f64 1000 uniform 3\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   ASSERT_EQ(dlc_model_init(m.get(), 0), DLC_OK);
@@ -606,7 +635,7 @@ const char *const kStatefulText = "dlc-model 1\n"
 void nothing(void *const *) {}
 const dlc_entry_fn kStatefulEntries[] = {nothing};
 const dlc_model_desc kStateful = {DLC_ABI_VERSION, kStatefulText, 1,
-                                  kStatefulEntries};
+                                  kStatefulEntries, nullptr};
 
 TEST(ModelTest, OptimizerStateIsOptionalWhenLoading) {
   TempDir dir;

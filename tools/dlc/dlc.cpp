@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Frontend/ModelImporter.h"
+#include "dlc/Frontend/OnnxImporter.h"
 #include "dlc/InitDlc.h"
 #include "dlc/Target/ModelInfo.h"
 #include "dlc/Target/Pipeline.h"
@@ -45,19 +46,23 @@ using namespace llvm;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory dlcCat("dlc options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.dlc|model.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.dlc|model.onnx|model.mlir>"),
                                       cl::Required, cl::cat(dlcCat));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: <model>.o; the header goes next to it)"),
                                        cl::value_desc("file"), cl::cat(dlcCat));
 static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, linalg, llvm-dialect, llvm, asm, obj (default), header"),
                                  cl::init("obj"), cl::cat(dlcCat));
-static cl::opt<std::string> inputLang("x", cl::desc("Input language: dlc or mlir (default: by extension)"),
+static cl::opt<std::string> inputLang("x", cl::desc("Input language: dlc, onnx or mlir (default: by extension)"),
                                       cl::cat(dlcCat));
 // `--stats` is taken out of argv before option parsing: LLVM registers its
 // own `-stats` (pass statistics) in every tool.
 static bool stats = false;
 static cl::opt<int64_t> batch("batch", cl::desc("Override dimension 0 of every input and label"),
                               cl::init(0), cl::cat(dlcCat));
+static cl::list<std::string> inputShapes("input-shape", cl::desc("ONNX: NAME=D0,D1,... fixes the shape of a graph input (a dynamic batch)"),
+                                        cl::cat(dlcCat));
+static cl::opt<bool> listOnnxOps("list-onnx-ops", cl::desc("Print the ONNX op types the importer supports, one per line, and exit"),
+                                 cl::Hidden, cl::cat(dlcCat));
 static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an LLVM CPU name"),
                                 cl::init("native"), cl::cat(dlcCat));
 static cl::opt<std::string> target("target", cl::desc("Code to generate: x86, or all (every available back end)"),
@@ -192,6 +197,52 @@ struct Compiled {
 };
 } // namespace
 
+/// The input language: -x, else by the file's extension.
+static std::string inputLanguage() {
+  if (!inputLang.empty())
+    return inputLang;
+  if (StringRef(inputFile).ends_with(".mlir"))
+    return "mlir";
+  if (StringRef(inputFile).ends_with(".onnx"))
+    return "onnx";
+  return "dlc";
+}
+
+namespace {
+/// Diagnostics of a binary (ONNX) input: there is no source line to show,
+/// so each is `FILE: error: MESSAGE`, and an op's location (a NameLoc of its
+/// ONNX node) is named when the message does not already name it.
+class OnnxDiagnosticHandler : public mlir::ScopedDiagnosticHandler {
+public:
+  explicit OnnxDiagnosticHandler(mlir::MLIRContext &ctx)
+      : ScopedDiagnosticHandler(&ctx) {
+    setHandler([](mlir::Diagnostic &d) {
+      const char *kind = d.getSeverity() == mlir::DiagnosticSeverity::Error
+                             ? "error"
+                         : d.getSeverity() == mlir::DiagnosticSeverity::Warning
+                             ? "warning"
+                             : "note";
+      auto print = [&](mlir::Location loc, const std::string &msg,
+                       const char *k) {
+        std::string where;
+        auto name = dyn_cast<mlir::NameLoc>(loc);
+        if (name && StringRef(k) != "note") {
+          StringRef n = name.getName().getValue();
+          if (n != StringRef(inputFile) && msg.find("'" + n.str() + "'") ==
+                                               std::string::npos)
+            where = " (at node '" + n.str() + "')";
+        }
+        errs() << inputFile << ": " << k << ": " << msg << where << "\n";
+      };
+      print(d.getLocation(), d.str(), kind);
+      for (mlir::Diagnostic &note : d.getNotes())
+        print(note.getLocation(), note.str(), "note");
+      return mlir::success();
+    });
+  }
+};
+} // namespace
+
 /// Reads the model and runs the dlc-level pipeline; diagnostics are printed
 /// by the context's handler.
 static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
@@ -203,12 +254,50 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
     fail("cannot read '" + inputFile + "': " + buffer.getError().message());
     return std::nullopt;
   }
-  sm.AddNewSourceBuffer(std::move(*buffer), SMLoc());
-  std::string lang = inputLang;
-  if (lang.empty())
-    lang = StringRef(inputFile).ends_with(".mlir") ? "mlir" : "dlc";
+  std::string lang = inputLanguage();
   Compiled c;
-  if (lang == "mlir") {
+  if (lang == "onnx") {
+    dlc::OnnxImportOptions opts;
+    for (const std::string &spec : inputShapes) {
+      auto [name, dims] = StringRef(spec).split('=');
+      SmallVector<StringRef> parts;
+      dims.split(parts, ',');
+      SmallVector<int64_t> shape;
+      for (StringRef d : parts) {
+        int64_t v;
+        if (d.trim().getAsInteger(10, v) || v <= 0) {
+          fail("bad --input-shape '" + spec + "'",
+               "use NAME=D0,D1,... with positive sizes, like x=64,784");
+          return std::nullopt;
+        }
+        shape.push_back(v);
+      }
+      if (name.empty() || dims.empty()) {
+        fail("bad --input-shape '" + spec + "'",
+             "use NAME=D0,D1,..., like x=64,784");
+        return std::nullopt;
+      }
+      opts.inputShapes[name.str()] = shape;
+    }
+    if (batch < 0) {
+      fail("--batch must be positive");
+      return std::nullopt;
+    }
+    if (batch)
+      opts.batch = batch;
+    if (batchOverride)
+      opts.batch = batchOverride;
+    c.module = dlc::importOnnxModel((*buffer)->getBuffer(), inputFile, ctx,
+                                    opts);
+  } else if (!inputShapes.empty()) {
+    fail("--input-shape applies to ONNX models only");
+    return std::nullopt;
+  }
+  if (lang != "onnx")
+    sm.AddNewSourceBuffer(std::move(*buffer), SMLoc());
+  if (lang == "onnx") {
+    // Imported above.
+  } else if (lang == "mlir") {
     c.module = mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);
     if (c.module && batch) {
       mlir::emitError(c.module->getLoc())
@@ -228,7 +317,8 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
       opts.batch = batchOverride;
     c.module = dlc::importDlcModel(sm, ctx, opts);
   } else {
-    fail("unknown input language '" + lang + "'", "use -x dlc or -x mlir");
+    fail("unknown input language '" + lang + "'",
+         "use -x dlc, -x onnx or -x mlir");
     return std::nullopt;
   }
   if (!c.module || failed(mlir::verify(*c.module)))
@@ -430,8 +520,7 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
   diag.attachNote(c.module->getLoc()) << "it needs: " << list;
 
   // 1. The largest batch that fits, exactly (the plan grows with the batch).
-  bool canRebatch = inputLang != "mlir" && !StringRef(inputFile).ends_with(".mlir") &&
-                    batchNow > 1;
+  bool canRebatch = inputLanguage() != "mlir" && batchNow > 1;
   if (canRebatch) {
     std::optional<int64_t> one = neededAtBatch(ctx, tm, 1);
     if (one && *one > budget) {
@@ -493,6 +582,9 @@ static int compileMain(mlir::MLIRContext &ctx) {
                 "this build generates x86 code only: use --target=x86 or all");
   SourceMgr sm;
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  std::optional<OnnxDiagnosticHandler> onnxHandler;
+  if (inputLanguage() == "onnx")
+    onnxHandler.emplace(ctx);
   std::optional<Compiled> c = loadModel(ctx, sm);
   if (!c)
     return 1;
@@ -615,6 +707,9 @@ static int runMain(mlir::MLIRContext &ctx) {
                 "that CPU is");
   SourceMgr sm;
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  std::optional<OnnxDiagnosticHandler> onnxHandler;
+  if (inputLanguage() == "onnx")
+    onnxHandler.emplace(ctx);
   std::optional<Compiled> c = loadModel(ctx, sm);
   if (!c)
     return 1;
@@ -853,6 +948,11 @@ int main(int argc, char **argv) {
       "  dlc run MODEL [--weights W.safetensors | --seed N] "
       "--input NAME=FILE.npy ... [--output FILE]\n"
       "  dlc run MODEL --train ... --steps N --print-loss [--save C.safetensors]\n");
+  if (listOnnxOps) {
+    for (const std::string &op : dlc::supportedOnnxOps())
+      outs() << op << "\n";
+    return 0;
+  }
   if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
                benchmark || steps.getNumOccurrences() || printLoss ||
                !saveFile.empty()))

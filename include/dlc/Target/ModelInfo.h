@@ -9,6 +9,7 @@
 #ifndef DLC_TARGET_MODELINFO_H
 #define DLC_TARGET_MODELINFO_H
 
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
@@ -27,7 +28,9 @@ struct TensorInfo {
 };
 
 struct ParamInfo : TensorInfo {
-  std::string init; ///< uniform, zeros, ones
+  std::string init; ///< uniform, zeros, ones, data
+  /// init `data`: the initial value, embedded in the object.
+  mlir::ElementsAttr value;
   double bound = 0;
   bool optimizerState = false; ///< role optimizer_state: a `state` line
 };

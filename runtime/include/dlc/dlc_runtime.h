@@ -45,8 +45,10 @@ extern "C" {
 /*===-- The ABI between a compiled model and the runtime ------------------===*/
 
 /* The version of the descriptor layout below; a compiled model stores it in
- * `dlc_model_desc::abi_version` and the runtime rejects any other value. */
-#define DLC_ABI_VERSION 1
+ * `dlc_model_desc::abi_version`. Version 2 added `param_data`; the runtime
+ * also accepts version 1 objects (which have no `data` params) and rejects
+ * any other value. */
+#define DLC_ABI_VERSION 2
 
 /* An entry point of a compiled model. `args` holds one data pointer per
  * tensor: every param (in `param` order), then every input, then every
@@ -60,6 +62,9 @@ typedef struct dlc_model_desc {
   const char *text;            /* the model description, NUL-terminated */
   int32_t num_entries;         /* number of `entry` blocks in `text` */
   const dlc_entry_fn *entries; /* one per `entry` block, in order */
+  /* Version 2: one pointer per `param`/`state` line, in order: the initial
+   * value (the tensor's bytes) of a param whose init is `data`, else NULL. */
+  const void *const *param_data;
 } dlc_model_desc;
 
 /*===-- Status, devices, dtypes -------------------------------------------===*/
@@ -184,7 +189,8 @@ typedef struct dlc_model dlc_model;
 /* Creates a model from a compiled model's descriptor: validates the ABI
  * version, parses and validates `desc->text` (DLC_ERR_FORMAT naming the line
  * of the first error), checks the entry table, and allocates the param arena
- * (zero-filled: call dlc_model_init or dlc_model_load next). `device` is
+ * (zero-filled, except params whose init is `data`, which get their
+ * embedded values: call dlc_model_init or dlc_model_load next). `device` is
  * resolved as by dlc_select_device, except that the model must also have code
  * for the device: compiled models have no CUDA code yet, so CUDA fails with
  * DLC_ERR_DEVICE_UNAVAILABLE and AUTO resolves to the CPU (unless DLC_DEVICE
@@ -202,7 +208,8 @@ DLC_API dlc_device_kind dlc_model_device(const dlc_model *m);
 DLC_API const char *dlc_model_name(const dlc_model *m);
 
 /* Sets every param from its init rule (uniform, zeros, ones) with the
- * deterministic stream of docs/runtime-abi.md seeded by `seed`. */
+ * deterministic stream of docs/runtime-abi.md seeded by `seed`; a `data`
+ * param gets the value embedded in the object (the seed does not matter). */
 DLC_API dlc_status dlc_model_init(dlc_model *m, uint64_t seed);
 
 /* Loads the params from a .safetensors file. Every param must be present

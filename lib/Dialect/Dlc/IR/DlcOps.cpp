@@ -55,9 +55,22 @@ StringRef mlir::dlc::elementTypeName(Type t) {
 
 LogicalResult ParameterOp::verify() {
   StringRef init = getInit();
-  if (init != "uniform" && init != "zeros" && init != "ones")
+  if (init != "uniform" && init != "zeros" && init != "ones" &&
+      init != "data")
     return emitOpError("has unknown init '")
-           << init << "'; expected 'uniform', 'zeros' or 'ones'";
+           << init << "'; expected 'uniform', 'zeros', 'ones' or 'data'";
+  if ((init == "data") != bool(getValueAttr()))
+    return emitOpError(init == "data"
+                           ? "with init 'data' needs a 'value' attribute"
+                           : "has a 'value' attribute but init is not 'data'");
+  if (ElementsAttr value = getValueAttr()) {
+    if (value.getType() != getType())
+      return emitOpError("value type ")
+             << value.getType() << " does not match the parameter's type "
+             << getType();
+    if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(value))
+      return emitOpError("value must be a dense or dense_resource attribute");
+  }
   if (!getTensorType().hasStaticShape())
     return emitOpError("must have a static shape");
   if (getBound().convertToDouble() < 0)

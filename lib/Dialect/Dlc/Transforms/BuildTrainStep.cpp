@@ -384,7 +384,8 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
     auto p = ParameterOp::create(mb, loc, mb.getStringAttr(name),
                                  TypeAttr::get(type), mb.getStringAttr("zeros"),
                                  mb.getF64FloatAttr(0.0),
-                                 mb.getStringAttr(kRoleOptimizerState));
+                                 mb.getStringAttr(kRoleOptimizerState),
+                                 /*value=*/nullptr);
     mb.setInsertionPointAfter(p);
     return p;
   };

@@ -66,7 +66,8 @@ struct DlcInsertLossScalingPass
                                    TypeAttr::get(scalarTy),
                                    mb.getStringAttr("zeros"),
                                    mb.getF64FloatAttr(0.0),
-                                   mb.getStringAttr(kRoleOptimizerState));
+                                   mb.getStringAttr(kRoleOptimizerState),
+                                   /*value=*/nullptr);
       mb.setInsertionPointAfter(p);
       decls.push_back(p);
     }

@@ -29,7 +29,9 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
     Declares a parameter of the model: a tensor that lives as long as the
     model object, is initialised by the runtime and read and written as a
     named tensor in weight files. `init` is `uniform` (drawn from
-    `U(-bound, bound)`), `zeros` or `ones`.
+    `U(-bound, bound)`), `zeros`, `ones` or `data`: the initial value is
+    the `value` attribute, embedded in the compiled object (the ONNX
+    importer turns every initializer into such a parameter).
 
     `role` is `weight` (the default: a tensor of the model, read from and
     written to weight files) or `optimizer_state` (added by
@@ -38,13 +40,15 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
 
     ```mlir
     dlc.parameter @"fc1.weight" : tensor<256x784xf32> {bound = 0.0357 : f64, init = "uniform"}
+    dlc.parameter @"fc.bias" : tensor<2xf32> {init = "data", value = dense<[0.5, -1.0]> : tensor<2xf32>}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<AnyRankedTensor>:$type,
                        StrAttr:$init,
                        DefaultValuedAttr<F64Attr, "0.0">:$bound,
-                       DefaultValuedStrAttr<StrAttr, "weight">:$role);
+                       DefaultValuedStrAttr<StrAttr, "weight">:$role,
+                       OptionalAttr<ElementsAttr>:$value);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

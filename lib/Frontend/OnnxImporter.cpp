@@ -1,0 +1,1709 @@
+//===- OnnxImporter.cpp - ONNX models to the dlc dialect ------------------===//
+//
+// One pass over the graph's nodes (ONNX requires topological order). Every
+// name maps to an `Item`: either an SSA value of the function being built,
+// or a constant known at import time (an initializer, a `Constant` node, or
+// the int64 shape arithmetic exporters emit around `Reshape`), which is only
+// turned into IR when a float op reads it. Float initializers become
+// `dlc.parameter`s with their data embedded; one-element float constants
+// become `dlc.fill`, so that dlc-raise-decompositions can match them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Frontend/OnnxImporter.h"
+
+#include "dlc/Dialect/Dlc/IR/DlcDialect.h"
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <numeric>
+
+using namespace mlir;
+namespace ddlc = mlir::dlc;
+
+namespace {
+
+/// Tensors above this many elements are rejected (a corrupt dims field).
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+/// A tensor known at import time. Float tensors keep their values as
+/// double (exact for f32/f16/bf16) and the element type they had; integer
+/// tensors (shapes, axes, indices) as int64.
+struct Constant {
+  bool isFloat = false;
+  Type elementType; ///< For float constants: f32, f16 or bf16.
+  SmallVector<int64_t> shape;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+  /// The initializer's name when this is one: it becomes a parameter.
+  std::string initializer;
+
+  int64_t numel() const {
+    return isFloat ? int64_t(floats.size()) : int64_t(ints.size());
+  }
+};
+
+/// What a name in the graph stands for.
+struct Item {
+  Value value;                       ///< Set once materialised.
+  std::shared_ptr<Constant> constant; ///< Known at import time.
+  /// A zero `Pad` that only a following Conv or AveragePool may absorb:
+  /// `value` is the unpadded input, `pads` ONNX's [begins..., ends...].
+  std::optional<SmallVector<int64_t>> pendingPad;
+};
+
+std::string onnxTypeName(int32_t t) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT: return "float32";
+  case onnx::TensorProto::UINT8: return "uint8";
+  case onnx::TensorProto::INT8: return "int8";
+  case onnx::TensorProto::UINT16: return "uint16";
+  case onnx::TensorProto::INT16: return "int16";
+  case onnx::TensorProto::INT32: return "int32";
+  case onnx::TensorProto::INT64: return "int64";
+  case onnx::TensorProto::STRING: return "string";
+  case onnx::TensorProto::BOOL: return "bool";
+  case onnx::TensorProto::FLOAT16: return "float16";
+  case onnx::TensorProto::DOUBLE: return "float64";
+  case onnx::TensorProto::UINT32: return "uint32";
+  case onnx::TensorProto::UINT64: return "uint64";
+  case onnx::TensorProto::BFLOAT16: return "bfloat16";
+  default: return "element type " + std::to_string(t);
+  }
+}
+
+/// Names the runtime accepts for tensors: letters, digits, '_' and '.'.
+std::string sanitizeTensorName(StringRef name) {
+  std::string s;
+  for (char c : name)
+    s += (isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') ? c
+                                                                          : '_';
+  if (s.empty())
+    s = "t";
+  return s;
+}
+
+/// A C identifier for the model name (it prefixes the header's symbols).
+std::string sanitizeModelName(StringRef name) {
+  std::string s;
+  for (char c : name)
+    s += isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || isdigit(static_cast<unsigned char>(s[0])))
+    s = "model_" + s;
+  return s;
+}
+
+std::string formatNumber(double v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << v;
+  return s;
+}
+
+double halfToDouble(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  double v;
+  if (exp == 0)
+    v = std::ldexp(double(man), -24);
+  else if (exp == 31)
+    v = man ? NAN : INFINITY;
+  else
+    v = std::ldexp(double(man | 0x400), int(exp) - 25);
+  return sign ? -v : v;
+}
+
+double bf16ToDouble(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+class OnnxImporter {
+public:
+  using Handler = LogicalResult (OnnxImporter::*)(const onnx::NodeProto &);
+  static const llvm::StringMap<Handler> &handlers();
+
+  OnnxImporter(MLIRContext &ctx, StringRef fileName,
+               const ::dlc::OnnxImportOptions &options)
+      : ctx(ctx), builder(&ctx), fileName(fileName), options(options) {
+    fileLoc = FileLineColLoc::get(&ctx, fileName, 0, 0);
+  }
+
+  OwningOpRef<ModuleOp> import(StringRef bytes);
+
+private:
+
+  // Diagnostics.
+  InFlightDiagnostic fileError(const Twine &msg) {
+    return emitError(NameLoc::get(StringAttr::get(&ctx, fileName), fileLoc),
+                     msg);
+  }
+  /// "node 'NAME' (TYPE, opset N): MSG"
+  InFlightDiagnostic nodeError(const onnx::NodeProto &node, const Twine &msg) {
+    return emitError(nodeLoc(node), "node '" + nodeName(node) + "' (" +
+                                        node.op_type() + ", opset " +
+                                        Twine(opset) + "): " + msg);
+  }
+  std::string nodeName(const onnx::NodeProto &node) const {
+    if (!node.name().empty())
+      return node.name();
+    return node.output_size() ? node.output(0) : node.op_type();
+  }
+  Location nodeLoc(const onnx::NodeProto &node) {
+    return NameLoc::get(StringAttr::get(&ctx, nodeName(node)), fileLoc);
+  }
+
+  // Graph structure.
+  LogicalResult importInitializers(const onnx::GraphProto &graph);
+  LogicalResult importInputs(const onnx::GraphProto &graph);
+  LogicalResult importNode(const onnx::NodeProto &node);
+  FailureOr<std::shared_ptr<Constant>>
+  readTensor(const onnx::TensorProto &t, const Twine &what, Location loc);
+  FailureOr<Type> floatElementType(int32_t onnxType, const Twine &what,
+                                   Location loc);
+
+  // Operand access.
+  Item *lookup(const onnx::NodeProto &node, int i);
+  bool hasInput(const onnx::NodeProto &node, int i) const {
+    return i < node.input_size() && !node.input(i).empty();
+  }
+  /// A float tensor operand, materialised in the IR.
+  FailureOr<Value> tensor(const onnx::NodeProto &node, int i);
+  /// An int64 operand known at import time (shapes, axes).
+  FailureOr<std::shared_ptr<Constant>> constInput(const onnx::NodeProto &node,
+                                                  int i, const Twine &what);
+  FailureOr<Value> materialize(const std::string &name, Item &item,
+                               Location loc);
+  void define(const onnx::NodeProto &node, int i, Value v) {
+    items[node.output(i)] = Item{v, nullptr, std::nullopt};
+  }
+  void defineConst(const onnx::NodeProto &node, int i,
+                   std::shared_ptr<Constant> c) {
+    items[node.output(i)] = Item{Value(), std::move(c), std::nullopt};
+  }
+  LogicalResult onlyFirstOutputUsed(const onnx::NodeProto &node);
+
+  // Attributes.
+  const onnx::AttributeProto *attr(const onnx::NodeProto &node,
+                                   StringRef name) const;
+  int64_t intAttr(const onnx::NodeProto &node, StringRef name, int64_t def);
+  float floatAttr(const onnx::NodeProto &node, StringRef name, float def);
+  SmallVector<int64_t> intsAttr(const onnx::NodeProto &node, StringRef name);
+  std::string stringAttr(const onnx::NodeProto &node, StringRef name,
+                         StringRef def);
+  FailureOr<int64_t> normAxis(const onnx::NodeProto &node, int64_t axis,
+                              int64_t rank);
+
+  // Helpers that build IR.
+  RankedTensorType typeOf(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  Value fill(Location loc, double v, ArrayRef<int64_t> shape, Type et) {
+    return ddlc::FillOp::create(builder, loc, RankedTensorType::get(shape, et),
+                                builder.getF64FloatAttr(v))
+        .getResult();
+  }
+  FailureOr<Value> reshape(const onnx::NodeProto &node, Value x,
+                           ArrayRef<int64_t> shape);
+  FailureOr<Value> binary(const onnx::NodeProto &node, StringRef op, Value a,
+                          Value b);
+
+  // Constant folding of the int64 shape arithmetic.
+  LogicalResult foldConstantNode(const onnx::NodeProto &node, bool &folded);
+
+  // Op handlers (one per ONNX op type; see handlers()).
+  LogicalResult importIdentity(const onnx::NodeProto &node);
+  LogicalResult importDropout(const onnx::NodeProto &node);
+  LogicalResult importBinary(const onnx::NodeProto &node);
+  LogicalResult importUnary(const onnx::NodeProto &node);
+  LogicalResult importPow(const onnx::NodeProto &node);
+  LogicalResult importGemm(const onnx::NodeProto &node);
+  LogicalResult importMatMul(const onnx::NodeProto &node);
+  LogicalResult importSoftmax(const onnx::NodeProto &node);
+  LogicalResult importFlatten(const onnx::NodeProto &node);
+  LogicalResult importReshape(const onnx::NodeProto &node);
+  LogicalResult importSqueezeLike(const onnx::NodeProto &node);
+  LogicalResult importTranspose(const onnx::NodeProto &node);
+  LogicalResult importConstant(const onnx::NodeProto &node);
+  LogicalResult importShapeOps(const onnx::NodeProto &node);
+  LogicalResult importReduce(const onnx::NodeProto &node);
+  LogicalResult importLayerNorm(const onnx::NodeProto &node);
+  LogicalResult importPad(const onnx::NodeProto &node);
+
+  MLIRContext &ctx;
+  OpBuilder builder;
+  std::string fileName;
+  const ::dlc::OnnxImportOptions &options;
+  Location fileLoc = UnknownLoc::get(&ctx);
+  int64_t opset = 0;
+  ModuleOp module;
+  Block *body = nullptr; ///< The forward function's block.
+  llvm::StringMap<Item> items;
+  llvm::StringSet<> paramNames;
+  /// How many nodes read each name (a pending Pad must have one reader).
+  llvm::StringMap<int> readers;
+};
+
+//===----------------------------------------------------------------------===//
+// The op table
+//===----------------------------------------------------------------------===//
+
+const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
+  static const llvm::StringMap<Handler> table = [] {
+    llvm::StringMap<Handler> t;
+    t["Identity"] = &OnnxImporter::importIdentity;
+    t["Dropout"] = &OnnxImporter::importDropout;
+    for (const char *op : {"Add", "Sub", "Mul", "Div"})
+      t[op] = &OnnxImporter::importBinary;
+    for (const char *op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "Exp", "Log",
+                           "Neg"})
+      t[op] = &OnnxImporter::importUnary;
+    t["Pow"] = &OnnxImporter::importPow;
+    t["Gemm"] = &OnnxImporter::importGemm;
+    t["MatMul"] = &OnnxImporter::importMatMul;
+    t["Softmax"] = &OnnxImporter::importSoftmax;
+    t["LogSoftmax"] = &OnnxImporter::importSoftmax;
+    t["Flatten"] = &OnnxImporter::importFlatten;
+    t["Reshape"] = &OnnxImporter::importReshape;
+    t["Squeeze"] = &OnnxImporter::importSqueezeLike;
+    t["Unsqueeze"] = &OnnxImporter::importSqueezeLike;
+    t["Transpose"] = &OnnxImporter::importTranspose;
+    t["Constant"] = &OnnxImporter::importConstant;
+    for (const char *op : {"Shape", "Gather", "Concat", "Slice", "Cast"})
+      t[op] = &OnnxImporter::importShapeOps;
+    t["ReduceMean"] = &OnnxImporter::importReduce;
+    t["ReduceSum"] = &OnnxImporter::importReduce;
+    t["LayerNormalization"] = &OnnxImporter::importLayerNorm;
+    t["Pad"] = &OnnxImporter::importPad;
+    return t;
+  }();
+  return table;
+}
+
+} // namespace
+
+namespace dlc {
+std::vector<std::string> supportedOnnxOps() {
+  std::vector<std::string> ops;
+  for (const auto &entry : OnnxImporter::handlers())
+    ops.push_back(entry.getKey().str());
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+} // namespace dlc
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Model and graph
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> OnnxImporter::import(StringRef bytes) {
+  ctx.loadDialect<ddlc::DlcDialect, func::FuncDialect, arith::ArithDialect>();
+  onnx::ModelProto model;
+  if (bytes.size() > size_t(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    fileError("cannot be parsed as an ONNX ModelProto (the file is truncated, "
+              "corrupt or not an ONNX model)")
+            .attachNote()
+        << "hint: check the file with onnx.checker.check_model, or export "
+           "it again";
+    return nullptr;
+  }
+  if (!model.has_graph() || model.graph().node_size() == 0) {
+    fileError("the ONNX model has no graph (an empty or incomplete "
+              "ModelProto)");
+    return nullptr;
+  }
+  bool found = false;
+  for (const auto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") {
+      opset = o.version();
+      found = true;
+    }
+  if (!found) {
+    fileError("the model imports no version of the default ONNX opset");
+    return nullptr;
+  }
+  if (opset < ::dlc::kMinOnnxOpset || opset > ::dlc::kMaxOnnxOpset) {
+    fileError("opset " + Twine(opset) + " is not supported: dlc imports "
+              "default-domain opsets " + Twine(::dlc::kMinOnnxOpset) + " to " +
+              Twine(::dlc::kMaxOnnxOpset))
+            .attachNote()
+        << "hint: export again with torch.onnx.export(..., opset_version="
+        << ::dlc::kMaxOnnxOpset << "), or convert with "
+           "onnx.version_converter.convert_version(model, "
+        << ::dlc::kMaxOnnxOpset << ")";
+    return nullptr;
+  }
+  const onnx::GraphProto &graph = model.graph();
+
+  std::string modelName = sanitizeModelName(llvm::sys::path::stem(fileName));
+  OwningOpRef<ModuleOp> owned(ModuleOp::create(fileLoc, modelName));
+  module = *owned;
+  module->setAttr("dlc.model", builder.getStringAttr(modelName));
+  builder.setInsertionPointToEnd(module.getBody());
+
+  for (const auto &node : graph.node())
+    for (const auto &in : node.input())
+      ++readers[in];
+  for (const auto &out : graph.output())
+    ++readers[out.name()];
+
+  if (failed(importInitializers(graph)) || failed(importInputs(graph)))
+    return nullptr;
+  for (const auto &node : graph.node())
+    if (failed(importNode(node)))
+      return nullptr;
+
+  // The outputs.
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  SmallVector<std::string> resultNames;
+  for (const auto &out : graph.output()) {
+    auto it = items.find(out.name());
+    if (it == items.end()) {
+      fileError("graph output '" + out.name() +
+                "' is not produced by any node, input or initializer");
+      return nullptr;
+    }
+    if (it->second.pendingPad) {
+      fileError("graph output '" + out.name() + "' is the result of a Pad")
+              .attachNote()
+          << "hint: dlc supports Pad only when a Conv or AveragePool reads "
+             "its result";
+      return nullptr;
+    }
+    auto v = materialize(out.name(), it->second, fileLoc);
+    if (failed(v))
+      return nullptr;
+    results.push_back(*v);
+    resultTypes.push_back(v->getType());
+    resultNames.push_back(sanitizeTensorName(out.name()));
+  }
+  if (results.empty()) {
+    fileError("the graph has no outputs");
+    return nullptr;
+  }
+  auto fn = cast<func::FuncOp>(body->getParentOp());
+  builder.setInsertionPointToEnd(body);
+  func::ReturnOp::create(builder, fileLoc, results);
+  fn.setFunctionType(builder.getFunctionType(body->getArgumentTypes(),
+                                             resultTypes));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    fn.setResultAttr(i, ddlc::kNameAttrName, builder.getStringAttr(name));
+
+  // Drop what the outputs do not use (dead nodes, unused parameters).
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (op.use_empty() && !isa<func::ReturnOp>(op))
+      op.erase();
+  llvm::StringSet<> used;
+  fn.walk([&](ddlc::ParamOp p) { used.insert(p.getName()); });
+  for (auto p : llvm::make_early_inc_range(module.getOps<ddlc::ParameterOp>()))
+    if (!used.contains(p.getSymName()))
+      p.erase();
+
+  if (failed(verify(module)))
+    return nullptr;
+  return owned;
+}
+
+FailureOr<Type> OnnxImporter::floatElementType(int32_t t, const Twine &what,
+                                               Location loc) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT:
+    return Type(builder.getF32Type());
+  case onnx::TensorProto::FLOAT16:
+    return Type(builder.getF16Type());
+  case onnx::TensorProto::BFLOAT16:
+    return Type(builder.getBF16Type());
+  default:
+    emitError(loc, what + " has element type " + onnxTypeName(t) +
+                       ", which dlc does not support")
+            .attachNote()
+        << "hint: dlc computes in float32, float16 and bfloat16 (int64 only "
+           "for shapes); cast the model to float32 before exporting";
+    return failure();
+  }
+}
+
+FailureOr<std::shared_ptr<Constant>>
+OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
+                         Location loc) {
+  auto c = std::make_shared<Constant>();
+  int64_t numel = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && numel > kMaxElements / d)) {
+      emitError(loc, what + " has an invalid shape (dimension " + Twine(d) +
+                         ")");
+      return failure();
+    }
+    numel *= d;
+    c->shape.push_back(d);
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    emitError(loc, what + " keeps its data in an external file, which dlc "
+                          "does not read")
+            .attachNote()
+        << "hint: save the model with its data inline "
+           "(onnx.save_model(model, path, save_as_external_data=False); "
+           "models over 2 GB cannot be)";
+    return failure();
+  }
+  const std::string &raw = t.raw_data();
+  bool hasRaw = t.has_raw_data();
+  auto sizeError = [&](int64_t have) {
+    emitError(loc, what + " has " + Twine(have) + " values but its shape "
+                          "needs " + Twine(numel));
+    return failure();
+  };
+  auto rawCount = [&](size_t width) -> FailureOr<int64_t> {
+    if (raw.size() % width != 0 || int64_t(raw.size() / width) != numel) {
+      emitError(loc, what + " has " + Twine(raw.size()) +
+                         " bytes of raw data but its shape needs " +
+                         Twine(numel * int64_t(width)));
+      return failure();
+    }
+    return numel;
+  };
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16: {
+    c->isFloat = true;
+    auto et = floatElementType(t.data_type(), what, loc);
+    if (failed(et))
+      return failure();
+    c->elementType = *et;
+    bool isF32 = t.data_type() == onnx::TensorProto::FLOAT;
+    if (hasRaw) {
+      if (failed(rawCount(isF32 ? 4 : 2)))
+        return failure();
+      c->floats.resize(numel);
+      for (int64_t i = 0; i < numel; ++i) {
+        if (isF32) {
+          float f;
+          std::memcpy(&f, raw.data() + 4 * i, 4);
+          c->floats[i] = f;
+        } else {
+          uint16_t h;
+          std::memcpy(&h, raw.data() + 2 * i, 2);
+          c->floats[i] = t.data_type() == onnx::TensorProto::FLOAT16
+                             ? halfToDouble(h)
+                             : bf16ToDouble(h);
+        }
+      }
+    } else if (isF32) {
+      if (t.float_data_size() != numel)
+        return sizeError(t.float_data_size());
+      c->floats.assign(t.float_data().begin(), t.float_data().end());
+    } else {
+      if (t.int32_data_size() != numel)
+        return sizeError(t.int32_data_size());
+      for (int32_t v : t.int32_data())
+        c->floats.push_back(t.data_type() == onnx::TensorProto::FLOAT16
+                                ? halfToDouble(uint16_t(v))
+                                : bf16ToDouble(uint16_t(v)));
+    }
+    return c;
+  }
+  case onnx::TensorProto::INT64:
+    if (hasRaw) {
+      if (failed(rawCount(8)))
+        return failure();
+      c->ints.resize(numel);
+      std::memcpy(c->ints.data(), raw.data(), raw.size());
+    } else {
+      if (t.int64_data_size() != numel)
+        return sizeError(t.int64_data_size());
+      c->ints.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+    return c;
+  case onnx::TensorProto::INT32:
+    if (hasRaw) {
+      if (failed(rawCount(4)))
+        return failure();
+      for (int64_t i = 0; i < numel; ++i) {
+        int32_t v;
+        std::memcpy(&v, raw.data() + 4 * i, 4);
+        c->ints.push_back(v);
+      }
+    } else {
+      if (t.int32_data_size() != numel)
+        return sizeError(t.int32_data_size());
+      c->ints.assign(t.int32_data().begin(), t.int32_data().end());
+    }
+    return c;
+  default:
+    emitError(loc, what + " has element type " +
+                       onnxTypeName(t.data_type()) +
+                       ", which dlc does not support")
+            .attachNote()
+        << "hint: dlc reads float32, float16 and bfloat16 tensors, and "
+           "int64/int32 ones for shapes";
+    return failure();
+  }
+}
+
+LogicalResult OnnxImporter::importInitializers(const onnx::GraphProto &graph) {
+  for (const auto &t : graph.initializer()) {
+    Location loc = NameLoc::get(StringAttr::get(&ctx, t.name()), fileLoc);
+    auto c = readTensor(t, "initializer '" + t.name() + "'", loc);
+    if (failed(c))
+      return failure();
+    (*c)->initializer = t.name();
+    items[t.name()] = Item{Value(), *c, std::nullopt};
+  }
+  return success();
+}
+
+LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
+  SmallVector<Type> types;
+  SmallVector<std::string> names;
+  for (const auto &in : graph.input()) {
+    if (items.count(in.name()))
+      continue; // An initializer also listed as an input (old exporters).
+    Location loc = NameLoc::get(StringAttr::get(&ctx, in.name()), fileLoc);
+    const auto &type = in.type();
+    if (!type.has_tensor_type()) {
+      emitError(loc, "graph input '" + in.name() + "' is not a tensor");
+      return failure();
+    }
+    const auto &tt = type.tensor_type();
+    auto et = floatElementType(tt.elem_type(), "graph input '" + in.name() + "'",
+                               loc);
+    if (failed(et))
+      return failure();
+    auto given = options.inputShapes.find(in.name());
+    SmallVector<int64_t> shape;
+    if (!tt.has_shape()) {
+      if (given == options.inputShapes.end()) {
+        emitError(loc, "graph input '" + in.name() + "' has no shape")
+                .attachNote()
+            << "hint: give it one with --input-shape " << in.name()
+            << "=D0,D1,...";
+        return failure();
+      }
+    } else {
+      for (auto [d, dim] : llvm::enumerate(tt.shape().dim())) {
+        int64_t v = dim.has_dim_value() ? dim.dim_value() : -1;
+        if (v <= 0 && d == 0 && options.batch)
+          v = *options.batch;
+        if (v <= 0 && given == options.inputShapes.end()) {
+          std::string sym = dim.has_dim_param() && !dim.dim_param().empty()
+                                ? " ('" + dim.dim_param() + "')"
+                                : "";
+          emitError(loc, "graph input '" + in.name() + "' has a dynamic "
+                         "dimension " + Twine(d) + sym +
+                         "; dlc compiles static shapes")
+                  .attachNote()
+              << "hint: fix it with --input-shape " << in.name()
+              << "=D0,D1,..." << (d == 0 ? " (or --batch N)" : "");
+          return failure();
+        }
+        if (v > kMaxElements) {
+          emitError(loc, "graph input '" + in.name() + "' dimension " +
+                             Twine(d) + " is too large (" + Twine(v) + ")");
+          return failure();
+        }
+        shape.push_back(v);
+      }
+      if (given == options.inputShapes.end() && options.batch &&
+          !shape.empty())
+        shape[0] = *options.batch;
+    }
+    if (given != options.inputShapes.end()) {
+      if (tt.has_shape() &&
+          int64_t(given->second.size()) != tt.shape().dim_size()) {
+        emitError(loc, "--input-shape " + in.name() + " has rank " +
+                           Twine(given->second.size()) +
+                           " but the graph input has rank " +
+                           Twine(tt.shape().dim_size()));
+        return failure();
+      }
+      for (auto [d, v] : llvm::enumerate(given->second)) {
+        if (tt.has_shape() && tt.shape().dim(d).has_dim_value() &&
+            tt.shape().dim(d).dim_value() > 0 &&
+            tt.shape().dim(d).dim_value() != v) {
+          emitError(loc, "--input-shape " + in.name() + " sets dimension " +
+                             Twine(d) + " to " + Twine(v) +
+                             " but the model fixes it to " +
+                             Twine(tt.shape().dim(d).dim_value()));
+          return failure();
+        }
+      }
+      shape.assign(given->second.begin(), given->second.end());
+    }
+    types.push_back(RankedTensorType::get(shape, *et));
+    names.push_back(in.name());
+  }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!llvm::is_contained(names, name)) {
+      std::string list;
+      for (const auto &n : names)
+        list += (list.empty() ? "" : ", ") + n;
+      fileError("--input-shape names '" + name +
+                "', which is not an input of the graph")
+              .attachNote()
+          << "hint: the graph's inputs are: " << list;
+      return failure();
+    }
+
+  auto fn = func::FuncOp::create(builder, fileLoc, "forward",
+                                 builder.getFunctionType(types, {}));
+  fn->setAttr(ddlc::kEntryAttrName, builder.getUnitAttr());
+  body = fn.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(names)) {
+    fn.setArgAttr(i, ddlc::kNameAttrName,
+                  builder.getStringAttr(sanitizeTensorName(name)));
+    items[name] = Item{body->getArgument(i), nullptr, std::nullopt};
+  }
+  builder.setInsertionPointToEnd(body);
+  return success();
+}
+
+LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    std::string list;
+    for (const auto &op : ::dlc::supportedOnnxOps())
+      list += (list.empty() ? "" : ", ") + op;
+    nodeError(node, "ops of domain '" + node.domain() + "' are not supported")
+            .attachNote()
+        << "hint: dlc supports these default-domain ops: " << list;
+    return failure();
+  }
+  for (int i = 0; i < node.input_size(); ++i)
+    if (!node.input(i).empty() && !items.count(node.input(i))) {
+      nodeError(node, "input " + Twine(i) + " '" + node.input(i) +
+                          "' is not defined by any graph input, "
+                          "initializer or earlier node");
+      return failure();
+    }
+  for (const auto &out : node.output())
+    if (!out.empty() && items.count(out)) {
+      nodeError(node, "output '" + out + "' is defined twice (the graph is "
+                                         "not in SSA form)");
+      return failure();
+    }
+  if (node.output_size() == 0) {
+    nodeError(node, "has no outputs");
+    return failure();
+  }
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      continue;
+    Item &in = items[node.input(i)];
+    if (in.pendingPad && node.op_type() != "Conv" &&
+        node.op_type() != "AveragePool") {
+      nodeError(node, "reads the result of a Pad")
+              .attachNote()
+          << "hint: dlc supports Pad only when a Conv or AveragePool reads "
+             "its result";
+      return failure();
+    }
+  }
+
+  // Integer shape arithmetic on constants is folded whatever the op.
+  bool folded = false;
+  if (failed(foldConstantNode(node, folded)))
+    return failure();
+  if (folded)
+    return success();
+
+  auto it = handlers().find(node.op_type());
+  if (it == handlers().end()) {
+    std::string list;
+    for (const auto &op : ::dlc::supportedOnnxOps())
+      list += (list.empty() ? "" : ", ") + op;
+    nodeError(node, "op '" + node.op_type() + "' is not supported")
+            .attachNote()
+        << "hint: dlc supports these ONNX ops (opsets "
+        << ::dlc::kMinOnnxOpset << " to " << ::dlc::kMaxOnnxOpset << "): " << list;
+    return failure();
+  }
+  builder.setInsertionPointToEnd(body);
+  return (this->*(it->second))(node);
+}
+
+//===----------------------------------------------------------------------===//
+// Operands and attributes
+//===----------------------------------------------------------------------===//
+
+Item *OnnxImporter::lookup(const onnx::NodeProto &node, int i) {
+  if (!hasInput(node, i))
+    return nullptr;
+  auto it = items.find(node.input(i));
+  return it == items.end() ? nullptr : &it->second;
+}
+
+FailureOr<Value> OnnxImporter::materialize(const std::string &name,
+                                           Item &item, Location loc) {
+  if (item.value)
+    return item.value;
+  Constant &c = *item.constant;
+  if (!c.isFloat) {
+    emitError(loc, "the integer tensor '" + name + "' is used as data")
+            .attachNote()
+        << "hint: dlc uses integer tensors only as shapes, axes and "
+           "indices known at compile time";
+    return failure();
+  }
+  builder.setInsertionPointToEnd(body);
+  if (c.numel() == 1 && c.initializer.empty()) {
+    item.value = fill(loc, c.floats[0], c.shape, c.elementType);
+    return item.value;
+  }
+  // A parameter whose initial value is embedded in the object.
+  std::string base =
+      sanitizeTensorName(c.initializer.empty() ? name : c.initializer);
+  std::string sym = base;
+  for (int k = 1; paramNames.contains(sym); ++k)
+    sym = base + "_" + std::to_string(k);
+  paramNames.insert(sym);
+  auto type = RankedTensorType::get(c.shape, c.elementType);
+  DenseElementsAttr value;
+  if (c.elementType.isF32()) {
+    std::vector<float> data(c.floats.begin(), c.floats.end());
+    value = DenseElementsAttr::get(type, ArrayRef<float>(data));
+  } else {
+    SmallVector<APFloat> data;
+    const llvm::fltSemantics &sem =
+        cast<FloatType>(c.elementType).getFloatSemantics();
+    for (double d : c.floats) {
+      APFloat f(d);
+      bool lost;
+      f.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+      data.push_back(f);
+    }
+    value = DenseElementsAttr::get(type, data);
+  }
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(body->getParentOp());
+    ddlc::ParameterOp::create(builder, loc, sym, type, "data",
+                              llvm::APFloat(0.0), ddlc::kRoleWeight, value);
+  }
+  item.value = ddlc::ParamOp::create(builder, loc, type, sym).getResult();
+  return item.value;
+}
+
+FailureOr<Value> OnnxImporter::tensor(const onnx::NodeProto &node, int i) {
+  Item *item = lookup(node, i);
+  if (!item) {
+    nodeError(node, "needs input " + Twine(i));
+    return failure();
+  }
+  if (item->pendingPad) {
+    nodeError(node, "reads the result of a Pad");
+    return failure();
+  }
+  return materialize(node.input(i), *item, nodeLoc(node));
+}
+
+FailureOr<std::shared_ptr<Constant>>
+OnnxImporter::constInput(const onnx::NodeProto &node, int i,
+                         const Twine &what) {
+  Item *item = lookup(node, i);
+  if (!item) {
+    nodeError(node, "needs input " + Twine(i) + " (" + what + ")");
+    return failure();
+  }
+  if (!item->constant) {
+    nodeError(node, what + " (input " + Twine(i) + " '" + node.input(i) +
+                        "') must be known at compile time")
+            .attachNote()
+        << "hint: dlc compiles static shapes; if it depends on a dynamic "
+           "input dimension, fix that with --input-shape";
+    return failure();
+  }
+  return item->constant;
+}
+
+LogicalResult OnnxImporter::onlyFirstOutputUsed(const onnx::NodeProto &node) {
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty() && readers.lookup(node.output(i)) > 0)
+      return nodeError(node, "output " + Twine(i) + " '" + node.output(i) +
+                                 "' is used, but dlc computes only the first "
+                                 "output of this op");
+  return success();
+}
+
+const onnx::AttributeProto *
+OnnxImporter::attr(const onnx::NodeProto &node, StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t OnnxImporter::intAttr(const onnx::NodeProto &node, StringRef name,
+                              int64_t def) {
+  const auto *a = attr(node, name);
+  return a ? a->i() : def;
+}
+
+float OnnxImporter::floatAttr(const onnx::NodeProto &node, StringRef name,
+                              float def) {
+  const auto *a = attr(node, name);
+  return a ? a->f() : def;
+}
+
+SmallVector<int64_t> OnnxImporter::intsAttr(const onnx::NodeProto &node,
+                                            StringRef name) {
+  const auto *a = attr(node, name);
+  if (!a)
+    return {};
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string OnnxImporter::stringAttr(const onnx::NodeProto &node,
+                                     StringRef name, StringRef def) {
+  const auto *a = attr(node, name);
+  return a ? a->s() : def.str();
+}
+
+FailureOr<int64_t> OnnxImporter::normAxis(const onnx::NodeProto &node,
+                                          int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+    nodeError(node, "axis " + Twine(axis) + " is out of range for rank " +
+                        Twine(rank));
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> OnnxImporter::reshape(const onnx::NodeProto &node, Value x,
+                                       ArrayRef<int64_t> shape) {
+  auto t = typeOf(x);
+  if (t.getShape() == shape)
+    return x;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxElements / d)) {
+      nodeError(node, "invalid target shape");
+      return failure();
+    }
+    n *= d;
+  }
+  if (n != t.getNumElements()) {
+    nodeError(node, "cannot reshape " + Twine(t.getNumElements()) +
+                        " elements into " + Twine(n));
+    return failure();
+  }
+  return ddlc::ReshapeOp::create(
+             builder, nodeLoc(node),
+             RankedTensorType::get(shape, t.getElementType()), x)
+      .getResult();
+}
+
+FailureOr<Value> OnnxImporter::binary(const onnx::NodeProto &node,
+                                      StringRef op, Value a, Value b) {
+  auto ta = typeOf(a), tb = typeOf(b);
+  if (ta.getElementType() != tb.getElementType()) {
+    nodeError(node, "mixes element types " +
+                        ddlc::elementTypeName(ta.getElementType()) + " and " +
+                        ddlc::elementTypeName(tb.getElementType()));
+    return failure();
+  }
+  ArrayRef<int64_t> sa = ta.getShape(), sb = tb.getShape();
+  size_t rank = std::max(sa.size(), sb.size());
+  SmallVector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - sa.size() ? 1 : sa[i - (rank - sa.size())];
+    int64_t db = i < rank - sb.size() ? 1 : sb[i - (rank - sb.size())];
+    if (da != db && da != 1 && db != 1) {
+      nodeError(node, "operand shapes do not broadcast (dimension " +
+                          Twine(i) + ": " + Twine(da) + " vs " + Twine(db) +
+                          ")");
+      return failure();
+    }
+    shape[i] = da == 1 ? db : da;
+  }
+  auto type = RankedTensorType::get(shape, ta.getElementType());
+  Location loc = nodeLoc(node);
+  if (op == "Add")
+    return ddlc::AddOp::create(builder, loc, type, a, b).getResult();
+  if (op == "Sub")
+    return ddlc::SubOp::create(builder, loc, type, a, b).getResult();
+  if (op == "Mul")
+    return ddlc::MulOp::create(builder, loc, type, a, b).getResult();
+  return ddlc::DivOp::create(builder, loc, type, a, b).getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Op handlers
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::importIdentity(const onnx::NodeProto &node) {
+  Item *in = lookup(node, 0);
+  if (!in)
+    return nodeError(node, "needs one input");
+  items[node.output(0)] = *in;
+  return success();
+}
+
+LogicalResult OnnxImporter::importDropout(const onnx::NodeProto &node) {
+  // Inference: the identity. A constant-true training_mode is rejected.
+  if (hasInput(node, 2)) {
+    auto mode = constInput(node, 2, "training_mode");
+    if (failed(mode))
+      return failure();
+    bool training = (*mode)->isFloat ? (*mode)->floats.at(0) != 0
+                                     : !(*mode)->ints.empty() &&
+                                           (*mode)->ints[0] != 0;
+    if (training)
+      return nodeError(node, "training_mode is true; dlc imports Dropout "
+                             "for inference only (the identity)");
+  }
+  if (failed(onlyFirstOutputUsed(node)))
+    return failure();
+  return importIdentity(node);
+}
+
+LogicalResult OnnxImporter::importBinary(const onnx::NodeProto &node) {
+  auto a = tensor(node, 0);
+  if (failed(a))
+    return failure();
+  auto b = tensor(node, 1);
+  if (failed(b))
+    return failure();
+  auto r = binary(node, node.op_type(), *a, *b);
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importUnary(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  Location loc = nodeLoc(node);
+  StringRef op = node.op_type();
+  Value r;
+  if (op == "Relu")
+    r = ddlc::ReluOp::create(builder, loc, *x);
+  else if (op == "Tanh")
+    r = ddlc::TanhOp::create(builder, loc, *x);
+  else if (op == "Sigmoid")
+    r = ddlc::SigmoidOp::create(builder, loc, *x);
+  else if (op == "Sqrt")
+    r = ddlc::SqrtOp::create(builder, loc, *x);
+  else if (op == "Exp")
+    r = ddlc::ExpOp::create(builder, loc, *x);
+  else if (op == "Log")
+    r = ddlc::LogOp::create(builder, loc, *x);
+  else
+    r = ddlc::NegOp::create(builder, loc, *x);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importPow(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  Item *e = lookup(node, 1);
+  if (!e || !e->constant || e->constant->numel() != 1)
+    return nodeError(node, "the exponent must be a constant scalar");
+  double p = e->constant->isFloat ? e->constant->floats[0]
+                                  : double(e->constant->ints[0]);
+  Location loc = nodeLoc(node);
+  Value r;
+  if (p == 1)
+    r = *x;
+  else if (p == 0.5)
+    r = ddlc::SqrtOp::create(builder, loc, *x);
+  else if (p == 2 || p == 3) {
+    r = ddlc::MulOp::create(builder, loc, x->getType(), *x, *x);
+    if (p == 3)
+      r = ddlc::MulOp::create(builder, loc, x->getType(), r, *x);
+  } else {
+    InFlightDiagnostic d =
+        nodeError(node, "exponent " + formatNumber(p) + " is not supported");
+    d.attachNote() << "hint: dlc supports Pow with the constant exponents "
+                      "0.5, 1, 2 and 3";
+    return failure();
+  }
+  // Broadcasting against a higher-rank exponent would change the shape.
+  if (e->constant->shape.size() > size_t(typeOf(*x).getRank()))
+    return nodeError(node, "the exponent has a higher rank than the base");
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importGemm(const onnx::NodeProto &node) {
+  auto a = tensor(node, 0);
+  if (failed(a))
+    return failure();
+  auto b = tensor(node, 1);
+  if (failed(b))
+    return failure();
+  if (typeOf(*a).getRank() != 2 || typeOf(*b).getRank() != 2)
+    return nodeError(node, "Gemm needs rank-2 operands, not " +
+                               Twine(typeOf(*a).getRank()) + " and " +
+                               Twine(typeOf(*b).getRank()));
+  Location loc = nodeLoc(node);
+  auto transpose = [&](Value v) -> Value {
+    auto t = typeOf(v);
+    auto type = RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)},
+                                      t.getElementType());
+    return ddlc::TransposeOp::create(builder, loc, type, v,
+                                     ArrayRef<int64_t>{1, 0});
+  };
+  Value x = intAttr(node, "transA", 0) ? transpose(*a) : *a;
+  // dlc.linear takes the weight as [out, in], which is B with transB = 1.
+  Value w = intAttr(node, "transB", 0) ? *b : transpose(*b);
+  auto tx = typeOf(x), tw = typeOf(w);
+  if (tx.getDimSize(1) != tw.getDimSize(1))
+    return nodeError(node, "inner dimensions differ (" +
+                               Twine(tx.getDimSize(1)) + " vs " +
+                               Twine(tw.getDimSize(1)) + ")");
+  int64_t m = tx.getDimSize(0), n = tw.getDimSize(0);
+  auto resultType = RankedTensorType::get({m, n}, tx.getElementType());
+  float alpha = floatAttr(node, "alpha", 1.0f);
+  float beta = floatAttr(node, "beta", 1.0f);
+  if (alpha != 1.0f)
+    x = ddlc::ScaleOp::create(builder, loc, x, builder.getF64FloatAttr(alpha));
+
+  Value bias, rest;
+  if (hasInput(node, 2) && beta != 0.0f) {
+    auto c = tensor(node, 2);
+    if (failed(c))
+      return failure();
+    Value cv = *c;
+    if (beta != 1.0f)
+      cv = ddlc::ScaleOp::create(builder, loc, cv,
+                                 builder.getF64FloatAttr(beta));
+    ArrayRef<int64_t> cs = typeOf(cv).getShape();
+    bool isBias = (cs.size() == 1 && cs[0] == n) ||
+                  (cs.size() == 2 && cs[0] == 1 && cs[1] == n);
+    if (isBias) {
+      auto r = reshape(node, cv, {n});
+      if (failed(r))
+        return failure();
+      bias = *r;
+    } else {
+      rest = cv;
+    }
+  }
+  Value y = ddlc::LinearOp::create(builder, loc, resultType, x, w, bias);
+  if (rest) {
+    auto r = binary(node, "Add", y, rest);
+    if (failed(r))
+      return failure();
+    if (typeOf(*r).getShape() != resultType.getShape())
+      return nodeError(node, "C does not broadcast to the result shape");
+    y = *r;
+  }
+  define(node, 0, y);
+  return success();
+}
+
+LogicalResult OnnxImporter::importMatMul(const onnx::NodeProto &node) {
+  auto a = tensor(node, 0);
+  if (failed(a))
+    return failure();
+  auto b = tensor(node, 1);
+  if (failed(b))
+    return failure();
+  auto ta = typeOf(*a), tb = typeOf(*b);
+  ArrayRef<int64_t> sa = ta.getShape(), sb = tb.getShape();
+  Type et = ta.getElementType();
+  Location loc = nodeLoc(node);
+  if (sa.size() < 2 || sb.size() < 2)
+    return nodeError(node, "rank-1 operands are not supported (ranks " +
+                               Twine(sa.size()) + " and " + Twine(sb.size()) +
+                               ")");
+  int64_t m = sa[sa.size() - 2], k = sa.back();
+  int64_t k2 = sb[sb.size() - 2], n = sb.back();
+  if (k != k2)
+    return nodeError(node, "inner dimensions differ (" + Twine(k) + " vs " +
+                               Twine(k2) + ")");
+  Value r;
+  if (sb.size() == 2) {
+    // [..., M, K] x [K, N]: one GEMM over all leading dimensions.
+    int64_t rows = ta.getNumElements() / k;
+    auto a2 = reshape(node, *a, {rows, k});
+    if (failed(a2))
+      return failure();
+    Value mm = ddlc::MatmulOp::create(
+        builder, loc, RankedTensorType::get({rows, n}, et), *a2, *b);
+    SmallVector<int64_t> shape(sa.begin(), sa.end());
+    shape.back() = n;
+    auto out = reshape(node, mm, shape);
+    if (failed(out))
+      return failure();
+    r = *out;
+  } else if (sa.size() == sb.size() &&
+             sa.drop_back(2) == sb.drop_back(2)) {
+    // Equal batch dimensions: one batched matmul.
+    int64_t batch = 1;
+    for (int64_t d : sa.drop_back(2))
+      batch *= d;
+    auto a3 = reshape(node, *a, {batch, m, k});
+    auto b3 = reshape(node, *b, {batch, k, n});
+    if (failed(a3) || failed(b3))
+      return failure();
+    Value mm = ddlc::MatmulOp::create(
+        builder, loc, RankedTensorType::get({batch, m, n}, et), *a3, *b3);
+    SmallVector<int64_t> shape(sa.begin(), sa.end());
+    shape.back() = n;
+    auto out = reshape(node, mm, shape);
+    if (failed(out))
+      return failure();
+    r = *out;
+  } else {
+    return nodeError(node, "broadcasting batch dimensions (shapes with ranks " +
+                               Twine(sa.size()) + " and " + Twine(sb.size()) +
+                               ") is not supported");
+  }
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importSoftmax(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto dim = normAxis(node, intAttr(node, "axis", -1), typeOf(*x).getRank());
+  if (failed(dim))
+    return failure();
+  Location loc = nodeLoc(node);
+  IntegerAttr d = builder.getI64IntegerAttr(*dim);
+  Value r = node.op_type() == "Softmax"
+                ? ddlc::SoftmaxOp::create(builder, loc, x->getType(), *x, d)
+                      .getResult()
+                : ddlc::LogSoftmaxOp::create(builder, loc, x->getType(), *x, d)
+                      .getResult();
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importFlatten(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  int64_t axis = intAttr(node, "axis", 1);
+  if (axis < -rank || axis > rank)
+    return nodeError(node, "axis " + Twine(axis) + " is out of range for rank " +
+                               Twine(rank));
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= t.getDimSize(i);
+  auto r = reshape(node, *x, {outer, inner});
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto shapeC = constInput(node, 1, "the target shape");
+  if (failed(shapeC))
+    return failure();
+  if ((*shapeC)->isFloat || (*shapeC)->shape.size() != 1)
+    return nodeError(node, "the target shape must be a 1-D int64 tensor");
+  auto t = typeOf(*x);
+  bool allowZero = intAttr(node, "allowzero", 0) != 0;
+  SmallVector<int64_t> shape;
+  int inferred = -1;
+  int64_t known = 1;
+  for (auto [i, d] : llvm::enumerate((*shapeC)->ints)) {
+    if (d == 0 && !allowZero) {
+      if (int64_t(i) >= t.getRank())
+        return nodeError(node, "target dimension " + Twine(i) +
+                                   " copies a dimension the input lacks");
+      d = t.getDimSize(i);
+    } else if (d == -1) {
+      if (inferred >= 0)
+        return nodeError(node, "the target shape has more than one -1");
+      inferred = i;
+      shape.push_back(1);
+      continue;
+    } else if (d <= 0) {
+      return nodeError(node, "invalid target dimension " + Twine(d));
+    }
+    if (d > kMaxElements || known > kMaxElements / d)
+      return nodeError(node, "the target shape is too large");
+    known *= d;
+    shape.push_back(d);
+  }
+  if (inferred >= 0) {
+    if (t.getNumElements() % known != 0)
+      return nodeError(node, "cannot infer the -1 dimension: " +
+                                 Twine(t.getNumElements()) +
+                                 " elements do not divide by " + Twine(known));
+    shape[inferred] = t.getNumElements() / known;
+  }
+  auto r = reshape(node, *x, shape);
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importSqueezeLike(const onnx::NodeProto &node) {
+  // Float tensors here; int64 constants are folded earlier.
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  SmallVector<int64_t> axes;
+  if (hasInput(node, 1)) {
+    auto c = constInput(node, 1, "axes");
+    if (failed(c))
+      return failure();
+    axes.assign((*c)->ints.begin(), (*c)->ints.end());
+  } else {
+    axes = intsAttr(node, "axes");
+  }
+  bool unsqueeze = node.op_type() == "Unsqueeze";
+  SmallVector<int64_t> shape(t.getShape());
+  if (unsqueeze) {
+    int64_t rank = t.getRank() + axes.size();
+    SmallVector<bool> isNew(rank, false);
+    for (int64_t a : axes) {
+      auto n = normAxis(node, a, rank);
+      if (failed(n))
+        return failure();
+      isNew[*n] = true;
+    }
+    shape.clear();
+    int64_t src = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      shape.push_back(isNew[i] ? 1 : t.getDimSize(src++));
+  } else {
+    SmallVector<bool> drop(t.getRank(), axes.empty());
+    for (int64_t a : axes) {
+      auto n = normAxis(node, a, t.getRank());
+      if (failed(n))
+        return failure();
+      if (t.getDimSize(*n) != 1)
+        return nodeError(node, "cannot squeeze dimension " + Twine(*n) +
+                                   " of size " + Twine(t.getDimSize(*n)));
+      drop[*n] = true;
+    }
+    shape.clear();
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (!drop[i] || t.getDimSize(i) != 1)
+        shape.push_back(t.getDimSize(i));
+  }
+  auto r = reshape(node, *x, shape);
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importTranspose(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> perm = intsAttr(node, "perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  if (int64_t(perm.size()) != rank)
+    return nodeError(node, "perm has " + Twine(perm.size()) +
+                               " entries for a rank-" + Twine(rank) + " input");
+  SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> shape;
+  for (int64_t &p : perm) {
+    if (p < 0)
+      p += rank;
+    if (p < 0 || p >= rank || seen[p])
+      return nodeError(node, "perm is not a permutation");
+    seen[p] = true;
+    shape.push_back(t.getDimSize(p));
+  }
+  Value r = ddlc::TransposeOp::create(
+      builder, nodeLoc(node), RankedTensorType::get(shape, t.getElementType()),
+      *x, perm);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importConstant(const onnx::NodeProto &node) {
+  auto c = std::make_shared<Constant>();
+  if (const auto *a = attr(node, "value")) {
+    auto t = readTensor(a->t(), "the value of node '" + nodeName(node) + "'",
+                        nodeLoc(node));
+    if (failed(t))
+      return failure();
+    c = *t;
+  } else if (const auto *a = attr(node, "value_float")) {
+    c->isFloat = true;
+    c->elementType = builder.getF32Type();
+    c->floats = {a->f()};
+  } else if (const auto *a = attr(node, "value_floats")) {
+    c->isFloat = true;
+    c->elementType = builder.getF32Type();
+    c->floats.assign(a->floats().begin(), a->floats().end());
+    c->shape = {int64_t(c->floats.size())};
+  } else if (const auto *a = attr(node, "value_int")) {
+    c->ints = {a->i()};
+  } else if (const auto *a = attr(node, "value_ints")) {
+    c->ints.assign(a->ints().begin(), a->ints().end());
+    c->shape = {int64_t(c->ints.size())};
+  } else {
+    return nodeError(node, "needs a 'value', 'value_float(s)' or "
+                           "'value_int(s)' attribute");
+  }
+  defineConst(node, 0, c);
+  return success();
+}
+
+LogicalResult OnnxImporter::importShapeOps(const onnx::NodeProto &node) {
+  // Reached only when foldConstantNode could not fold: the op reads a
+  // float tensor's data (Shape is always folded: shapes are static).
+  return nodeError(node, "is supported only on tensors known at compile "
+                         "time (the int64 shape arithmetic around Reshape)");
+}
+
+LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  SmallVector<int64_t> axes;
+  bool isSum = node.op_type() == "ReduceSum";
+  if (isSum && hasInput(node, 1)) { // ReduceSum takes axes as input from 13.
+    auto c = constInput(node, 1, "axes");
+    if (failed(c))
+      return failure();
+    axes.assign((*c)->ints.begin(), (*c)->ints.end());
+  } else {
+    axes = intsAttr(node, "axes");
+  }
+  bool keep = intAttr(node, "keepdims", 1) != 0;
+  if (axes.empty()) {
+    if (isSum && intAttr(node, "noop_with_empty_axes", 0)) {
+      items[node.output(0)] = *lookup(node, 0);
+      return success();
+    }
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      axes.push_back(i);
+  }
+  SmallVector<bool> reduced(t.getRank(), false);
+  for (int64_t a : axes) {
+    auto n = normAxis(node, a, t.getRank());
+    if (failed(n))
+      return failure();
+    reduced[*n] = true;
+  }
+  SmallVector<int64_t> dims, shape;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    if (reduced[i])
+      dims.push_back(i);
+    if (!reduced[i])
+      shape.push_back(t.getDimSize(i));
+    else if (keep)
+      shape.push_back(1);
+  }
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  Location loc = nodeLoc(node);
+  Value r = isSum ? ddlc::SumOp::create(builder, loc, type, *x, dims, keep)
+                        .getResult()
+                  : ddlc::MeanOp::create(builder, loc, type, *x, dims, keep)
+                        .getResult();
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importLayerNorm(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", -1), t.getRank());
+  if (failed(axis))
+    return failure();
+  if (failed(onlyFirstOutputUsed(node)))
+    return failure();
+  // dlc.layer_norm normalises the last dimension: flatten the normalised
+  // dimensions into one when the axis is not the last.
+  int64_t inner = 1, outer = 1;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    (i < *axis ? outer : inner) *= t.getDimSize(i);
+  Location loc = nodeLoc(node);
+  Value input = *x;
+  if (*axis != t.getRank() - 1) {
+    auto r = reshape(node, *x, {outer, inner});
+    if (failed(r))
+      return failure();
+    input = *r;
+  }
+  Type et = t.getElementType();
+  auto affine = [&](int i, double def) -> FailureOr<Value> {
+    if (!hasInput(node, i))
+      return fill(loc, def, {inner}, et);
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    if (typeOf(*v).getNumElements() != inner) {
+      nodeError(node, Twine(i == 1 ? "scale" : "bias") + " has " +
+                          Twine(typeOf(*v).getNumElements()) +
+                          " elements; the normalised dimensions have " +
+                          Twine(inner));
+      return failure();
+    }
+    return reshape(node, *v, {inner});
+  };
+  auto scale = affine(1, 1.0);
+  if (failed(scale))
+    return failure();
+  auto bias = affine(2, 0.0);
+  if (failed(bias))
+    return failure();
+  Value r = ddlc::LayerNormOp::create(
+      builder, loc, input.getType(), input, *scale, *bias,
+      builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+  auto out = reshape(node, r, t.getShape());
+  if (failed(out))
+    return failure();
+  define(node, 0, *out);
+  return success();
+}
+
+LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  if (stringAttr(node, "mode", "constant") != "constant")
+    return nodeError(node, "only mode 'constant' is supported");
+  auto pads = constInput(node, 1, "pads");
+  if (failed(pads))
+    return failure();
+  if (hasInput(node, 2)) {
+    auto v = constInput(node, 2, "the constant value");
+    if (failed(v))
+      return failure();
+    if ((*v)->numel() != 1 ||
+        ((*v)->isFloat ? (*v)->floats[0] != 0 : (*v)->ints[0] != 0))
+      return nodeError(node, "only zero padding is supported");
+  }
+  if (hasInput(node, 3))
+    return nodeError(node, "the axes input is not supported");
+  int64_t rank = typeOf(*x).getRank();
+  if (int64_t((*pads)->ints.size()) != 2 * rank)
+    return nodeError(node, "pads has " + Twine((*pads)->ints.size()) +
+                               " entries for a rank-" + Twine(rank) +
+                               " input");
+  for (int64_t p : (*pads)->ints)
+    if (p < 0)
+      return nodeError(node, "negative pads (cropping) are not supported");
+  if (readers.lookup(node.output(0)) != 1)
+    return nodeError(node, "its result must have exactly one reader, a Conv "
+                           "or AveragePool that absorbs the padding");
+  Item item{*x, nullptr, SmallVector<int64_t>((*pads)->ints.begin(),
+                                              (*pads)->ints.end())};
+  items[node.output(0)] = item;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constant folding
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
+                                             bool &folded) {
+  StringRef op = node.op_type();
+  folded = false;
+  auto constant = [&](int i) -> Constant * {
+    Item *it = lookup(node, i);
+    return it && it->constant && !it->value ? it->constant.get() : nullptr;
+  };
+  auto intConst = [&](int i) -> Constant * {
+    Constant *c = constant(i);
+    return c && !c->isFloat ? c : nullptr;
+  };
+  auto result = [&](SmallVector<int64_t> shape, std::vector<int64_t> ints) {
+    auto c = std::make_shared<Constant>();
+    c->shape = std::move(shape);
+    c->ints = std::move(ints);
+    defineConst(node, 0, c);
+    folded = true;
+    return success();
+  };
+
+  if (op == "Shape") {
+    // Every shape is static: Shape is always a constant.
+    Item *in = lookup(node, 0);
+    if (!in)
+      return nodeError(node, "needs one input");
+    SmallVector<int64_t> shape;
+    if (in->value)
+      shape.assign(typeOf(in->value).getShape().begin(),
+                   typeOf(in->value).getShape().end());
+    else if (in->constant)
+      shape = in->constant->shape;
+    else
+      return success();
+    int64_t rank = shape.size();
+    int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    std::vector<int64_t> dims;
+    for (int64_t i = start; i < end; ++i)
+      dims.push_back(shape[i]);
+    return result({int64_t(dims.size())}, dims);
+  }
+  if (op == "Constant" || node.input_size() == 0)
+    return success();
+  // The ops below fold when every input is an int64 constant.
+  for (int i = 0; i < node.input_size(); ++i)
+    if (hasInput(node, i) && !intConst(i))
+      return success();
+  Constant *a = intConst(0);
+  if (!a)
+    return success();
+  int64_t rank = a->shape.size();
+
+  if (op == "Identity")
+    return result(a->shape, a->ints);
+  if (op == "Cast") {
+    int64_t to = intAttr(node, "to", 0);
+    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32)
+      return success();
+    return result(a->shape, a->ints);
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    Constant *b = intConst(1);
+    if (!b)
+      return success();
+    if (a->numel() != b->numel() && a->numel() != 1 && b->numel() != 1)
+      return nodeError(node, "integer operands of different sizes");
+    const Constant *big = a->numel() >= b->numel() ? a : b;
+    std::vector<int64_t> out(big->numel());
+    for (int64_t i = 0; i < big->numel(); ++i) {
+      int64_t x = a->ints[a->numel() == 1 ? 0 : i];
+      int64_t y = b->ints[b->numel() == 1 ? 0 : i];
+      if (op == "Div" && y == 0)
+        return nodeError(node, "integer division by zero");
+      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y
+               : op == "Mul" ? x * y : x / y;
+    }
+    return result(big->shape, out);
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    SmallVector<int64_t> axes;
+    if (Constant *c = intConst(1))
+      axes.assign(c->ints.begin(), c->ints.end());
+    else
+      axes = intsAttr(node, "axes");
+    SmallVector<int64_t> shape;
+    if (op == "Unsqueeze") {
+      int64_t outRank = rank + axes.size();
+      SmallVector<bool> isNew(outRank, false);
+      for (int64_t ax : axes) {
+        auto n = normAxis(node, ax, outRank);
+        if (failed(n))
+          return failure();
+        isNew[*n] = true;
+      }
+      int64_t src = 0;
+      for (int64_t i = 0; i < outRank; ++i)
+        shape.push_back(isNew[i] ? 1 : a->shape[src++]);
+    } else {
+      for (int64_t i = 0; i < rank; ++i)
+        if (a->shape[i] != 1 ||
+            (!axes.empty() && !llvm::is_contained(axes, i) &&
+             !llvm::is_contained(axes, i - rank)))
+          shape.push_back(a->shape[i]);
+    }
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    if (n != a->numel())
+      return nodeError(node, "invalid axes");
+    return result(shape, a->ints);
+  }
+  if (op == "Concat") {
+    std::vector<int64_t> out;
+    for (int i = 0; i < node.input_size(); ++i) {
+      Constant *c = intConst(i);
+      if (c->shape.size() != 1)
+        return nodeError(node, "dlc folds Concat of 1-D integer tensors only");
+      out.insert(out.end(), c->ints.begin(), c->ints.end());
+    }
+    return result({int64_t(out.size())}, out);
+  }
+  if (op == "Gather") {
+    Constant *idx = intConst(1);
+    if (!idx || rank != 1 || intAttr(node, "axis", 0) != 0)
+      return nodeError(node, "dlc folds Gather of a 1-D integer tensor along "
+                             "axis 0 only");
+    std::vector<int64_t> out;
+    for (int64_t i : idx->ints) {
+      if (i < -a->numel() || i >= a->numel())
+        return nodeError(node, "index " + Twine(i) + " is out of range");
+      out.push_back(a->ints[i < 0 ? i + a->numel() : i]);
+    }
+    return result(idx->shape, out);
+  }
+  if (op == "Slice") {
+    if (rank != 1)
+      return nodeError(node, "dlc folds Slice of 1-D integer tensors only");
+    Constant *starts = intConst(1), *ends = intConst(2);
+    Constant *steps = intConst(4);
+    if (!starts || !ends || starts->numel() != 1 || ends->numel() != 1)
+      return nodeError(node, "dlc folds Slice with one constant start and end");
+    int64_t n = a->numel();
+    int64_t step = steps && steps->numel() == 1 ? steps->ints[0] : 1;
+    if (step != 1)
+      return nodeError(node, "dlc folds Slice with step 1 only");
+    int64_t s = starts->ints[0], e = ends->ints[0];
+    s = std::clamp<int64_t>(s < 0 ? s + n : s, 0, n);
+    e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
+    std::vector<int64_t> out;
+    for (int64_t i = s; i < e; ++i)
+      out.push_back(a->ints[i]);
+    return result({int64_t(out.size())}, out);
+  }
+  return success();
+}
+
+} // namespace
+
+namespace dlc {
+OwningOpRef<ModuleOp> importOnnxModel(StringRef bytes, StringRef fileName,
+                                      MLIRContext &ctx,
+                                      const OnnxImportOptions &options) {
+  OnnxImporter importer(ctx, fileName, options);
+  return importer.import(bytes);
+}
+} // namespace dlc
