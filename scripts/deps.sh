@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages dlc needs to build and test, if missing.
 set -euo pipefail
 pkgs=(cmake ninja-build ccache g++ libmlir-22-dev mlir-22-tools llvm-22-dev
-      llvm-22-tools libgtest-dev python3-numpy)
+      llvm-22-tools libgtest-dev python3-numpy libonnx-dev libprotobuf-dev
+      protobuf-compiler python3-onnx)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
