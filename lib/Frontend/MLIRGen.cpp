@@ -155,6 +155,7 @@ const OpSpec kOps[] = {
     {"exp", OpKind::Unary, kUnaryParams},
     {"log", OpKind::Unary, kUnaryParams},
     {"sqrt", OpKind::Unary, kUnaryParams},
+    {"erf", OpKind::Unary, kUnaryParams},
     {"neg", OpKind::Unary, kUnaryParams},
     {"gelu", OpKind::Gelu, kGeluParams},
     {"add", OpKind::Binary, kBinaryParams},
@@ -1262,6 +1263,8 @@ Value MLIRGenImpl::emitUnary(Call &c) {
     return mlir::dlc::LogOp::create(builder, l, x).getResult();
   if (op == "sqrt")
     return mlir::dlc::SqrtOp::create(builder, l, x).getResult();
+  if (op == "erf")
+    return mlir::dlc::ErfOp::create(builder, l, x).getResult();
   return mlir::dlc::NegOp::create(builder, l, x).getResult();
 }
 

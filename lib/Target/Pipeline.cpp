@@ -33,7 +33,9 @@ static LogicalResult runPipeline(ModuleOp module, StringRef text) {
 LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
                                        const TrainOptions *train,
                                        StringRef precision) {
-  std::string passes = "inline,canonicalize,";
+  // Imported subgraphs become dlc ops first, so that they autocast and
+  // fuse like native ones.
+  std::string passes = "inline,canonicalize,dlc-raise-decompositions,";
   if (precision != "fp32")
     passes += "dlc-insert-autocast{precision=" + precision.str() +
               "},canonicalize,cse,";

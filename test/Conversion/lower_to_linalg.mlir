@@ -128,6 +128,19 @@ func.func @mean_keepdim(%a: tensor<4x5xf32>) -> tensor<4x1xf32> {
 
 // -----
 
+// erf is one elementwise generic around math.erf (dlc-approximate-math
+// expands it later).
+// CHECK-LABEL: func.func @erf
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>)
+// CHECK: math.erf %{{.*}} : f32
+// CHECK-NOT: dlc.erf
+func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = dlc.erf %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
 // Parameters are left for dlc-lower-entry-abi.
 // CHECK-LABEL: func.func @keeps_params
 // CHECK: dlc.param @w

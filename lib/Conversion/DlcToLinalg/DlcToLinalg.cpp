@@ -757,6 +757,9 @@ Value logFn(OpBuilder &b, Location l, Value x, LogOp) {
 Value sqrtFn(OpBuilder &b, Location l, Value x, SqrtOp) {
   return math::SqrtOp::create(b, l, x);
 }
+Value erfFn(OpBuilder &b, Location l, Value x, ErfOp) {
+  return math::ErfOp::create(b, l, x);
+}
 Value negFn(OpBuilder &b, Location l, Value x, NegOp) {
   return arith::NegFOp::create(b, l, x);
 }
@@ -1306,6 +1309,7 @@ struct DlcLowerToLinalgPass
     patterns.add<LowerUnary<ExpOp>>(ctx, expFn);
     patterns.add<LowerUnary<LogOp>>(ctx, logFn);
     patterns.add<LowerUnary<SqrtOp>>(ctx, sqrtFn);
+    patterns.add<LowerUnary<ErfOp>>(ctx, erfFn);
     patterns.add<LowerUnary<NegOp>>(ctx, negFn);
 
     ConversionTarget target(*ctx);

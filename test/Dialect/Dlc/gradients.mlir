@@ -116,6 +116,28 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 
 // -----
 
+// erf: g * 2/sqrt(pi) * exp(-x^2)
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[P:.*]] = dlc.param @p
+// CHECK: dlc.erf %[[P]] :
+// CHECK: %[[SQ:.*]] = dlc.mul %[[P]], %[[P]] :
+// CHECK: %[[N:.*]] = dlc.neg %[[SQ]] :
+// CHECK: %[[E:.*]] = dlc.exp %[[N]] :
+// CHECK: %[[PDF:.*]] = dlc.scale %[[E]], 1.1283791670955126 :
+// CHECK: %[[G:.*]] = dlc.mul %{{.*}}, %[[PDF]] :
+// CHECK: grads(%[[G]] :
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+  func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<4x3xf32>
+    %a = dlc.erf %p : tensor<4x3xf32>
+    %l = dlc.sum %a {dims = array<i64: 0, 1>} : (tensor<4x3xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // activations
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[T:.*]] = dlc.tanh %[[P:.*]] :

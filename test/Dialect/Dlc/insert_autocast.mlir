@@ -57,6 +57,21 @@ func.func @policy(%x: tensor<4x4xf32>, %t: tensor<4x4xf32>) -> (tensor<f32>, ten
 
 // -----
 
+// erf is not on PyTorch's autocast lists: it follows its operand, bf16 from
+// a bf16 matmul.
+// CHECK-LABEL: func.func @erf_follows
+// CHECK: %[[M:.*]] = dlc.matmul {{.*}} -> tensor<4x4xbf16>
+// CHECK: %[[E:.*]] = dlc.erf %[[M]] : tensor<4x4xbf16>
+// CHECK: dlc.cast %[[E]] : tensor<4x4xbf16> to tensor<4x4xf32>
+// CANON-LABEL: func.func @erf_follows
+func.func @erf_follows(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %m = dlc.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = dlc.erf %m : tensor<4x4xf32>
+  return %e : tensor<4x4xf32>
+}
+
+// -----
+
 // Casts that cancel: widening and narrowing back folds; narrowing and
 // widening back rounds, so it stays.
 // CANON-LABEL: func.func @round_trips

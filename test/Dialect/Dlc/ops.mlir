@@ -33,7 +33,9 @@ func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf
   %u4 = dlc.exp %u3 : tensor<4x8xf32>
   %u5 = dlc.log %u4 : tensor<4x8xf32>
   %u6 = dlc.sqrt %u5 : tensor<4x8xf32>
-  %u7 = dlc.neg %u6 : tensor<4x8xf32>
+  // CHECK: dlc.erf %{{.*}} : tensor<4x8xf32>
+  %u6e = dlc.erf %u6 : tensor<4x8xf32>
+  %u7 = dlc.neg %u6e : tensor<4x8xf32>
   %u8 = dlc.relu %u7 : tensor<4x8xf32>
   // CHECK: dlc.softmax %{{.*}} {dim = 1 : i64} : tensor<4x8xf32>
   %sm = dlc.softmax %u8 {dim = 1 : i64} : tensor<4x8xf32>

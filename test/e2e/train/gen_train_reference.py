@@ -193,6 +193,19 @@ def _ops2(g):
     return m, fwd, lambda o, y: F.mse_loss(o, y, reduction="sum"), x, y
 
 
+@case("erf_sgd", "test/e2e/train/models/erf.dlc", "", 20,
+      lambda p: torch.optim.SGD(p, lr=0.1))
+def _erf(g):
+    m = Layers(fc1=nn.Linear(12, 12), fc2=nn.Linear(12, 4))
+
+    def fwd(m, x):
+        h = m.fc1(x)
+        return m.fc2(torch.erf(h) * h)
+    x = torch.randn(8, 12, generator=g)
+    y = torch.randn(8, 4, generator=g)
+    return m, fwd, F.mse_loss, x, y
+
+
 TEST = """\
 # Training {name}: {steps} steps of `dlc run --train` from PyTorch's initial
 # weights and batch, compared with PyTorch's per-step losses and final

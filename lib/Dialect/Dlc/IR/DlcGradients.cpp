@@ -10,6 +10,8 @@
 
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dlc;
 
@@ -208,6 +210,17 @@ SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b, Value g) {
   Value twice = ScaleOp::create(b, loc, getType(), getResult(),
                                 b.getF64FloatAttr(2.0));
   return {binary<DivOp>(b, loc, g, twice)};
+}
+SmallVector<Value> ErfOp::buildGradients(OpBuilder &b, Value g) {
+  // d erf(x) = 2 / sqrt(pi) * exp(-x^2), like PyTorch.
+  Location loc = getLoc();
+  Value x = getInput();
+  Value sq = MulOp::create(b, loc, getType(), x, x);
+  Value e =
+      ExpOp::create(b, loc, getType(), NegOp::create(b, loc, getType(), sq));
+  Value pdf =
+      ScaleOp::create(b, loc, getType(), e, b.getF64FloatAttr(M_2_SQRTPI));
+  return {binary<MulOp>(b, loc, g, pdf)};
 }
 SmallVector<Value> NegOp::buildGradients(OpBuilder &b, Value g) {
   return {NegOp::create(b, getLoc(), g.getType(), g)};

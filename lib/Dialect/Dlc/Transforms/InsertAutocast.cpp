@@ -31,7 +31,7 @@ Policy policyOf(Operation *op) {
   if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, ExpOp, LogOp, SumOp, MeanOp,
           MseLossOp, CrossEntropyOp>(op))
     return Policy::Fp32;
-  if (isa<ReluOp, TanhOp, SigmoidOp, GeluOp, NegOp, SqrtOp, AddOp, SubOp,
+  if (isa<ReluOp, TanhOp, SigmoidOp, GeluOp, NegOp, SqrtOp, ErfOp, AddOp, SubOp,
           MulOp, DivOp, ReshapeOp, TransposeOp, BroadcastToOp, ScaleOp>(op))
     return Policy::Follow;
   return Policy::Keep; // params, casts, constants, ops of other dialects

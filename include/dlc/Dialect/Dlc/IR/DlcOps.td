@@ -167,6 +167,7 @@ def Dlc_SigmoidOp : Dlc_UnaryOp<"sigmoid", "the logistic function 1 / (1 + exp(-
 def Dlc_ExpOp : Dlc_UnaryOp<"exp", "the exponential">;
 def Dlc_LogOp : Dlc_UnaryOp<"log", "the natural logarithm">;
 def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", "the square root">;
+def Dlc_ErfOp : Dlc_UnaryOp<"erf", "the error function">;
 def Dlc_NegOp : Dlc_UnaryOp<"neg", "negation">;
 
 def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, SameOperandsAndResultType, Dlc_Grad]> {

@@ -11,6 +11,47 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DlcRaiseDecompositionsPass
+    : Pass<"dlc-raise-decompositions", "::mlir::ModuleOp"> {
+  let summary = "Fold exported GELU and layer-norm subgraphs back into dlc ops";
+  let description = [{
+    ONNX exporters (torch.onnx.export, opsets 13-17) spell GELU and layer
+    norm as chains of elementwise ops, which an importer emits op by op.
+    This pass recognises them and folds them back into `dlc.gelu` and
+    `dlc.layer_norm`, so that autocast, fusion and the lowering treat an
+    imported model like a native one. It runs first in the dlc pipeline.
+
+    Constants are one-element `dlc.fill`s (any rank that broadcasts into
+    the result without growing it) matching the exact value within a
+    relative 1e-6. `+` and `*` may have their operands in either order. A
+    pattern fires only when every intermediate value of the subgraph has no
+    user outside it (else the intermediate would be computed twice).
+
+    | subgraph | becomes |
+    |---|---|
+    | the product of `0.5`, `x` and `1 + erf(x / 1.41421356)` (or `erf(x * 0.70710678)`), in any association | `dlc.gelu %x` |
+    | the product of `0.5`, `x` and `1 + tanh(0.79788456 * (x + 0.044715 * x^3))`, `x^3` as `x * (x * x)` or `(x * x) * x` | `dlc.gelu %x {approximate = "tanh"}` |
+    | `d / sqrt(mean(d * d) + eps)` with `d = x - mean(x)`, both means over the last dimension with `keepdim`, optionally followed by `* weight` and then `+ bias` (`[D]` vectors) | `dlc.layer_norm %x, %weight, %bias {epsilon = eps}`, with `dlc.fill` ones/zeros for a missing weight/bias |
+
+    Before:
+    ```mlir
+    %c = dlc.fill 1.4142135381698608 : tensor<f32>
+    %s = dlc.div %x, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %e = dlc.erf %s : tensor<4x8xf32>
+    %one = dlc.fill 1.0 : tensor<f32>
+    %a = dlc.add %e, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %m = dlc.mul %x, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %half = dlc.fill 0.5 : tensor<f32>
+    %y = dlc.mul %m, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    ```
+    After:
+    ```mlir
+    %y = dlc.gelu %x : tensor<4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::dlc::DlcDialect"];
+}
+
 def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let summary = "Fuse a layer's activation into the layer";
   let description = [{
@@ -115,7 +156,7 @@ def DlcInsertAutocastPass : Pass<"dlc-insert-autocast", "::mlir::ModuleOp"> {
     |---|---|
     | `linear`, `matmul` | the 16-bit type (`precision`), accumulating in fp32; the result is 16-bit |
     | `softmax`, `log_softmax`, `layer_norm`, `exp`, `log`, `sum`, `mean`, `mse_loss`, `cross_entropy` | fp32 (16-bit operands are widened) |
-    | every other op (activations, `add`/`sub`/`mul`/`div`, `sqrt`, `neg`, reshapes, transposes) | its operands' type: 16-bit when all are, else fp32 |
+    | every other op (activations, `add`/`sub`/`mul`/`div`, `sqrt`, `erf`, `neg`, reshapes, transposes) | its operands' type: 16-bit when all are, else fp32 |
 
     Parameters stay fp32 (master weights): a parameter is cast once per
     function, right after it is read, and that cast serves every user (the
