@@ -276,7 +276,7 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
     for (const char *op : {"Add", "Sub", "Mul", "Div"})
       t[op] = &OnnxImporter::importBinary;
     for (const char *op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "Exp", "Log",
-                           "Neg"})
+                           "Neg", "Erf"})
       t[op] = &OnnxImporter::importUnary;
     t["Pow"] = &OnnxImporter::importPow;
     t["Gemm"] = &OnnxImporter::importGemm;
@@ -1017,6 +1017,8 @@ LogicalResult OnnxImporter::importUnary(const onnx::NodeProto &node) {
     r = ddlc::ExpOp::create(builder, loc, *x);
   else if (op == "Log")
     r = ddlc::LogOp::create(builder, loc, *x);
+  else if (op == "Erf")
+    r = ddlc::ErfOp::create(builder, loc, *x);
   else
     r = ddlc::NegOp::create(builder, loc, *x);
   define(node, 0, r);
