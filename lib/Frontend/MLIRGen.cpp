@@ -84,6 +84,9 @@ enum class OpKind {
   Matmul,
   Softmax,
   LayerNorm,
+  Conv2d,
+  Pool2d,
+  BatchNorm2d,
   Reshape,
   Flatten,
   Transpose,
@@ -118,6 +121,33 @@ constexpr ParamSpec kSoftmaxParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"dim", ArgKind::Int, false, false, "-1"}};
 constexpr ParamSpec kLayerNormParams[] = {
+    {"x", ArgKind::Tensor, true, false, ""},
+    {"name", ArgKind::LayerName, true, true, "NAME"},
+    {"eps", ArgKind::Float, false, true, "1e-5"}};
+constexpr ParamSpec kConv2dParams[] = {
+    {"x", ArgKind::Tensor, true, false, ""},
+    {"out", ArgKind::Int, true, false, ""},
+    {"kernel_size", ArgKind::IntList, true, false, ""},
+    {"stride", ArgKind::IntList, false, false, "1"},
+    {"padding", ArgKind::IntList, false, false, "0"},
+    {"dilation", ArgKind::IntList, false, false, "1"},
+    {"groups", ArgKind::Int, false, false, "1"},
+    {"name", ArgKind::LayerName, true, true, "NAME"},
+    {"bias", ArgKind::Bool, false, true, "true"},
+    {"in", ArgKind::Int, false, true, "IN"}};
+constexpr ParamSpec kMaxPool2dParams[] = {
+    {"x", ArgKind::Tensor, true, false, ""},
+    {"kernel_size", ArgKind::IntList, true, false, ""},
+    {"stride", ArgKind::IntList, false, false, "kernel_size"},
+    {"padding", ArgKind::IntList, false, false, "0"},
+    {"dilation", ArgKind::IntList, false, false, "1"}};
+constexpr ParamSpec kAvgPool2dParams[] = {
+    {"x", ArgKind::Tensor, true, false, ""},
+    {"kernel_size", ArgKind::IntList, true, false, ""},
+    {"stride", ArgKind::IntList, false, false, "kernel_size"},
+    {"padding", ArgKind::IntList, false, false, "0"},
+    {"count_include_pad", ArgKind::Bool, false, true, "true"}};
+constexpr ParamSpec kBatchNorm2dParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"name", ArgKind::LayerName, true, true, "NAME"},
     {"eps", ArgKind::Float, false, true, "1e-5"}};
@@ -167,6 +197,10 @@ const OpSpec kOps[] = {
     {"softmax", OpKind::Softmax, kSoftmaxParams},
     {"log_softmax", OpKind::Softmax, kSoftmaxParams},
     {"layer_norm", OpKind::LayerNorm, kLayerNormParams},
+    {"conv2d", OpKind::Conv2d, kConv2dParams},
+    {"max_pool2d", OpKind::Pool2d, kMaxPool2dParams},
+    {"avg_pool2d", OpKind::Pool2d, kAvgPool2dParams},
+    {"batch_norm2d", OpKind::BatchNorm2d, kBatchNorm2dParams},
     {"reshape", OpKind::Reshape, kReshapeParams},
     {"flatten", OpKind::Flatten, kFlattenParams},
     {"transpose", OpKind::Transpose, kTransposeParams},
@@ -368,6 +402,9 @@ private:
   Value emitMatmul(Call &c);
   Value emitSoftmax(Call &c);
   Value emitLayerNorm(Call &c);
+  Value emitConv2d(Call &c);
+  Value emitPool2d(Call &c);
+  Value emitBatchNorm2d(Call &c);
   Value emitReshape(Call &c);
   Value emitFlatten(Call &c);
   Value emitTranspose(Call &c);
@@ -388,6 +425,10 @@ private:
                                        llvm::ArrayRef<StringRef> allowed);
   std::optional<std::string> layerNameArg(Call &c, unsigned i);
   std::optional<llvm::SmallVector<IntElement>> intListArg(Call &c, unsigned i);
+  std::optional<llvm::SmallVector<int64_t>>
+  sizesArg(Call &c, unsigned i, llvm::ArrayRef<int64_t> defaultValue,
+           bool padding);
+  Value imageArg(Call &c, unsigned i);
   Failed argError(Call &c, unsigned i, const Twine &expected);
   std::optional<int64_t> normalizeDim(Call &c, SrcLoc l, StringRef what,
                                       int64_t dim, Value input);
@@ -934,6 +975,12 @@ Value MLIRGenImpl::emitCall(const CallExprAST &ast) {
     return emitSoftmax(c);
   case OpKind::LayerNorm:
     return emitLayerNorm(c);
+  case OpKind::Conv2d:
+    return emitConv2d(c);
+  case OpKind::Pool2d:
+    return emitPool2d(c);
+  case OpKind::BatchNorm2d:
+    return emitBatchNorm2d(c);
   case OpKind::Reshape:
     return emitReshape(c);
   case OpKind::Flatten:
@@ -1502,6 +1549,273 @@ Value MLIRGenImpl::emitLayerNorm(Call &c) {
   Value bias = declareParameter(c, *name + ".bias", paramType, "zeros", 0.0);
   return mlir::dlc::LayerNormOp::create(builder, loc(c.loc()), xType, x, weight,
                                         bias, builder.getF64FloatAttr(*eps))
+      .getResult();
+}
+
+Value MLIRGenImpl::imageArg(Call &c, unsigned i) {
+  Value x = floatTensorArg(c, i);
+  if (!x)
+    return {};
+  if (tensorType(x).getRank() != 4)
+    return error(c.argLoc(i),
+                 "'" + c.name() + "' expects an image batch [N, C, H, W], got " +
+                     typeStr(x),
+                 "conv2d, max_pool2d, avg_pool2d and batch_norm2d take NCHW "
+                 "tensors; reshape(x, [N, C, H, W]) makes one");
+  return x;
+}
+
+/// A size argument of a convolution or pool: an integer or a list of 1 or
+/// 2 ([h, w]) positive integers, returned as [h, w]; with `padding`, also 4
+/// ([top, left, bottom, right]), non-negative, returned as those four.
+std::optional<llvm::SmallVector<int64_t>>
+MLIRGenImpl::sizesArg(Call &c, unsigned i, llvm::ArrayRef<int64_t> defaultValue,
+                      bool padding) {
+  if (!c.arg(i))
+    return llvm::SmallVector<int64_t>(defaultValue);
+  std::optional<llvm::SmallVector<IntElement>> list = intListArg(c, i);
+  if (!list)
+    return std::nullopt;
+  const char *forms = padding ? "an integer, [h, w] or [top, left, bottom, "
+                                "right]"
+                              : "an integer or [h, w]";
+  size_t n = list->size();
+  if (n != 1 && n != 2 && !(padding && n == 4))
+    return error(c.argLoc(i),
+                 "'" + c.name() + "' expects " + forms + " for '" +
+                     c.paramName(i) + "', got " + Twine(n) + " numbers",
+                 usage(c.spec));
+  for (const IntElement &e : *list)
+    if (padding ? e.value < 0 : e.value < 1)
+      return error(e.loc,
+                   "'" + c.name() + "' needs " +
+                       (padding ? "non-negative" : "positive") + " sizes in '" +
+                       c.paramName(i) + "', got " + Twine(e.value),
+                   usage(c.spec));
+  llvm::SmallVector<int64_t> v;
+  for (const IntElement &e : *list)
+    v.push_back(e.value);
+  if (n == 1)
+    v.push_back(v[0]);
+  if (padding && v.size() == 2)
+    v.append({v[0], v[1]});
+  return v;
+}
+
+/// The [N, C, OH, OW] result of a window op on `x`, or an error at the call
+/// when the window does not fit.
+static std::optional<std::pair<int64_t, int64_t>>
+windowResult(RankedTensorType x, llvm::ArrayRef<int64_t> kernel,
+             llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> padding,
+             llvm::ArrayRef<int64_t> dilation) {
+  int64_t oh = mlir::dlc::windowOutputSize(x.getDimSize(2), kernel[0],
+                                           stride[0], padding[0], padding[2],
+                                           dilation[0]);
+  int64_t ow = mlir::dlc::windowOutputSize(x.getDimSize(3), kernel[1],
+                                           stride[1], padding[1], padding[3],
+                                           dilation[1]);
+  if (oh < 1 || ow < 1)
+    return std::nullopt;
+  return std::make_pair(oh, ow);
+}
+
+Value MLIRGenImpl::emitConv2d(Call &c) {
+  Value x = imageArg(c, 0);
+  if (!x)
+    return {};
+  std::optional<int64_t> out = intArg(c, 1, 0);
+  if (!out)
+    return {};
+  auto kernel = sizesArg(c, 2, {}, false);
+  if (!kernel)
+    return {};
+  auto stride = sizesArg(c, 3, {1, 1}, false);
+  if (!stride)
+    return {};
+  auto padding = sizesArg(c, 4, {0, 0, 0, 0}, true);
+  if (!padding)
+    return {};
+  auto dilation = sizesArg(c, 5, {1, 1}, false);
+  if (!dilation)
+    return {};
+  std::optional<int64_t> groups = intArg(c, 6, 1);
+  if (!groups)
+    return {};
+  std::optional<std::string> name = layerNameArg(c, 7);
+  if (!name)
+    return {};
+  std::optional<bool> hasBias = boolArg(c, 8, true);
+  if (!hasBias)
+    return {};
+  std::optional<int64_t> in = intArg(c, 9, 0);
+  if (!in)
+    return {};
+
+  RankedTensorType xType = tensorType(x);
+  int64_t channels = xType.getDimSize(1);
+  if (*out < 1 || *out > kMaxElements)
+    return error(c.argLoc(1),
+                 "'conv2d' needs a positive number of output channels, got " +
+                     Twine(*out),
+                 usage(c.spec));
+  if (c.arg(9) && *in != channels)
+    return error(c.loc(),
+                 "'conv2d' expects an input with in=" + Twine(*in) +
+                     " channels, got " + typeStr(xType),
+                 "the input has " + Twine(channels) +
+                     " channels (dimension 1 of [N, C, H, W]); fix in= or "
+                     "the value that feeds this layer");
+  if (*groups < 1 || channels % *groups != 0 || *out % *groups != 0)
+    return error(c.argLoc(6),
+                 "'conv2d' cannot split " + Twine(channels) +
+                     " input and " + Twine(*out) + " output channels into " +
+                     Twine(*groups) + " groups",
+                 "groups must divide both the input's channels and out");
+  auto size = windowResult(xType, *kernel, *stride, *padding, *dilation);
+  if (!size)
+    return error(c.loc(),
+                 "'conv2d' kernel " + Twine((*kernel)[0]) + "x" +
+                     Twine((*kernel)[1]) + " does not fit the padded " +
+                     Twine(xType.getDimSize(2) + (*padding)[0] +
+                           (*padding)[2]) +
+                     "x" +
+                     Twine(xType.getDimSize(3) + (*padding)[1] +
+                           (*padding)[3]) +
+                     " image of " + typeStr(xType),
+                 "use a smaller kernel_size or dilation, or more padding");
+  if (failed(claimLayer(*name, c.argLoc(7))))
+    return {};
+
+  Type elementType = xType.getElementType();
+  int64_t perGroup = channels / *groups;
+  RankedTensorType weightType = makeType(
+      c.loc(), {*out, perGroup, (*kernel)[0], (*kernel)[1]}, elementType);
+  RankedTensorType resultType = makeType(
+      c.loc(), {xType.getDimSize(0), *out, size->first, size->second},
+      elementType);
+  if (!weightType || !resultType)
+    return {};
+  // PyTorch's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the weight
+  // and the bias, fan_in = C/groups * KH * KW.
+  double bound = 1.0 / std::sqrt(static_cast<double>(
+                           perGroup * (*kernel)[0] * (*kernel)[1]));
+  Value weight =
+      declareParameter(c, *name + ".weight", weightType, "uniform", bound);
+  Value bias;
+  if (*hasBias)
+    bias = declareParameter(c, *name + ".bias",
+                            RankedTensorType::get({*out}, elementType),
+                            "uniform", bound);
+  return mlir::dlc::Conv2DOp::create(
+             builder, loc(c.loc()), resultType, x, weight, bias,
+             builder.getDenseI64ArrayAttr(*stride),
+             builder.getDenseI64ArrayAttr(*padding),
+             builder.getDenseI64ArrayAttr(*dilation),
+             builder.getI64IntegerAttr(*groups), builder.getStringAttr("none"))
+      .getResult();
+}
+
+Value MLIRGenImpl::emitPool2d(Call &c) {
+  bool isMax = c.name() == "max_pool2d";
+  Value x = imageArg(c, 0);
+  if (!x)
+    return {};
+  auto kernel = sizesArg(c, 1, {}, false);
+  if (!kernel)
+    return {};
+  // PyTorch's default stride is the kernel size.
+  auto stride = sizesArg(c, 2, *kernel, false);
+  if (!stride)
+    return {};
+  auto padding = sizesArg(c, 3, {0, 0, 0, 0}, true);
+  if (!padding)
+    return {};
+  llvm::SmallVector<int64_t> dilation{1, 1};
+  bool countIncludePad = true;
+  if (isMax) {
+    auto d = sizesArg(c, 4, {1, 1}, false);
+    if (!d)
+      return {};
+    dilation = *d;
+  } else {
+    std::optional<bool> include = boolArg(c, 4, true);
+    if (!include)
+      return {};
+    countIncludePad = *include;
+  }
+  // PyTorch's rule, so that no window lies in the padding alone.
+  for (int64_t i = 0; i < 4; ++i) {
+    int64_t k = (*kernel)[i % 2], dil = dilation[i % 2];
+    int64_t effective = (k - 1) * dil + 1;
+    if ((*padding)[i] > effective / 2)
+      return error(c.argLoc(3),
+                   "'" + c.name() + "' padding " + Twine((*padding)[i]) +
+                       " is more than half the kernel size " +
+                       Twine(effective),
+                   "like PyTorch, a pool's padding must be at most "
+                   "kernel_size / 2");
+  }
+  RankedTensorType xType = tensorType(x);
+  auto size = windowResult(xType, *kernel, *stride, *padding, dilation);
+  if (!size)
+    return error(c.loc(),
+                 "'" + c.name() + "' kernel " + Twine((*kernel)[0]) + "x" +
+                     Twine((*kernel)[1]) + " does not fit the padded " +
+                     Twine(xType.getDimSize(2) + (*padding)[0] +
+                           (*padding)[2]) +
+                     "x" +
+                     Twine(xType.getDimSize(3) + (*padding)[1] +
+                           (*padding)[3]) +
+                     " image of " + typeStr(xType),
+                 "use a smaller kernel_size, or more padding");
+  auto resultType = RankedTensorType::get(
+      {xType.getDimSize(0), xType.getDimSize(1), size->first, size->second},
+      xType.getElementType());
+  Location l = loc(c.loc());
+  if (isMax)
+    return mlir::dlc::MaxPool2DOp::create(
+               builder, l, resultType, x, builder.getDenseI64ArrayAttr(*kernel),
+               builder.getDenseI64ArrayAttr(*stride),
+               builder.getDenseI64ArrayAttr(*padding),
+               builder.getDenseI64ArrayAttr(dilation))
+        .getResult();
+  return mlir::dlc::AvgPool2DOp::create(
+             builder, l, resultType, x, builder.getDenseI64ArrayAttr(*kernel),
+             builder.getDenseI64ArrayAttr(*stride),
+             builder.getDenseI64ArrayAttr(*padding),
+             builder.getBoolAttr(countIncludePad))
+      .getResult();
+}
+
+Value MLIRGenImpl::emitBatchNorm2d(Call &c) {
+  Value x = imageArg(c, 0);
+  if (!x)
+    return {};
+  std::optional<std::string> name = layerNameArg(c, 1);
+  if (!name)
+    return {};
+  std::optional<double> eps = floatArg(c, 2, 1e-5);
+  if (!eps)
+    return {};
+  if (!(*eps > 0))
+    return error(c.argLoc(2),
+                 "'batch_norm2d' needs a positive eps, got " +
+                     describe(*c.arg(2)),
+                 "eps keeps the division stable, e.g. eps=1e-5");
+  if (failed(claimLayer(*name, c.argLoc(1))))
+    return {};
+  RankedTensorType xType = tensorType(x);
+  auto paramType =
+      RankedTensorType::get({xType.getDimSize(1)}, xType.getElementType());
+  // nn.BatchNorm2d's state_dict names and initial values.
+  Value weight = declareParameter(c, *name + ".weight", paramType, "ones", 0.0);
+  Value bias = declareParameter(c, *name + ".bias", paramType, "zeros", 0.0);
+  Value mean =
+      declareParameter(c, *name + ".running_mean", paramType, "zeros", 0.0);
+  Value var = declareParameter(c, *name + ".running_var", paramType, "ones", 0.0);
+  return mlir::dlc::BatchNormOp::create(builder, loc(c.loc()), xType, x, weight,
+                                        bias, mean, var,
+                                        builder.getF64FloatAttr(*eps))
       .getResult();
 }
 

@@ -44,6 +44,13 @@ static int64_t multiplyAdds(Operation *op) {
     auto out = cast<RankedTensorType>(lin.getResult().getType());
     return out.getNumElements() * w.getDimSize(1);
   }
+  if (auto conv = dyn_cast<mlir::dlc::Conv2DOp>(op)) {
+    // Every result element is a dot product over C/groups x KH x KW.
+    auto w = cast<RankedTensorType>(conv.getWeight().getType());
+    auto out = cast<RankedTensorType>(conv.getResult().getType());
+    return out.getNumElements() * w.getDimSize(1) * w.getDimSize(2) *
+           w.getDimSize(3);
+  }
   if (auto mm = dyn_cast<mlir::dlc::MatmulOp>(op)) {
     auto a = cast<RankedTensorType>(mm.getLhs().getType());
     auto c = cast<RankedTensorType>(mm.getResult().getType());

@@ -47,6 +47,10 @@ MODELS_DIR = os.path.join(HERE, "models")
 
 DEFAULT_RTOL = 1e-5
 
+# state_dict entries that are no dlc parameter (BatchNorm's batch counter,
+# an int64 that dlc's weight loading ignores).
+NOT_PARAMS = (".num_batches_tracked",)
+
 # --------------------------------------------------------------------------
 # safetensors, by hand
 
@@ -427,6 +431,49 @@ def _decomposed(rng):
             ("gelu_tanh", F.gelu(x, approximate="tanh")),
             ("ln", m.ln(x)),
             ("ln_plain", F.layer_norm(x, (32,), eps=1e-6)),
+def random_bn(n):
+    """A BatchNorm2d with random affine parameters and running statistics."""
+    bn = nn.BatchNorm2d(n)
+    with torch.no_grad():
+        bn.weight.copy_(1.0 + 0.5 * torch.randn(n))
+        bn.bias.copy_(0.5 * torch.randn(n))
+        bn.running_mean.copy_(0.5 * torch.randn(n))
+        bn.running_var.copy_(0.5 + torch.rand(n))
+    return bn
+
+
+@model("cnn", 18)
+def _cnn(rng):
+    m = Layers(
+        conv1=nn.Conv2d(3, 8, 3, padding=1),
+        bn1=random_bn(8),
+        conv2=nn.Conv2d(8, 16, 3, stride=2),
+        fc=nn.Linear(64, 10),
+    )
+    inputs = od(("x", randn(rng, 4, 3, 16, 16)))
+
+    def fwd(m, t):
+        h1 = F.max_pool2d(F.relu(m.bn1(m.conv1(t["x"]))), 2)
+        h2 = F.relu(m.conv2(h1))
+        p = F.avg_pool2d(h2, 3, stride=2, padding=1, count_include_pad=False)
+        return od(("y", m.fc(torch.flatten(p, 1))))
+
+    return m, inputs, fwd
+
+
+@model("conv_variants", 19)
+def _conv_variants(rng):
+    # Grouped, strided, dilated, non-square, asymmetrically padded.
+    m = Layers(gconv=nn.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(1, 2), groups=2))
+    inputs = od(("x", randn(rng, 2, 4, 11, 10)))
+
+    def fwd(m, t):
+        # dlc padding [top, left, bottom, right] = [1, 0, 2, 1]
+        a = m.gconv(F.pad(t["x"], (0, 1, 1, 2)))
+        return od(
+            ("mp", F.max_pool2d(a, 3, stride=2, padding=1)),
+            ("mpd", F.max_pool2d(a, 2, stride=1, dilation=2)),
+            ("ap", F.avg_pool2d(a, (2, 3), stride=(1, 2), padding=(1, 1))),
         )
 
     return m, inputs, fwd
@@ -459,8 +506,9 @@ def read_dlc(path):
             if mm:
                 info["outputs"] += [s.strip() for s in mm.group(1).split(",")]
                 continue
-            # parameters: every linear(..., name=N[, bias=false]) / layer_norm(..., name=N)
-            for op in ("linear", "layer_norm"):
+            # parameters: every linear/conv2d(..., name=N[, bias=false]),
+            # layer_norm(..., name=N) and batch_norm2d(..., name=N)
+            for op in ("linear", "layer_norm", "conv2d", "batch_norm2d"):
                 for start in [mm.end() for mm in re.finditer(r"\b%s\(" % op, line)]:
                     depth, i = 1, start
                     while depth:
@@ -480,6 +528,8 @@ def read_dlc(path):
                     info["params"].add(name + ".weight")
                     if not re.search(r"\bbias\s*=\s*false\b", flat):
                         info["params"].add(name + ".bias")
+                    if op == "batch_norm2d":
+                        info["params"] |= {name + ".running_mean", name + ".running_var"}
     return info
 
 
@@ -530,7 +580,7 @@ def check_dlc(name, module, inputs, outputs):
             errs.append("declared input %s has no data" % k)
     if d["outputs"] != list(outputs):
         errs.append("outputs %s != %s" % (d["outputs"], list(outputs)))
-    sd = set(module.state_dict())
+    sd = set(k for k in module.state_dict() if not k.endswith(NOT_PARAMS))
     if d["params"] != sd:
         errs.append("params %s != state_dict %s" % (sorted(d["params"]), sorted(sd)))
     if errs:
@@ -590,7 +640,9 @@ def generate(name):
         os.remove(os.path.join(out_dir, f))
 
     sd = collections.OrderedDict(
-        (k, v.detach().cpu().numpy().astype(np.float32)) for k, v in module.state_dict().items()
+        (k, v.detach().cpu().numpy().astype(np.float32))
+        for k, v in module.state_dict().items()
+        if not k.endswith(NOT_PARAMS)
     )
     if sd:
         write_safetensors(os.path.join(out_dir, "weights.safetensors"), sd)

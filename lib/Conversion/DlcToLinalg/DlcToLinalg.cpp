@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoweringUtils.h"
+
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
@@ -27,9 +29,8 @@ namespace mlir::dlc {
 using namespace mlir;
 using namespace mlir::dlc;
 
-namespace {
-
-using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+// The helpers shared with the other lowering files (LoweringUtils.h).
+namespace mlir::dlc::lowering {
 
 RankedTensorType tensorTy(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -254,10 +255,6 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
                                arith::AddFOp::create(b, loc, one, inner));
 }
 
-//===----------------------------------------------------------------------===//
-// Contractions
-//===----------------------------------------------------------------------===//
-
 /// `v` with its elements converted to the float type `elem`, extended or
 /// rounded (a no-op when they are of that type).
 Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
@@ -270,6 +267,16 @@ Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
                        return convertFloat(nb, l, a[0], elem);
                      });
 }
+
+} // namespace mlir::dlc::lowering
+
+using namespace mlir::dlc::lowering;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
 
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -592,6 +599,63 @@ struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
                     Value v = arith::AddFOp::create(
                         nb, l, arith::MulFOp::create(nb, l, n, a[3]), a[4]);
                     linalg::YieldOp::create(nb, l, v);
+                  })
+                  .getResult(0);
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// Inference batch norm as PyTorch's CPU kernel computes it: per channel
+/// alpha = scale / sqrt(var + eps) and beta = bias - mean * alpha (a loop
+/// over C), then y = x * alpha + beta in one elementwise loop, which
+/// linalg-fuse-elementwise-ops merges with the convolution's epilogue and a
+/// following activation.
+struct LowerBatchNorm : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto ty = tensorTy(op.getInput());
+    Type et = ty.getElementType(), acc = accumulatorType(b, et);
+    int64_t rank = ty.getRank(), c = ty.getDimSize(1);
+    double eps = op.getEpsilon().convertToDouble();
+    auto chTy = RankedTensorType::get({c}, acc);
+    AffineMap id1 = b.getMultiDimIdentityMap(1);
+    auto coeffs = linalg::GenericOp::create(
+        b, loc, TypeRange{chTy, chTy},
+        ValueRange{op.getScale(), op.getBias(), op.getMean(), op.getVar()},
+        ValueRange{emptyTensor(b, loc, chTy), emptyTensor(b, loc, chTy)},
+        SmallVector<AffineMap>(6, id1),
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          auto in = [&](int i) { return convertFloat(nb, l, a[i], acc); };
+          Value s = math::SqrtOp::create(
+              nb, l, arith::AddFOp::create(nb, l, in(3),
+                                           floatConst(nb, l, acc, eps)));
+          Value inv = arith::DivFOp::create(nb, l, floatConst(nb, l, acc, 1.0),
+                                            s);
+          Value alpha = arith::MulFOp::create(nb, l, inv, in(0));
+          Value beta = arith::SubFOp::create(
+              nb, l, in(1), arith::MulFOp::create(nb, l, in(2), alpha));
+          linalg::YieldOp::create(nb, l, ValueRange{alpha, beta});
+        });
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    AffineMap channel =
+        AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value y = linalg::GenericOp::create(
+                  b, loc, TypeRange{ty},
+                  ValueRange{op.getInput(), coeffs.getResult(0),
+                             coeffs.getResult(1)},
+                  ValueRange{emptyTensor(b, loc, ty)},
+                  SmallVector<AffineMap>{id, channel, channel, id}, iters,
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    Value x = convertFloat(nb, l, a[0], acc);
+                    Value v = arith::AddFOp::create(
+                        nb, l, arith::MulFOp::create(nb, l, x, a[1]), a[2]);
+                    linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
                   })
                   .getResult(0);
     b.replaceOp(op, y);
@@ -1301,7 +1365,7 @@ struct DlcLowerToLinalgPass
                  LowerBinary<DivOp, arith::DivFOp>, LowerFill, LowerScale,
                  LowerBroadcastTo, LowerActivationGrad, LowerCrossEntropyGrad,
                  LowerLayerNormGrad, LowerOptimizerUpdate, LowerCast,
-                 LowerLossScale>(ctx);
+                 LowerLossScale, LowerBatchNorm>(ctx);
     patterns.add<LowerUnary<ReluOp>>(ctx, activationFn<ReluOp>);
     patterns.add<LowerUnary<TanhOp>>(ctx, activationFn<TanhOp>);
     patterns.add<LowerUnary<SigmoidOp>>(ctx, activationFn<SigmoidOp>);
@@ -1311,6 +1375,8 @@ struct DlcLowerToLinalgPass
     patterns.add<LowerUnary<SqrtOp>>(ctx, sqrtFn);
     patterns.add<LowerUnary<ErfOp>>(ctx, erfFn);
     patterns.add<LowerUnary<NegOp>>(ctx, negFn);
+    populateConvolutionLoweringPatterns(patterns);
+    populatePoolingLoweringPatterns(patterns);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,

@@ -52,3 +52,16 @@ func.func @no_double_activation(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> t
   %t = dlc.tanh %r : tensor<4x8xf32>
   return %t : tensor<4x8xf32>
 }
+
+// -----
+
+// A convolution's only user, a ReLU, becomes its activation.
+// CHECK-LABEL: func.func @fuse_conv_relu
+// CHECK: %[[C:.*]] = dlc.conv2d %arg0, %arg1 {activation = "relu", padding = array<i64: 1, 1, 1, 1>}
+// CHECK-NOT: dlc.relu
+// CHECK: return %[[C]]
+func.func @fuse_conv_relu(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = dlc.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %r = dlc.relu %c : tensor<2x4x8x8xf32>
+  return %r : tensor<2x4x8x8xf32>
+}

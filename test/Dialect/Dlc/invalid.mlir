@@ -202,3 +202,91 @@ func.func @assign_type(%v: tensor<5xf32>) {
   dlc.assign @p, %v : tensor<5xf32>
   return
 }
+
+// -----
+
+func.func @conv2d_bad_input_rank(%x: tensor<4x3x16xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<4x8x14x14xf32> {
+  // expected-error @+1 {{'dlc.conv2d' op input must be [N, C, H, W], got [4, 3, 16]}}
+  %0 = dlc.conv2d %x, %w : (tensor<4x3x16xf32>, tensor<8x3x3x3xf32>) -> tensor<4x8x14x14xf32>
+  return %0 : tensor<4x8x14x14xf32>
+}
+
+// -----
+
+func.func @conv2d_bad_channels(%x: tensor<4x3x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<4x8x14x14xf32> {
+  // expected-error @+1 {{weight [8, 4, 3, 3] expects 4 input channels per group, but the input [4, 3, 16, 16] has 3 channels in 1 group}}
+  %0 = dlc.conv2d %x, %w : (tensor<4x3x16x16xf32>, tensor<8x4x3x3xf32>) -> tensor<4x8x14x14xf32>
+  return %0 : tensor<4x8x14x14xf32>
+}
+
+// -----
+
+func.func @conv2d_bad_groups(%x: tensor<4x6x16x16xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<4x8x14x14xf32> {
+  // expected-error @+1 {{the input's 6 channels do not split into 4 groups}}
+  %0 = dlc.conv2d %x, %w {groups = 4} : (tensor<4x6x16x16xf32>, tensor<8x2x3x3xf32>) -> tensor<4x8x14x14xf32>
+  return %0 : tensor<4x8x14x14xf32>
+}
+
+// -----
+
+func.func @conv2d_bad_result(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<4x8x8x8xf32> {
+  // expected-error @+1 {{result must be [4, 8, 7, 8], got [4, 8, 8, 8]}}
+  %0 = dlc.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 1, 0, 0>} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<4x8x8x8xf32>
+  return %0 : tensor<4x8x8x8xf32>
+}
+
+// -----
+
+func.func @conv2d_bad_padding(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<4x8x16x16xf32> {
+  // expected-error @+1 {{padding must be four non-negative sizes [top, left, bottom, right], got [1, 1]}}
+  %0 = dlc.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<4x8x16x16xf32>
+  return %0 : tensor<4x8x16x16xf32>
+}
+
+// -----
+
+func.func @conv2d_bad_bias(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<4x8x14x14xf32> {
+  // expected-error @+1 {{bias must be [8] of 'f32', got 'tensor<3xf32>'}}
+  %0 = dlc.conv2d %x, %w, %b : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<3xf32>) -> tensor<4x8x14x14xf32>
+  return %0 : tensor<4x8x14x14xf32>
+}
+
+// -----
+
+func.func @max_pool2d_window_too_big(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32> {
+  // expected-error @+1 {{the 4x4 window (dilations [1, 1]) does not fit the 3x3 padded image of the input [1, 2, 3, 3]}}
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 4, 4>} : (tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32>
+  return %0 : tensor<1x2x1x1xf32>
+}
+
+// -----
+
+func.func @max_pool2d_bad_stride(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{strides must be two positive sizes [h, w], got [0, 2]}}
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 0, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @avg_pool2d_bad_result(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x2x2xf32> {
+  // expected-error @+1 {{result must be [1, 2, 2, 2], got [1, 3, 2, 2]}}
+  %0 = dlc.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x3x2x2xf32>
+  return %0 : tensor<1x3x2x2xf32>
+}
+
+// -----
+
+func.func @batch_norm_bad_stats(%x: tensor<4x8x5x5xf32>, %s: tensor<8xf32>, %v: tensor<4xf32>) -> tensor<4x8x5x5xf32> {
+  // expected-error @+1 {{var must be [8] of 'f32' (one per channel of [4, 8, 5, 5]), got 'tensor<4xf32>'}}
+  %0 = dlc.batch_norm %x, %s, %s, %s, %v : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) -> tensor<4x8x5x5xf32>
+  return %0 : tensor<4x8x5x5xf32>
+}
+
+// -----
+
+func.func @conv2d_grad_input_bad_grad(%g: tensor<4x8x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<4x3x16x16xf32> {
+  // expected-error @+1 {{grad must be [4, 8, 14, 14], got [4, 8, 8, 8]}}
+  %0 = dlc.conv2d_grad_input %g, %w : (tensor<4x8x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<4x3x16x16xf32>
+  return %0 : tensor<4x3x16x16xf32>
+}

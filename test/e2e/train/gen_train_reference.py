@@ -203,6 +203,55 @@ def _erf(g):
         return m.fc2(torch.erf(h) * h)
     x = torch.randn(8, 12, generator=g)
     y = torch.randn(8, 4, generator=g)
+def bn_random(n):
+    """A BatchNorm2d with random affine parameters and running statistics."""
+    bn = nn.BatchNorm2d(n)
+    with torch.no_grad():
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.uniform_(-0.5, 0.5)
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 1.5)
+    return bn
+
+
+@case("cnn_sgd_momentum", "test/e2e/models/cnn.dlc",
+      "--loss cross_entropy --optimizer sgd --lr 0.01 --momentum 0.9", 20,
+      lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9))
+def _cnn(g):
+    # Batch norm in eval() semantics (running statistics, which must not
+    # change), while the convolutions, the BN affine and the classifier
+    # train.
+    m = Layers(conv1=nn.Conv2d(3, 8, 3, padding=1), bn1=bn_random(8),
+               conv2=nn.Conv2d(8, 16, 3, stride=2), fc=nn.Linear(64, 10))
+    m.eval()
+
+    def fwd(m, x):
+        h1 = F.max_pool2d(F.relu(m.bn1(m.conv1(x))), 2)
+        h2 = F.relu(m.conv2(h1))
+        p = F.avg_pool2d(h2, 3, stride=2, padding=1, count_include_pad=False)
+        return m.fc(torch.flatten(p, 1))
+    x = torch.randn(4, 3, 16, 16, generator=g)
+    y = torch.randint(0, 10, (4,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
+@case("convs_adam", "test/e2e/train/models/convs.dlc", "", 20,
+      lambda p: torch.optim.Adam(p, lr=1e-2))
+def _convs(g):
+    m = Layers(gconv=nn.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(1, 2),
+                               groups=2),
+               conv2=nn.Conv2d(6, 4, 3, stride=2, padding=1),
+               fc=nn.Linear(48, 5))
+
+    def fwd(m, x):
+        # dlc padding [top, left, bottom, right] = [1, 0, 2, 1]
+        a = torch.tanh(m.gconv(F.pad(x, (0, 1, 1, 2))))
+        b = F.max_pool2d(a, 3, stride=(1, 2), padding=1)
+        c = F.avg_pool2d(b, 2, stride=1, padding=1, count_include_pad=False)
+        d = F.relu(m.conv2(c))
+        return m.fc(torch.flatten(d, 1))
+    x = torch.randn(2, 4, 11, 10, generator=g)
+    y = torch.randn(2, 5, generator=g)
     return m, fwd, F.mse_loss, x, y
 
 
@@ -221,8 +270,11 @@ def generate(name, c):
     m, fwd, loss_fn, x, y = c["build"](g)
     out = os.path.join(HERE, "data", name)
     os.makedirs(out, exist_ok=True)
+    # BatchNorm's num_batches_tracked is no dlc parameter.
     sd = lambda: collections.OrderedDict(
-        (k, v.detach().numpy().copy()) for k, v in m.state_dict().items())
+        (k, v.detach().numpy().copy()) for k, v in m.state_dict().items()
+        if not k.endswith(".num_batches_tracked"))
+    initial = sd()
     write_safetensors(os.path.join(out, "weights.safetensors"), sd())
     np.save(os.path.join(out, "x.npy"), x.numpy())
     np.save(os.path.join(out, "y.npy"), y.numpy())
@@ -235,6 +287,10 @@ def generate(name, c):
         opt.step()
         losses.append(loss.item())
     np.save(os.path.join(out, "losses.npy"), np.array(losses, np.float64))
+    for k, v in sd().items():
+        # Running statistics are not trained (eval-mode batch norm).
+        if k.endswith((".running_mean", ".running_var")):
+            assert np.array_equal(v, initial[k]), k
     write_safetensors(os.path.join(out, "final.safetensors"), sd())
     flags = c["flags"] + " " if c["flags"] else ""
     label = "t" if "--label t" in c["flags"] else "y"

@@ -262,6 +262,74 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b, Value g) {
   return {op.getInputGrad(), op.getWeightGrad(), op.getBiasGrad()};
 }
 
+SmallVector<Value> BatchNormOp::buildGradients(OpBuilder &b, Value g) {
+  // Inference form: y = (x - mean) * inv * scale + bias with
+  // inv = 1 / sqrt(var + eps) per channel. dx = g * scale * inv,
+  // dscale = sum(g * (x - mean) * inv), dbias = sum(g) over every dimension
+  // but the channels. mean and var are running statistics: no gradient.
+  Location loc = getLoc();
+  auto inTy = tensorTy(getInput()), cTy = tensorTy(getScale());
+  // [C] -> [C, 1, ..., 1], to broadcast against [N, C, ...].
+  SmallVector<int64_t> chShape{cTy.getDimSize(0)};
+  chShape.append(inTy.getRank() - 2, 1);
+  auto chTy = withShape(cTy, chShape);
+  auto perChannel = [&](Value v) { return reshape(b, loc, v, chTy); };
+  Value eps = FillOp::create(b, loc, withShape(cTy, {}), getEpsilonAttr());
+  Value one = FillOp::create(b, loc, withShape(cTy, {}), b.getF64FloatAttr(1.0));
+  Value stddev = SqrtOp::create(b, loc, cTy, binary<AddOp>(b, loc, getVar(), eps));
+  Value inv = binary<DivOp>(b, loc, one, stddev);
+  Value dx = binary<MulOp>(b, loc, g,
+                           perChannel(binary<MulOp>(b, loc, getScale(), inv)));
+  Value xhat = binary<MulOp>(
+      b, loc, binary<SubOp>(b, loc, getInput(), perChannel(getMean())),
+      perChannel(inv));
+  SmallVector<int64_t> dims{0};
+  for (int64_t d = 2; d < inTy.getRank(); ++d)
+    dims.push_back(d);
+  Value dscale = sum(b, loc, binary<MulOp>(b, loc, g, xhat), dims, false);
+  Value dbias = sum(b, loc, g, dims, false);
+  return {dx, dscale, dbias, Value(), Value()};
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> Conv2DOp::buildGradients(OpBuilder &b, Value g) {
+  Location loc = getLoc();
+  if (getActivation() != "none") {
+    // Recompute the pre-activation rather than keep it.
+    Value z = Conv2DOp::create(b, loc, getType(), getInput(), getWeight(),
+                               getBias(), getStridesAttr(), getPaddingAttr(),
+                               getDilationsAttr(), getGroupsAttr(),
+                               b.getStringAttr("none"));
+    g = activationGrad(b, loc, z, g, getActivation());
+  }
+  Value dx = Conv2DGradInputOp::create(
+      b, loc, getInput().getType(), g, getWeight(), getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  Value dw = Conv2DGradWeightOp::create(
+      b, loc, getWeight().getType(), getInput(), g, getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  SmallVector<Value> grads{dx, dw};
+  if (getBias())
+    grads.push_back(sum(b, loc, g, {0, 2, 3}, /*keepdim=*/false));
+  return grads;
+}
+
+SmallVector<Value> MaxPool2DOp::buildGradients(OpBuilder &b, Value g) {
+  return {MaxPool2DGradOp::create(b, getLoc(), getInput().getType(),
+                                  getInput(), g, getKernelAttr(),
+                                  getStridesAttr(), getPaddingAttr(),
+                                  getDilationsAttr())};
+}
+
+SmallVector<Value> AvgPool2DOp::buildGradients(OpBuilder &b, Value g) {
+  return {AvgPool2DGradOp::create(b, getLoc(), getInput().getType(), g,
+                                  getKernelAttr(), getStridesAttr(),
+                                  getPaddingAttr(), getCountIncludePadAttr())};
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation and reductions
 //===----------------------------------------------------------------------===//

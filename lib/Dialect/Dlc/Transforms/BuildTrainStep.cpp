@@ -54,18 +54,25 @@ Value makeActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
 /// and the activation op, so that the gradient reads the pre-activation
 /// value instead of computing the layer twice.
 void splitFusedActivations(func::FuncOp func) {
-  SmallVector<LinearOp> fused;
-  func.walk([&](LinearOp op) {
-    if (op.getActivation() != "none")
+  SmallVector<Operation *> fused;
+  func.walk([&](Operation *op) {
+    if (auto linear = dyn_cast<LinearOp>(op);
+        linear && linear.getActivation() != "none")
+      fused.push_back(op);
+    if (auto conv = dyn_cast<Conv2DOp>(op);
+        conv && conv.getActivation() != "none")
       fused.push_back(op);
   });
-  for (LinearOp op : fused) {
+  for (Operation *op : fused) {
     OpBuilder b(op);
-    auto plain = LinearOp::create(b, op.getLoc(), op.getType(), op.getInput(),
-                                  op.getWeight(), op.getBias(), "none");
-    Value act = makeActivation(b, op.getLoc(), op.getActivation(), plain);
-    op.replaceAllUsesWith(act);
-    op.erase();
+    std::string activation =
+        cast<StringAttr>(op->getAttr("activation")).getValue().str();
+    Operation *plain = b.clone(*op);
+    plain->setAttr("activation", b.getStringAttr("none"));
+    Value act =
+        makeActivation(b, op->getLoc(), activation, plain->getResult(0));
+    op->getResult(0).replaceAllUsesWith(act);
+    op->erase();
   }
 }
 
@@ -349,12 +356,17 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
       return op->emitOpError("has no gradient rule, but lies between a "
                              "parameter and the loss");
     SmallVector<Value> operandGrads = diff.buildGradients(b, g);
+    if (operandGrads.size() != op->getNumOperands())
+      return op->emitOpError("internal error: its gradient rule returned ")
+             << operandGrads.size() << " gradients for "
+             << op->getNumOperands() << " operands";
     for (auto [operand, og] : llvm::zip(op->getOperands(), operandGrads)) {
-      if (!active.contains(operand))
+      // A null gradient marks an operand the op is not differentiable in
+      // (integer labels, a batch norm's running statistics): nothing flows
+      // back through it, and a parameter reached only that way receives no
+      // gradient and is not updated.
+      if (!og || !active.contains(operand))
         continue;
-      if (!og)
-        return op->emitOpError("has no gradient for an operand that depends "
-                               "on a parameter");
       accumulate(grads[operand], og);
     }
   }

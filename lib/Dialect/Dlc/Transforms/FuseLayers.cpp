@@ -1,7 +1,7 @@
 //===- FuseLayers.cpp - dlc-fuse-layers -----------------------------------===//
 //
-// Folds an activation into the dlc.linear that produces its operand when the
-// activation is the linear's only user. See Passes.td for the contract.
+// Folds an activation into the dlc.linear or dlc.conv2d that produces its
+// operand when the activation is the layer's only user. See Passes.td for the contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,23 +34,23 @@ StringRef activationOf(Operation *op) {
   return "";
 }
 
-template <typename ActOp>
-struct FuseActivationIntoLinear : OpRewritePattern<ActOp> {
+template <typename LayerOp, typename ActOp>
+struct FuseActivationIntoLayer : OpRewritePattern<ActOp> {
   using OpRewritePattern<ActOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(ActOp act,
                                 PatternRewriter &rewriter) const override {
-    auto linear = act.getInput().template getDefiningOp<LinearOp>();
-    if (!linear || linear.getActivation() != "none")
-      return rewriter.notifyMatchFailure(act, "operand is not a plain linear");
-    if (!linear.getResult().hasOneUse())
+    auto layer = act.getInput().template getDefiningOp<LayerOp>();
+    if (!layer || layer.getActivation() != "none")
+      return rewriter.notifyMatchFailure(act, "operand is not a plain layer");
+    if (!layer.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(
-          act, "the linear's result has another user");
-    rewriter.modifyOpInPlace(linear, [&] {
-      linear.setActivation(activationOf(act));
+          act, "the layer's result has another user");
+    rewriter.modifyOpInPlace(layer, [&] {
+      layer.setActivation(activationOf(act));
       // The fused op now stands where the activation was in the source.
-      linear->setLoc(rewriter.getFusedLoc({linear.getLoc(), act.getLoc()}));
+      layer->setLoc(rewriter.getFusedLoc({layer.getLoc(), act.getLoc()}));
     });
-    rewriter.replaceOp(act, linear.getResult());
+    rewriter.replaceOp(act, layer.getResult());
     return success();
   }
 };
@@ -59,10 +59,14 @@ struct DlcFuseLayersPass
     : dlc::impl::DlcFuseLayersPassBase<DlcFuseLayersPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseActivationIntoLinear<ReluOp>,
-                 FuseActivationIntoLinear<GeluOp>,
-                 FuseActivationIntoLinear<TanhOp>,
-                 FuseActivationIntoLinear<SigmoidOp>>(&getContext());
+    patterns.add<FuseActivationIntoLayer<LinearOp, ReluOp>,
+                 FuseActivationIntoLayer<LinearOp, GeluOp>,
+                 FuseActivationIntoLayer<LinearOp, TanhOp>,
+                 FuseActivationIntoLayer<LinearOp, SigmoidOp>,
+                 FuseActivationIntoLayer<Conv2DOp, ReluOp>,
+                 FuseActivationIntoLayer<Conv2DOp, GeluOp>,
+                 FuseActivationIntoLayer<Conv2DOp, TanhOp>,
+                 FuseActivationIntoLayer<Conv2DOp, SigmoidOp>>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -18,7 +18,9 @@ def Dlc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
     of its operands (its vector-Jacobian product): given the gradient of the
     loss with respect to the result, it builds, with dlc ops at the
     builder's insertion point, the gradient with respect to every operand.
-    Operands that have no gradient (integer labels) get a null value. A
+    Operands that have no gradient (integer labels, a batch norm's running
+    statistics) get a null value: nothing flows back through them, so a
+    parameter reached only that way is not trained. A
     gradient has its operand's type: the rule undoes broadcasting by
     summing over the broadcast dimensions.
 

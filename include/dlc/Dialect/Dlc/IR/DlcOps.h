@@ -36,6 +36,15 @@ inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 /// descriptor, header, messages): f32, f16, bf16, f64, i64, i32, i8; ""
 /// for a type dlc does not support.
 llvm::StringRef elementTypeName(Type type);
+
+/// The size of a convolution's or pool's result along one spatial dimension
+/// of size `in` (floor mode):
+/// floor((in + padBefore + padAfter - dilation * (kernel - 1) - 1) / stride)
+/// + 1, or 0 when the window does not fit the padded input. The arguments
+/// must be positive (the paddings non-negative).
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                         int64_t padBefore, int64_t padAfter,
+                         int64_t dilation);
 } // namespace mlir::dlc
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_H

@@ -233,6 +233,224 @@ def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, Dlc_Grad, AllTypesMatch<["inpu
   let hasVerifier = 1;
 }
 
+def Dlc_BatchNormOp : Dlc_Op<"batch_norm", [Pure, Dlc_Grad, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Batch normalisation with running statistics (inference form)";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel, where
+    `input` is `[N, C, ...]` and `scale`, `bias`, `mean` and `var` are `[C]`:
+    PyTorch's `nn.BatchNorm2d` in `eval()` mode, ONNX `BatchNormalization`
+    with `training_mode = 0`. The statistics are the running ones passed as
+    operands; the op never updates them.
+
+    Gradients flow to the input, `scale` and `bias` only: `mean` and `var`
+    are running statistics, not trained (a training step leaves them as
+    they are, like a frozen BatchNorm in PyTorch).
+
+    ```mlir
+    %y = dlc.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.0e-05 : f64}
+        : (tensor<4x8x14x14xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+        -> tensor<4x8x14x14xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$scale,
+                       Dlc_FloatTensor:$bias, Dlc_FloatTensor:$mean,
+                       Dlc_FloatTensor:$var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+// The window attributes shared by convolutions and pools. `padding` is
+// [top, left, bottom, right] (asymmetric padding, as ONNX has it), the
+// others are [height, width].
+defvar Dlc_Strides = DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">;
+defvar Dlc_Dilations = DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">;
+defvar Dlc_Padding = DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">;
+
+def Dlc_Conv2DOp : Dlc_Op<"conv2d", [Pure, Dlc_Grad]> {
+  let summary = "2-D convolution (cross-correlation) in NCHW, with an optional fused activation";
+  let description = [{
+    PyTorch's `nn.Conv2d` and ONNX `Conv` on 2-D images: `input` is
+    `[N, C, H, W]`, `weight` is `[O, C/groups, KH, KW]` (PyTorch's layout),
+    the optional `bias` is `[O]`, the result is `[N, O, OH, OW]` with
+
+        OH = floor((H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h) + 1
+
+    (and likewise OW with `pad_left`, `pad_right`). `strides` and
+    `dilations` are `[h, w]` (default `[1, 1]`); `padding` is
+    `[top, left, bottom, right]` (default zeros; the padded elements are
+    zero). `groups` splits the channels: output channel `o` reads the
+    input channels of group `o / (O / groups)`. `activation` (`none`,
+    `relu`, `gelu`, `gelu_tanh`, `tanh`, `sigmoid`) is applied to the
+    result; `dlc-fuse-layers` sets it when it folds the following
+    activation op into the layer.
+
+    ```mlir
+    %y = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, activation = "relu"}
+        : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$weight,
+                       Optional<Dlc_FloatTensor>:$bias,
+                       Dlc_Strides:$strides, Dlc_Padding:$padding,
+                       Dlc_Dilations:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_MaxPool2DOp : Dlc_Op<"max_pool2d", [Pure, Dlc_Grad]> {
+  let summary = "2-D max pooling in NCHW";
+  let description = [{
+    The maximum over each `kernel = [KH, KW]` window of the `[N, C, H, W]`
+    input; the result is `[N, C, OH, OW]`, sized like `dlc.conv2d`'s (floor
+    mode; ceil mode is not supported). `strides` and `dilations` are
+    `[h, w]` (default `[1, 1]`, ONNX's defaults: PyTorch's default stride is
+    the kernel and must be spelled out); `padding` is
+    `[top, left, bottom, right]` and pads with -inf, so padding never wins.
+    A NaN in a window makes the result NaN (PyTorch's semantics). The
+    gradient goes to the first maximum of each window in row-major order.
+
+    ```mlir
+    %p = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+        : (tensor<4x8x16x16xf32>) -> tensor<4x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       Dlc_Strides:$strides, Dlc_Padding:$padding,
+                       Dlc_Dilations:$dilations);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_AvgPool2DOp : Dlc_Op<"avg_pool2d", [Pure, Dlc_Grad]> {
+  let summary = "2-D average pooling in NCHW";
+  let description = [{
+    The mean over each `kernel = [KH, KW]` window of the `[N, C, H, W]`
+    input; the result is `[N, C, OH, OW]`, sized like `dlc.conv2d`'s (floor
+    mode, no dilation). `strides` is `[h, w]` (default `[1, 1]`), `padding`
+    `[top, left, bottom, right]`. With `count_include_pad = false` (the
+    default, ONNX `AveragePool`'s) the sum is divided by the number of
+    window elements inside the input; with `true` (PyTorch `AvgPool2d`'s
+    default) by `KH * KW`, the padded zeros counted. ONNX
+    `GlobalAveragePool` is this op with `kernel = [H, W]`.
+
+    ```mlir
+    %p = dlc.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
+                            padding = array<i64: 1, 1, 1, 1>, count_include_pad = true}
+        : (tensor<4x8x16x16xf32>) -> tensor<4x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       Dlc_Strides:$strides, Dlc_Padding:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_Conv2DGradInputOp : Dlc_Op<"conv2d_grad_input", [Pure]> {
+  let summary = "Gradient of a 2-D convolution with respect to its input";
+  let description = [{
+    From the gradient `grad` (`[N, O, OH, OW]`) of a `dlc.conv2d`'s result
+    and its `weight` (`[O, C/groups, KH, KW]`), the gradient of its input,
+    of the result's type `[N, C, H, W]`; the attributes are the
+    convolution's. It is the transposed convolution: the lowering spreads
+    `grad` out by the strides, pads it, and convolves it with the flipped
+    weight through the same matmul path as the forward convolution.
+
+    ```mlir
+    %dx = dlc.conv2d_grad_input %g, %w {strides = array<i64: 2, 2>}
+        : (tensor<4x8x7x7xf32>, tensor<8x3x3x3xf32>) -> tensor<4x3x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$grad, Dlc_FloatTensor:$weight,
+                       Dlc_Strides:$strides, Dlc_Padding:$padding,
+                       Dlc_Dilations:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_Conv2DGradWeightOp : Dlc_Op<"conv2d_grad_weight", [Pure]> {
+  let summary = "Gradient of a 2-D convolution with respect to its weight";
+  let description = [{
+    From the `input` (`[N, C, H, W]`) of a `dlc.conv2d` and the gradient
+    `grad` (`[N, O, OH, OW]`) of its result, the gradient of its weight, of
+    the result's type `[O, C/groups, KH, KW]`; the attributes are the
+    convolution's. With one group it is one matmul of the gradient
+    `[O, N*OH*OW]` with the input's patches `[N*OH*OW, C*KH*KW]`.
+
+    ```mlir
+    %dw = dlc.conv2d_grad_weight %x, %g {padding = array<i64: 1, 1, 1, 1>}
+        : (tensor<4x3x16x16xf32>, tensor<4x8x16x16xf32>) -> tensor<8x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$grad,
+                       Dlc_Strides:$strides, Dlc_Padding:$padding,
+                       Dlc_Dilations:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_MaxPool2DGradOp : Dlc_Op<"max_pool2d_grad",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Gradient of 2-D max pooling";
+  let description = [{
+    From the `input` of a `dlc.max_pool2d` and the gradient `grad` of its
+    result, the gradient of the input: each window's gradient goes to the
+    position of its maximum, the first one in row-major order when several
+    are equal (PyTorch's rule; a NaN counts as the maximum); positions that
+    are no window's maximum get zero. The maxima are recomputed, not kept.
+
+    ```mlir
+    %dx = dlc.max_pool2d_grad %x, %g {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+        : (tensor<4x8x16x16xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$kernel, Dlc_Strides:$strides,
+                       Dlc_Padding:$padding, Dlc_Dilations:$dilations);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_AvgPool2DGradOp : Dlc_Op<"avg_pool2d_grad", [Pure]> {
+  let summary = "Gradient of 2-D average pooling";
+  let description = [{
+    From the gradient `grad` of a `dlc.avg_pool2d`'s result, the gradient
+    of its input (the result's type): each window's gradient, divided by
+    the window's divisor, is added to every input position of the window.
+
+    ```mlir
+    %dx = dlc.avg_pool2d_grad %g {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+        : (tensor<4x8x8x8xf32>) -> tensor<4x8x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$grad, DenseI64ArrayAttr:$kernel,
+                       Dlc_Strides:$strides, Dlc_Padding:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation
 //===----------------------------------------------------------------------===//

@@ -56,10 +56,11 @@ def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let summary = "Fuse a layer's activation into the layer";
   let description = [{
     Folds an elementwise activation (`relu`, `gelu`, `tanh`, `sigmoid`) that
-    is the only user of a `dlc.linear` without activation into the linear's
-    `activation` attribute, so that the lowering emits the matmul and one
-    epilogue loop (bias + activation) instead of separate passes over memory.
-    A linear whose result has another user is left alone: fusing would
+    is the only user of a `dlc.linear` or `dlc.conv2d` without activation
+    into the layer's `activation` attribute, so that the lowering emits the
+    matmul and one epilogue loop (bias + activation) instead of separate
+    passes over memory.
+    A layer whose result has another user is left alone: fusing would
     force the pre-activation value to be computed twice.
 
     Before:
@@ -89,9 +90,12 @@ def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
       `forward` entry against a new input named by `label` (default `y`).
     - Gradients come from the ops' `DifferentiableOpInterface` rules, in
       reverse order; a value used several times accumulates the gradients
-      of its uses. A `dlc.linear` with a fused activation is first split so
+      of its uses. A `dlc.linear` or `dlc.conv2d` with a fused activation is first split so
       that the pre-activation is computed once. Only values that depend on
-      a parameter are differentiated.
+      a parameter are differentiated. An operand whose rule gives no
+      gradient (a batch norm's running mean and variance) passes none on:
+      a parameter that receives no gradient is not updated and gets no
+      optimizer state.
     - The optimizer is the module's `dlc.optimizer` dictionary, with the
       options given here overriding it (`optimizer` changes the kind and
       starts from that kind's PyTorch defaults). Its state becomes

@@ -1,0 +1,435 @@
+//===- Convolution.cpp - dlc.conv2d and its gradients to linalg ----------===//
+//
+// Part of dlc-lower-to-linalg. A convolution with one group is an im2col
+// followed by one matmul, so that it runs on the tiled, vectorised GEMM of
+// dlc-tile-and-vectorize:
+//
+//   col[C*KH*KW, N*OH*OW]  = the input's patches (a copy that reads the
+//                            zero-padded input through an affine map)
+//   y[O, N*OH*OW]          = weight[O, C*KH*KW] x col  (linalg.matmul; the
+//                            weight is used in its own layout)
+//   result[N, O, OH, OW]   = act(y + bias), read transposed in one epilogue
+//
+// Grouped convolutions are a direct linalg.generic (correct, not tuned).
+// The input gradient is the transposed convolution: the result's gradient
+// spread out by the strides and padded, convolved with the flipped weight
+// through the same path; the weight gradient is one matmul of the gradient
+// with the input's patches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::lowering;
+
+/// A copy of the [N, C, H, W] tensor `x` into a zero tensor of `ty` at
+/// (offsetH, offsetW), every (strideH, strideW) along H and W, starting from
+/// x's element (firstH, firstW) and taking at most `count` of them along
+/// each dimension; the elements of `ty` not written are `value`. One
+/// linalg.generic with a guarded read: a tensor.pad or a strided
+/// tensor.insert_slice would bufferize to a strided memref.copy, which
+/// needs the MLIR C runtime's memrefCopy.
+static Value placeImage(OpBuilder &b, Location loc, Value x,
+                        RankedTensorType ty, ArrayRef<int64_t> offset,
+                        ArrayRef<int64_t> stride, ArrayRef<int64_t> first,
+                        ArrayRef<int64_t> count, double value) {
+  Type et = ty.getElementType();
+  auto c = [&](OpBuilder &nb, Location l, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(nb, l, v);
+  };
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{ty}, ValueRange{},
+             ValueRange{emptyTensor(b, loc, ty)}, SmallVector<AffineMap>{id},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange) {
+               SmallVector<Value> at{linalg::IndexOp::create(nb, l, 0),
+                                     linalg::IndexOp::create(nb, l, 1)};
+               Value inside;
+               for (int d = 0; d < 2; ++d) {
+                 // i = j - offset must be a multiple of the stride, and
+                 // i / stride < count.
+                 Value j = linalg::IndexOp::create(nb, l, 2 + d);
+                 Value i = arith::SubIOp::create(nb, l, j, c(nb, l, offset[d]));
+                 Value q = arith::DivSIOp::create(nb, l, i, c(nb, l, stride[d]));
+                 Value ok = arith::AndIOp::create(
+                     nb, l,
+                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i,
+                                           c(nb, l, 0)),
+                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, q,
+                                           c(nb, l, count[d])));
+                 if (stride[d] != 1)
+                   ok = arith::AndIOp::create(
+                       nb, l, ok,
+                       arith::CmpIOp::create(
+                           nb, l, arith::CmpIPredicate::eq,
+                           arith::RemSIOp::create(nb, l, i,
+                                                  c(nb, l, stride[d])),
+                           c(nb, l, 0)));
+                 inside = inside ? arith::AndIOp::create(nb, l, inside, ok)
+                                       .getResult()
+                                 : ok;
+                 Value src = arith::AddIOp::create(
+                     nb, l,
+                     arith::SelectOp::create(nb, l, ok, q, c(nb, l, 0)),
+                     c(nb, l, first[d]));
+                 at.push_back(src);
+               }
+               Value v = tensor::ExtractOp::create(nb, l, x, at);
+               linalg::YieldOp::create(
+                   nb, l,
+                   arith::SelectOp::create(nb, l, inside, v,
+                                           floatConst(nb, l, et, value))
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+Value mlir::dlc::lowering::padImage(OpBuilder &b, Location loc, Value x,
+                                    ArrayRef<int64_t> padding, double value) {
+  if (llvm::all_of(padding, [](int64_t p) { return p == 0; }))
+    return x;
+  auto ty = tensorTy(x);
+  SmallVector<int64_t> shape(ty.getShape());
+  shape[2] += padding[0] + padding[2];
+  shape[3] += padding[1] + padding[3];
+  return placeImage(b, loc, x,
+                    RankedTensorType::get(shape, ty.getElementType()),
+                    {padding[0], padding[1]}, {1, 1}, {0, 0},
+                    {ty.getDimSize(2), ty.getDimSize(3)}, value);
+}
+
+namespace {
+
+/// The attributes of a convolution.
+struct ConvAttrs {
+  SmallVector<int64_t> strides, padding, dilations;
+  int64_t groups;
+};
+
+template <typename OpTy>
+ConvAttrs convAttrs(OpTy op) {
+  return {SmallVector<int64_t>(op.getStrides()),
+          SmallVector<int64_t>(op.getPadding()),
+          SmallVector<int64_t>(op.getDilations()),
+          static_cast<int64_t>(op.getGroups())};
+}
+
+SmallVector<utils::IteratorType> parallelIters(int64_t n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+/// A linalg.generic that copies `src`, read through `srcMap`, into a new
+/// tensor of `ty` (the iteration space).
+Value gather(OpBuilder &b, Location loc, Value src, AffineMap srcMap,
+             RankedTensorType ty) {
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{ty}, ValueRange{src},
+             ValueRange{emptyTensor(b, loc, ty)},
+             SmallVector<AffineMap>{srcMap,
+                                    b.getMultiDimIdentityMap(ty.getRank())},
+             parallelIters(ty.getRank()),
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, a[0]);
+             })
+      .getResult(0);
+}
+
+/// A plain matmul [M, K] x [K, N] into a zero-filled accumulator.
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  auto l = tensorTy(lhs), r = tensorTy(rhs);
+  auto accTy = RankedTensorType::get({l.getDimSize(0), r.getDimSize(1)},
+                                     l.getElementType());
+  return linalg::MatmulOp::create(b, loc, TypeRange{accTy},
+                                  ValueRange{lhs, rhs},
+                                  ValueRange{filledTensor(b, loc, accTy, 0.0)})
+      .getResult(0);
+}
+
+Value collapse(OpBuilder &b, Location loc, Value v,
+               ArrayRef<ReassociationIndices> groups) {
+  auto ty = tensorTy(v);
+  SmallVector<int64_t> shape;
+  for (const ReassociationIndices &g : groups) {
+    int64_t n = 1;
+    for (int64_t d : g)
+      n *= ty.getDimSize(d);
+    shape.push_back(n);
+  }
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(shape, ty.getElementType()), v, groups);
+}
+
+/// `input * stride + tap * dilation` along one spatial dimension, the
+/// position a kernel tap reads in the padded image.
+AffineExpr windowExpr(AffineExpr out, AffineExpr tap, int64_t stride,
+                      int64_t dilation) {
+  return out * stride + tap * dilation;
+}
+
+/// The convolution of `x` [N, C, H, W] with `w` [O, C/groups, KH, KW], plus
+/// `bias` [O] (may be null), through `act`, as `resTy` [N, O, OH, OW].
+Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
+             const ConvAttrs &attrs, StringRef act, RankedTensorType resTy) {
+  MLIRContext *ctx = b.getContext();
+  auto xTy = tensorTy(x), wTy = tensorTy(w);
+  Type et = resTy.getElementType(), acc = accumulatorType(b, et);
+  int64_t n = xTy.getDimSize(0), c = xTy.getDimSize(1);
+  int64_t o = wTy.getDimSize(0), cg = wTy.getDimSize(1);
+  int64_t kh = wTy.getDimSize(2), kw = wTy.getDimSize(3);
+  int64_t oh = resTy.getDimSize(2), ow = resTy.getDimSize(3);
+  int64_t sh = attrs.strides[0], sw = attrs.strides[1];
+  int64_t dh = attrs.dilations[0], dw = attrs.dilations[1];
+  // 16-bit operands run the fp32 kernel (see LowerLinear).
+  x = convertTensor(b, loc, x, acc);
+  w = convertTensor(b, loc, w, acc);
+  Value xp = padImage(b, loc, x, attrs.padding, 0.0);
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+
+  Value y;
+  AffineMap yMap;
+  if (attrs.groups == 1) {
+    // col[c, kh, kw, n, oh, ow] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
+    auto colTy = RankedTensorType::get({c, kh, kw, n, oh, ow}, acc);
+    AffineMap xMap = AffineMap::get(
+        6, 0,
+        {d(3), d(0), windowExpr(d(4), d(1), sh, dh),
+         windowExpr(d(5), d(2), sw, dw)},
+        ctx);
+    Value col = gather(b, loc, xp, xMap, colTy);
+    Value col2 = collapse(b, loc, col, {{0, 1, 2}, {3, 4, 5}});
+    Value w2 = collapse(b, loc, w, {{0}, {1, 2, 3}});
+    Value mm = matmul(b, loc, w2, col2);
+    y = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({o, n, oh, ow}, acc), mm,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+    yMap = AffineMap::get(4, 0, {d(1), d(0), d(2), d(3)}, ctx);
+  } else {
+    // y[n, o, oh, ow] += xp[n, g*Cg + ci, oh*sh + kh*dh, ow*sw + kw*dw]
+    //                    * w[o, ci, kh, kw]   with g = o / (O / groups),
+    // iterated as (n, o, ci, kh, kw, oh, ow) so that the inner loop runs
+    // along a row of the output.
+    int64_t og = o / attrs.groups;
+    AffineMap xMap = AffineMap::get(
+        7, 0,
+        {d(0), d(1).floorDiv(og) * cg + d(2), windowExpr(d(5), d(3), sh, dh),
+         windowExpr(d(6), d(4), sw, dw)},
+        ctx);
+    AffineMap wMap = AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx);
+    AffineMap outMap = AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx);
+    auto r = utils::IteratorType::reduction, p = utils::IteratorType::parallel;
+    auto accTy = RankedTensorType::get({n, o, oh, ow}, acc);
+    y = linalg::GenericOp::create(
+            b, loc, TypeRange{accTy}, ValueRange{xp, w},
+            ValueRange{filledTensor(b, loc, accTy, 0.0)},
+            SmallVector<AffineMap>{xMap, wMap, outMap},
+            SmallVector<utils::IteratorType>{p, p, r, r, r, p, p},
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              Value m = arith::MulFOp::create(nb, l, a[0], a[1]);
+              linalg::YieldOp::create(nb, l,
+                                      arith::AddFOp::create(nb, l, a[2], m)
+                                          .getResult());
+            })
+            .getResult(0);
+    yMap = b.getMultiDimIdentityMap(4);
+  }
+
+  // Epilogue: bias, activation, rounding and the transpose back to NCHW in
+  // one elementwise loop (nothing to do for a plain grouped convolution).
+  bool hasBias = static_cast<bool>(bias);
+  if (!hasBias && act == "none" && acc == et && yMap.isIdentity())
+    return y;
+  if (!hasBias && act == "none" && acc == et && n == 1)
+    return reshapeTo(b, loc, y, resTy);
+  SmallVector<Value> ins{y};
+  SmallVector<AffineMap> maps{yMap};
+  if (hasBias) {
+    ins.push_back(bias);
+    maps.push_back(AffineMap::get(4, 0, {d(1)}, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(4));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resTy}, ins,
+             ValueRange{emptyTensor(b, loc, resTy)}, maps, parallelIters(4),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value v = a[0];
+               if (hasBias)
+                 v = arith::AddFOp::create(nb, l, v,
+                                           convertFloat(nb, l, a[1], acc));
+               v = applyActivation(nb, l, act, v);
+               linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
+             })
+      .getResult(0);
+}
+
+struct LowerConv2D : OpRewritePattern<Conv2DOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Conv2DOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, conv2d(b, op.getLoc(), op.getInput(), op.getWeight(),
+                           op.getBias(), convAttrs(op), op.getActivation(),
+                           tensorTy(op.getResult())));
+    return success();
+  }
+};
+
+/// Where the gradient of output position `o` (of `outSize`) lands in the
+/// input gradient's padded, spread-out image of length `len`: the output
+/// range [first, first + count) is placed from `offset` on, every `stride`.
+struct Spread {
+  int64_t first, count, offset;
+};
+Spread spread(int64_t outSize, int64_t len, int64_t kernel, int64_t stride,
+              int64_t padBefore, int64_t dilation) {
+  // Output position o lands at o * stride + (kernel - 1) * dilation -
+  // padBefore; positions outside [0, len) are never read.
+  int64_t shift = (kernel - 1) * dilation - padBefore;
+  int64_t first = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+  int64_t lastPos = len - 1 - shift;
+  int64_t last = lastPos < 0 ? -1 : std::min(outSize - 1, lastPos / stride);
+  return {first, std::max<int64_t>(0, last - first + 1),
+          first * stride + shift};
+}
+
+/// dx = the convolution of the gradient, spread out by the strides and
+/// padded, with the weight flipped in space and with its channel roles
+/// swapped, at stride 1.
+struct LowerConv2DGradInput : OpRewritePattern<Conv2DGradInputOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Conv2DGradInputOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    ConvAttrs attrs = convAttrs(op);
+    Value g = op.getGrad(), w = op.getWeight();
+    auto gTy = tensorTy(g), wTy = tensorTy(w), resTy = tensorTy(op.getResult());
+    Type et = gTy.getElementType();
+    int64_t n = gTy.getDimSize(0), o = gTy.getDimSize(1);
+    int64_t c = resTy.getDimSize(1), cg = wTy.getDimSize(1);
+    int64_t kh = wTy.getDimSize(2), kw = wTy.getDimSize(3);
+    int64_t og = o / attrs.groups;
+    int64_t lenH = resTy.getDimSize(2) + (kh - 1) * attrs.dilations[0];
+    int64_t lenW = resTy.getDimSize(3) + (kw - 1) * attrs.dilations[1];
+    Spread sh = spread(gTy.getDimSize(2), lenH, kh, attrs.strides[0],
+                       attrs.padding[0], attrs.dilations[0]);
+    Spread sw = spread(gTy.getDimSize(3), lenW, kw, attrs.strides[1],
+                       attrs.padding[1], attrs.dilations[1]);
+    if (sh.count == 0 || sw.count == 0) {
+      // No output position sees the input (every window lies in padding).
+      b.replaceOp(op, filledTensor(b, loc, resTy, 0.0));
+      return success();
+    }
+    // The gradient rows and columns that land inside the image, spread out.
+    Value spreadG = placeImage(
+        b, loc, g, RankedTensorType::get({n, o, lenH, lenW}, et),
+        {sh.offset, sw.offset}, attrs.strides, {sh.first, sw.first},
+        {sh.count, sw.count}, 0.0);
+
+    // wt[cc, o', kh, kw] = w[(cc / Cg) * Og + o', cc % Cg, KH-1-kh, KW-1-kw]
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr wo = d(0).floorDiv(cg) * og + d(1), wc = d(0) % cg;
+    if (attrs.groups == 1) {
+      wo = d(1);
+      wc = d(0);
+    }
+    AffineMap wMap = AffineMap::get(
+        4, 0, {wo, wc, -d(2) + (kh - 1), -d(3) + (kw - 1)}, ctx);
+    Value wt = gather(b, loc, w, wMap,
+                      RankedTensorType::get({c, og, kh, kw}, et));
+    ConvAttrs flipped{{1, 1}, {0, 0, 0, 0}, attrs.dilations, attrs.groups};
+    b.replaceOp(op, conv2d(b, loc, spreadG, wt, Value(), flipped, "none",
+                           resTy));
+    return success();
+  }
+};
+
+/// dw[o, ci, kh, kw] = sum over n, oh, ow of g[n, o, oh, ow] * the input
+/// under tap (kh, kw): with one group, g as [O, N*OH*OW] times the input's
+/// patches as [N*OH*OW, C*KH*KW].
+struct LowerConv2DGradWeight : OpRewritePattern<Conv2DGradWeightOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Conv2DGradWeightOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    ConvAttrs attrs = convAttrs(op);
+    auto gTy = tensorTy(op.getGrad()), resTy = tensorTy(op.getResult());
+    Type et = resTy.getElementType(), acc = accumulatorType(b, et);
+    int64_t n = gTy.getDimSize(0), o = gTy.getDimSize(1);
+    int64_t oh = gTy.getDimSize(2), ow = gTy.getDimSize(3);
+    int64_t c = tensorTy(op.getInput()).getDimSize(1);
+    int64_t cg = resTy.getDimSize(1), kh = resTy.getDimSize(2),
+            kw = resTy.getDimSize(3);
+    int64_t sh = attrs.strides[0], sw = attrs.strides[1];
+    int64_t dh = attrs.dilations[0], dw = attrs.dilations[1];
+    Value x = convertTensor(b, loc, op.getInput(), acc);
+    Value g = convertTensor(b, loc, op.getGrad(), acc);
+    Value xp = padImage(b, loc, x, attrs.padding, 0.0);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Value dwAcc;
+    if (attrs.groups == 1) {
+      // colT[n, oh, ow, c, kh, kw] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
+      AffineMap xMap = AffineMap::get(
+          6, 0,
+          {d(0), d(3), windowExpr(d(1), d(4), sh, dh),
+           windowExpr(d(2), d(5), sw, dw)},
+          ctx);
+      Value colT = gather(b, loc, xp, xMap,
+                          RankedTensorType::get({n, oh, ow, c, kh, kw}, acc));
+      Value gT = linalg::TransposeOp::create(
+                     b, loc, g,
+                     emptyTensor(b, loc,
+                                 RankedTensorType::get({o, n, oh, ow}, acc)),
+                     ArrayRef<int64_t>{1, 0, 2, 3})
+                     .getResult()[0];
+      Value mm = matmul(b, loc, collapse(b, loc, gT, {{0}, {1, 2, 3}}),
+                        collapse(b, loc, colT, {{0, 1, 2}, {3, 4, 5}}));
+      dwAcc = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(resTy.getShape(), acc), mm,
+          ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+    } else {
+      // Iterated as (o, ci, kh, kw, n, oh, ow).
+      int64_t og = o / attrs.groups;
+      AffineMap xMap = AffineMap::get(
+          7, 0,
+          {d(4), d(0).floorDiv(og) * cg + d(1), windowExpr(d(5), d(2), sh, dh),
+           windowExpr(d(6), d(3), sw, dw)},
+          ctx);
+      AffineMap gMap = AffineMap::get(7, 0, {d(4), d(0), d(5), d(6)}, ctx);
+      AffineMap outMap = AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx);
+      auto r = utils::IteratorType::reduction,
+           p = utils::IteratorType::parallel;
+      auto accTy = RankedTensorType::get(resTy.getShape(), acc);
+      dwAcc = linalg::GenericOp::create(
+                  b, loc, TypeRange{accTy}, ValueRange{xp, g},
+                  ValueRange{filledTensor(b, loc, accTy, 0.0)},
+                  SmallVector<AffineMap>{xMap, gMap, outMap},
+                  SmallVector<utils::IteratorType>{p, p, p, p, r, r, r},
+                  [](OpBuilder &nb, Location l, ValueRange a) {
+                    Value m = arith::MulFOp::create(nb, l, a[0], a[1]);
+                    linalg::YieldOp::create(
+                        nb, l, arith::AddFOp::create(nb, l, a[2], m)
+                                   .getResult());
+                  })
+                  .getResult(0);
+    }
+    b.replaceOp(op, convertTensor(b, loc, dwAcc, et));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::dlc::lowering::populateConvolutionLoweringPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerConv2D, LowerConv2DGradInput, LowerConv2DGradWeight>(
+      patterns.getContext());
+}

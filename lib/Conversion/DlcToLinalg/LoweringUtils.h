@@ -1,0 +1,62 @@
+//===- LoweringUtils.h - helpers of dlc-lower-to-linalg ---------*- C++ -*-===//
+//
+// The builders that every lowering of dlc-lower-to-linalg is made of (defined
+// in DlcToLinalg.cpp), shared with the files that lower one op family each
+// (Convolution.cpp, Pooling.cpp), and the hooks that add those files'
+// patterns to the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_LIB_CONVERSION_DLCTOLINALG_LOWERINGUTILS_H
+#define DLC_LIB_CONVERSION_DLCTOLINALG_LOWERINGUTILS_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::dlc::lowering {
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+RankedTensorType tensorTy(Value v);
+/// A scalar float constant of type `ty`.
+Value floatConst(OpBuilder &b, Location loc, Type ty, double v);
+/// The accumulator type of a contraction: fp32 for 16-bit operands.
+Type accumulatorType(OpBuilder &b, Type elem);
+/// `v` converted to the float type `to` (extended or rounded).
+Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
+/// `v` with its elements converted to the float type `elem`.
+Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem);
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType ty);
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType ty,
+                   double value);
+/// The map reading an operand of `shape` broadcast (NumPy rules) into an
+/// iteration space of `resultShape`.
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> resultShape);
+/// An elementwise linalg.generic producing `resultTy` from `inputs` (which
+/// broadcast into it); 16-bit floats compute in fp32.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultTy,
+                  ValueRange inputs, BodyFn body);
+/// The sum of `x` over `dims`.
+Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+              bool keepdim);
+/// Row-major reshape between static shapes, as views.
+Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
+/// Applies a named activation (`none`, `relu`, ...) to one element.
+Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x);
+
+/// `x` [N, C, H, W] padded with `value` by `padding` [top, left, bottom,
+/// right] (`x` itself when there is no padding).
+Value padImage(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> padding,
+               double value);
+
+/// Patterns of Convolution.cpp (dlc.conv2d and its gradients).
+void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Pooling.cpp (max and average pooling and their gradients).
+void populatePoolingLoweringPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::dlc::lowering
+
+#endif // DLC_LIB_CONVERSION_DLCTOLINALG_LOWERINGUTILS_H

@@ -1,0 +1,132 @@
+// RUN: dlc-opt %s -dlc-lower-to-linalg -split-input-file | FileCheck %s
+// Lowering of the convolution, pooling and batch-norm ops
+// (lib/Conversion/DlcToLinalg/Convolution.cpp, Pooling.cpp).
+
+// A convolution with one group: the padded input's patches are gathered
+// into [C*KH*KW, N*OH*OW] by one affine copy, the weight is used in its own
+// layout as [O, C*KH*KW], one linalg.matmul computes [O, N*OH*OW], and the
+// epilogue reads it transposed back to NCHW with the bias and the ReLU.
+// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4 * 2 + d1, d5 * 2 + d2)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @conv_gemm
+// CHECK: %[[PAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x10x10xf32>)
+// CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[PATCH]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<3x3x3x2x4x4xf32>)
+// CHECK: %[[COL2:.*]] = tensor.collapse_shape %[[COL]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<3x3x3x2x4x4xf32> into tensor<27x32xf32>
+// CHECK: %[[W2:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<8x3x3x3xf32> into tensor<8x27xf32>
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W2]], %[[COL2]] : tensor<8x27xf32>, tensor<27x32xf32>)
+// CHECK: %[[Y:.*]] = tensor.expand_shape %[[MM]] {{\[\[}}0], [1, 2, 3]] output_shape [8, 2, 4, 4]
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[Y]], %arg2 : tensor<8x2x4x4xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<2x8x4x4xf32>)
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @conv_gemm(%x: tensor<2x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x4x4xf32> {
+  %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 0, 1>, activation = "relu"} : (tensor<2x3x9x9xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  return %0 : tensor<2x8x4x4xf32>
+}
+
+// -----
+
+// A grouped convolution is one direct linalg.generic: output channel o
+// reads the input channels of its group, (o floordiv 3) * 2 + ci.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 3) * 2 + d2, d3 + d5, d6 + d4 * 2)>
+// CHECK-LABEL: func.func @conv_groups
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], {{.*}}], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+// CHECK-NOT: linalg.matmul
+func.func @conv_groups(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x7x5xf32> {
+  %0 = dlc.conv2d %x, %w {groups = 2, dilations = array<i64: 1, 2>} : (tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x7x5xf32>
+  return %0 : tensor<2x6x7x5xf32>
+}
+
+// -----
+
+// The input gradient is a convolution of the gradient spread out by the
+// strides (one guarded copy) with the flipped weight, channels swapped.
+// CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
+// CHECK-LABEL: func.func @conv_grad_input
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x11x11xf32>)
+// CHECK: arith.remsi
+// CHECK: linalg.generic {indexing_maps = [#[[FLIP]], {{.*}}]{{.*}} ins(%arg1 : tensor<8x3x3x3xf32>) outs(%{{.*}} : tensor<3x8x3x3xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x72xf32>, tensor<72x162xf32>)
+func.func @conv_grad_input(%g: tensor<2x8x4x4xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<2x3x9x9xf32> {
+  %0 = dlc.conv2d_grad_input %g, %w {strides = array<i64: 2, 2>} : (tensor<2x8x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<2x3x9x9xf32>
+  return %0 : tensor<2x3x9x9xf32>
+}
+
+// -----
+
+// The weight gradient: the gradient as [O, N*OH*OW] times the patches as
+// [N*OH*OW, C*KH*KW].
+// CHECK-LABEL: func.func @conv_grad_weight
+// CHECK: linalg.transpose ins(%arg1 : tensor<2x8x4x4xf32>) outs(%{{.*}} : tensor<8x2x4x4xf32>) permutation = [1, 0, 2, 3]
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x27xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [8, 3, 3, 3]
+func.func @conv_grad_weight(%x: tensor<2x3x9x9xf32>, %g: tensor<2x8x4x4xf32>) -> tensor<8x3x3x3xf32> {
+  %0 = dlc.conv2d_grad_weight %x, %g {strides = array<i64: 2, 2>} : (tensor<2x3x9x9xf32>, tensor<2x8x4x4xf32>) -> tensor<8x3x3x3xf32>
+  return %0 : tensor<8x3x3x3xf32>
+}
+
+// -----
+
+// Max pooling: one reduction over the window taps into a -inf filled
+// result, the output row (ow) innermost; the padding is -inf.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d3, d5 * 2 + d4)>
+// CHECK-LABEL: func.func @max_pool
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: linalg.generic {indexing_maps = [#[[X]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32>
+  return %0 : tensor<2x4x5x5xf32>
+}
+
+// -----
+
+// Average pooling without the padding in the count: the sum, then a
+// division by the number of window elements inside the input, computed
+// from the position.
+// CHECK-LABEL: func.func @avg_pool
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: linalg.index 2
+// CHECK: arith.minsi
+// CHECK: arith.divf
+func.func @avg_pool(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
+  %0 = dlc.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32>
+  return %0 : tensor<2x4x5x5xf32>
+}
+
+// -----
+
+// Batch norm: per channel alpha = scale / sqrt(var + eps) and beta = bias -
+// mean * alpha, then one elementwise x * alpha + beta.
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @batch_norm
+// CHECK: %[[AB:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.sqrt
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #{{.*}}]{{.*}} ins(%arg0, %[[AB]]#0, %[[AB]]#1 : tensor<2x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @batch_norm(%x: tensor<2x4x9x9xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<2x4x9x9xf32> {
+  %0 = dlc.batch_norm %x, %s, %b, %m, %v : (tensor<2x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x9x9xf32>
+  return %0 : tensor<2x4x9x9xf32>
+}
+
+// -----
+
+// The pool gradients gather (no two iterations write one element): the
+// max pool's first recomputes each window's winning tap.
+// CHECK-LABEL: func.func @pool_grads
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<2x4x4x4xf32>, tensor<2x4x4x4xi32>)
+// CHECK-DAG: arith.cmpf uno
+// CHECK-DAG: arith.cmpf ogt
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: tensor.extract
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: arith.divf
+func.func @pool_grads(%x: tensor<2x4x8x8xf32>, %g: tensor<2x4x4x4xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) {
+  %0 = dlc.max_pool2d_grad %x, %g {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>, tensor<2x4x4x4xf32>) -> tensor<2x4x8x8xf32>
+  %1 = dlc.avg_pool2d_grad %g {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>) -> tensor<2x4x8x8xf32>
+  return %0, %1 : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>
+}
