@@ -3,21 +3,22 @@
 // (lib/Conversion/DlcToLinalg/Convolution.cpp, Pooling.cpp).
 
 // A convolution with one group: the padded input's patches are gathered
-// into [C*KH*KW, N*OH*OW] by one affine copy, the weight is used in its own
-// layout as [O, C*KH*KW], one linalg.matmul computes [O, N*OH*OW], and the
-// epilogue reads it transposed back to NCHW with the bias and the ReLU.
-// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4 * 2 + d1, d5 * 2 + d2)>
-// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// into [C*KH*KW, N*OH*OW] and the weight into [O, C*KH*KW] by affine copies
+// (not reshapes, which linalg-fuse-elementwise-ops would fold into the
+// matmul), one linalg.matmul computes [O, N*OH*OW], and the epilogue reads
+// it transposed back to [N, O, OH*OW] with the bias and the ReLU.
+// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1) -> (d1 floordiv 16, d0 floordiv 9, ((d1 mod 16) floordiv 4) * 2 + (d0 mod 9) floordiv 3, (d1 mod 4) * 2 + d0 mod 3)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 9, (d1 mod 9) floordiv 3, d1 mod 3)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2) -> (d1, d0 * 16 + d2)>
 // CHECK-LABEL: func.func @conv_gemm
 // CHECK: %[[PAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x10x10xf32>)
-// CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[PATCH]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<3x3x3x2x4x4xf32>)
-// CHECK: %[[COL2:.*]] = tensor.collapse_shape %[[COL]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<3x3x3x2x4x4xf32> into tensor<27x32xf32>
-// CHECK: %[[W2:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<8x3x3x3xf32> into tensor<8x27xf32>
-// CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W2]], %[[COL2]] : tensor<8x27xf32>, tensor<27x32xf32>)
-// CHECK: %[[Y:.*]] = tensor.expand_shape %[[MM]] {{\[\[}}0], [1, 2, 3]] output_shape [8, 2, 4, 4]
-// CHECK: linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[Y]], %arg2 : tensor<8x2x4x4xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<2x8x4x4xf32>)
+// CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[PATCH]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<27x32xf32>)
+// CHECK: %[[W2:.*]] = linalg.generic {indexing_maps = [#[[W]], {{.*}}]{{.*}} ins(%arg1 : tensor<8x3x3x3xf32>) outs(%{{.*}} : tensor<8x27xf32>)
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W2]], %[[COL]] : tensor<8x27xf32>, tensor<27x32xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[MM]], %arg2 : tensor<8x32xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)
 // CHECK: arith.addf
 // CHECK: arith.maximumf
+// CHECK: tensor.expand_shape %[[Y]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 8, 4, 4]
 // CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @conv_gemm(%x: tensor<2x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x4x4xf32> {
@@ -56,11 +57,12 @@ func.func @conv_grad_input(%g: tensor<2x8x4x4xf32>, %w: tensor<8x3x3x3xf32>) -> 
 // -----
 
 // The weight gradient: the gradient as [O, N*OH*OW] times the patches as
-// [N*OH*OW, C*KH*KW].
+// [N*OH*OW, C*KH*KW], copied out to [O, C, KH, KW].
 // CHECK-LABEL: func.func @conv_grad_weight
-// CHECK: linalg.transpose ins(%arg1 : tensor<2x8x4x4xf32>) outs(%{{.*}} : tensor<8x2x4x4xf32>) permutation = [1, 0, 2, 3]
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x27xf32>)
-// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [8, 3, 3, 3]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32x27xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<2x8x4x4xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x27xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[MM]] : tensor<8x27xf32>) outs(%{{.*}} : tensor<8x3x3x3xf32>)
 func.func @conv_grad_weight(%x: tensor<2x3x9x9xf32>, %g: tensor<2x8x4x4xf32>) -> tensor<8x3x3x3xf32> {
   %0 = dlc.conv2d_grad_weight %x, %g {strides = array<i64: 2, 2>} : (tensor<2x3x9x9xf32>, tensor<2x8x4x4xf32>) -> tensor<8x3x3x3xf32>
   return %0 : tensor<8x3x3x3xf32>

@@ -154,20 +154,6 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
       .getResult(0);
 }
 
-Value collapse(OpBuilder &b, Location loc, Value v,
-               ArrayRef<ReassociationIndices> groups) {
-  auto ty = tensorTy(v);
-  SmallVector<int64_t> shape;
-  for (const ReassociationIndices &g : groups) {
-    int64_t n = 1;
-    for (int64_t d : g)
-      n *= ty.getDimSize(d);
-    shape.push_back(n);
-  }
-  return tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get(shape, ty.getElementType()), v, groups);
-}
-
 /// `input * stride + tap * dilation` along one spatial dimension, the
 /// position a kernel tap reads in the padded image.
 AffineExpr windowExpr(AffineExpr out, AffineExpr tap, int64_t stride,
@@ -194,24 +180,36 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   Value xp = padImage(b, loc, x, attrs.padding, 0.0);
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
 
+  // The epilogue's iteration space: (n, o, oh*OW + ow) for the matmul
+  // path, (n, o, oh, ow) for the direct one.
   Value y;
   AffineMap yMap;
+  RankedTensorType epiTy = resTy;
   if (attrs.groups == 1) {
-    // col[c, kh, kw, n, oh, ow] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
-    auto colTy = RankedTensorType::get({c, kh, kw, n, oh, ow}, acc);
+    // col[r, p] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw] with the patch
+    // index r = (c, kh, kw) and the output position p = (n, oh, ow)
+    // flattened. The matmul's operands and result are built and read by
+    // linalg.generic ops, never reshapes: linalg-fuse-elementwise-ops
+    // would fold a reshape into the matmul, making it a generic
+    // contraction that the tiling does not see.
+    int64_t q = oh * ow, kk = kh * kw;
+    AffineExpr r = d(0), p = d(1);
     AffineMap xMap = AffineMap::get(
-        6, 0,
-        {d(3), d(0), windowExpr(d(4), d(1), sh, dh),
-         windowExpr(d(5), d(2), sw, dw)},
+        2, 0,
+        {p.floorDiv(q), r.floorDiv(kk),
+         windowExpr((p % q).floorDiv(ow), (r % kk).floorDiv(kw), sh, dh),
+         windowExpr(p % ow, r % kw, sw, dw)},
         ctx);
-    Value col = gather(b, loc, xp, xMap, colTy);
-    Value col2 = collapse(b, loc, col, {{0, 1, 2}, {3, 4, 5}});
-    Value w2 = collapse(b, loc, w, {{0}, {1, 2, 3}});
-    Value mm = matmul(b, loc, w2, col2);
-    y = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({o, n, oh, ow}, acc), mm,
-        ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-    yMap = AffineMap::get(4, 0, {d(1), d(0), d(2), d(3)}, ctx);
+    Value col = gather(b, loc, xp, xMap,
+                       RankedTensorType::get({c * kk, n * q}, acc));
+    AffineMap wMap = AffineMap::get(
+        2, 0, {d(0), d(1).floorDiv(kk), (d(1) % kk).floorDiv(kw), d(1) % kw},
+        ctx);
+    Value w2 = gather(b, loc, w, wMap,
+                      RankedTensorType::get({o, c * kk}, acc));
+    y = matmul(b, loc, w2, col);
+    yMap = AffineMap::get(3, 0, {d(1), d(0) * q + d(2)}, ctx);
+    epiTy = RankedTensorType::get({n, o, q}, et);
   } else {
     // y[n, o, oh, ow] += xp[n, g*Cg + ci, oh*sh + kh*dh, ow*sw + kw*dw]
     //                    * w[o, ci, kh, kw]   with g = o / (O / groups),
@@ -247,27 +245,31 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   bool hasBias = static_cast<bool>(bias);
   if (!hasBias && act == "none" && acc == et && yMap.isIdentity())
     return y;
-  if (!hasBias && act == "none" && acc == et && n == 1)
-    return reshapeTo(b, loc, y, resTy);
+  int64_t rank = epiTy.getRank();
   SmallVector<Value> ins{y};
   SmallVector<AffineMap> maps{yMap};
   if (hasBias) {
     ins.push_back(bias);
-    maps.push_back(AffineMap::get(4, 0, {d(1)}, ctx));
+    maps.push_back(AffineMap::get(rank, 0, {d(1)}, ctx));
   }
-  maps.push_back(b.getMultiDimIdentityMap(4));
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resTy}, ins,
-             ValueRange{emptyTensor(b, loc, resTy)}, maps, parallelIters(4),
-             [&](OpBuilder &nb, Location l, ValueRange a) {
-               Value v = a[0];
-               if (hasBias)
-                 v = arith::AddFOp::create(nb, l, v,
-                                           convertFloat(nb, l, a[1], acc));
-               v = applyActivation(nb, l, act, v);
-               linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
-             })
-      .getResult(0);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{epiTy}, ins, ValueRange{emptyTensor(b, loc, epiTy)},
+          maps, parallelIters(rank),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value v = a[0];
+            if (hasBias)
+              v = arith::AddFOp::create(nb, l, v,
+                                        convertFloat(nb, l, a[1], acc));
+            v = applyActivation(nb, l, act, v);
+            linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
+          })
+          .getResult(0);
+  if (epiTy == resTy)
+    return out;
+  return tensor::ExpandShapeOp::create(
+      b, loc, resTy, out, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
 }
 
 struct LowerConv2D : OpRewritePattern<Conv2DOp> {
@@ -376,25 +378,41 @@ struct LowerConv2DGradWeight : OpRewritePattern<Conv2DGradWeightOp> {
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     Value dwAcc;
     if (attrs.groups == 1) {
-      // colT[n, oh, ow, c, kh, kw] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
+      // gT[o, p] = g[n, o, oh, ow] and colT[p, r] = the patch element r =
+      // (c, kh, kw) of output position p = (n, oh, ow); generics, not
+      // reshapes, around the matmul (see conv2d).
+      int64_t q = oh * ow, kk = kh * kw;
+      AffineExpr p = d(0), r = d(1);
       AffineMap xMap = AffineMap::get(
-          6, 0,
-          {d(0), d(3), windowExpr(d(1), d(4), sh, dh),
-           windowExpr(d(2), d(5), sw, dw)},
+          2, 0,
+          {p.floorDiv(q), r.floorDiv(kk),
+           windowExpr((p % q).floorDiv(ow), (r % kk).floorDiv(kw), sh, dh),
+           windowExpr(p % ow, r % kw, sw, dw)},
           ctx);
       Value colT = gather(b, loc, xp, xMap,
-                          RankedTensorType::get({n, oh, ow, c, kh, kw}, acc));
-      Value gT = linalg::TransposeOp::create(
-                     b, loc, g,
-                     emptyTensor(b, loc,
-                                 RankedTensorType::get({o, n, oh, ow}, acc)),
-                     ArrayRef<int64_t>{1, 0, 2, 3})
-                     .getResult()[0];
-      Value mm = matmul(b, loc, collapse(b, loc, gT, {{0}, {1, 2, 3}}),
-                        collapse(b, loc, colT, {{0, 1, 2}, {3, 4, 5}}));
-      dwAcc = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get(resTy.getShape(), acc), mm,
-          ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+                          RankedTensorType::get({n * q, c * kk}, acc));
+      AffineMap gMap = AffineMap::get(
+          2, 0,
+          {d(1).floorDiv(q), d(0), (d(1) % q).floorDiv(ow), d(1) % ow}, ctx);
+      Value gT = gather(b, loc, g, gMap,
+                        RankedTensorType::get({o, n * q}, acc));
+      Value mm = matmul(b, loc, gT, colT);
+      // dw[o, c, kh, kw] = mm[o, (c, kh, kw)], rounded to the weight's type.
+      AffineMap mmMap = AffineMap::get(
+          4, 0, {d(0), d(1) * kk + d(2) * kw + d(3)}, ctx);
+      Value dw = linalg::GenericOp::create(
+                     b, loc, TypeRange{resTy}, ValueRange{mm},
+                     ValueRange{emptyTensor(b, loc, resTy)},
+                     SmallVector<AffineMap>{mmMap,
+                                            b.getMultiDimIdentityMap(4)},
+                     parallelIters(4),
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       linalg::YieldOp::create(nb, l,
+                                               convertFloat(nb, l, a[0], et));
+                     })
+                     .getResult(0);
+      b.replaceOp(op, dw);
+      return success();
     } else {
       // Iterated as (o, ci, kh, kw, n, oh, ow).
       int64_t og = o / attrs.groups;
