@@ -249,6 +249,22 @@ private:
   LogicalResult importReduce(const onnx::NodeProto &node);
   LogicalResult importLayerNorm(const onnx::NodeProto &node);
   LogicalResult importPad(const onnx::NodeProto &node);
+  LogicalResult importConv(const onnx::NodeProto &node);
+  LogicalResult importPool(const onnx::NodeProto &node);
+  LogicalResult importGlobalAveragePool(const onnx::NodeProto &node);
+  LogicalResult importBatchNorm(const onnx::NodeProto &node);
+
+  /// The spatial window of Conv and the pools: strides, dilations and
+  /// dlc's padding [top, left, bottom, right], with auto_pad resolved and a
+  /// pending zero Pad on input 0 absorbed (`padded` tells whether it was).
+  struct Window {
+    SmallVector<int64_t> strides, dilations, padding;
+    bool padded = false;
+  };
+  FailureOr<Window> window(const onnx::NodeProto &node, RankedTensorType input,
+                           ArrayRef<int64_t> kernel);
+  /// Input 0 of a Conv or pool: the unpadded value when it is a Pad's.
+  FailureOr<Value> spatialInput(const onnx::NodeProto &node);
 
   MLIRContext &ctx;
   OpBuilder builder;
@@ -295,6 +311,11 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
     t["ReduceSum"] = &OnnxImporter::importReduce;
     t["LayerNormalization"] = &OnnxImporter::importLayerNorm;
     t["Pad"] = &OnnxImporter::importPad;
+    t["Conv"] = &OnnxImporter::importConv;
+    t["MaxPool"] = &OnnxImporter::importPool;
+    t["AveragePool"] = &OnnxImporter::importPool;
+    t["GlobalAveragePool"] = &OnnxImporter::importGlobalAveragePool;
+    t["BatchNormalization"] = &OnnxImporter::importBatchNorm;
     return t;
   }();
   return table;
@@ -1534,6 +1555,246 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
   Item item{*x, nullptr, SmallVector<int64_t>((*pads)->ints.begin(),
                                               (*pads)->ints.end())};
   items[node.output(0)] = item;
+  return success();
+}
+
+FailureOr<Value> OnnxImporter::spatialInput(const onnx::NodeProto &node) {
+  Item *item = lookup(node, 0);
+  if (!item)
+    return nodeError(node, "needs input 0"), failure();
+  if (item->pendingPad)
+    return item->value;
+  return tensor(node, 0);
+}
+
+FailureOr<OnnxImporter::Window>
+OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
+                     ArrayRef<int64_t> kernel) {
+  Window w;
+  auto pair = [&](StringRef name, SmallVector<int64_t> &out) -> LogicalResult {
+    out = intsAttr(node, name);
+    if (out.empty())
+      out = {1, 1};
+    if (out.size() != 2 || out[0] < 1 || out[1] < 1)
+      return nodeError(node, "'" + name + "' must be two positive numbers");
+    return success();
+  };
+  if (failed(pair("strides", w.strides)) ||
+      failed(pair("dilations", w.dilations)))
+    return failure();
+  int64_t h = input.getDimSize(2), wd = input.getDimSize(3);
+  std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
+  SmallVector<int64_t> pads = intsAttr(node, "pads");
+  if (autoPad == "NOTSET") {
+    if (pads.empty())
+      pads = {0, 0, 0, 0};
+    if (pads.size() != 4 || llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+      return nodeError(node, "'pads' must be four non-negative numbers"),
+             failure();
+  } else if (autoPad == "VALID") {
+    pads = {0, 0, 0, 0};
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    // Output size ceil(in / stride); the odd padding goes at the end for
+    // SAME_UPPER, at the beginning for SAME_LOWER.
+    pads.assign(4, 0);
+    int64_t in[2] = {h, wd};
+    for (int i = 0; i < 2; ++i) {
+      int64_t out = (in[i] + w.strides[i] - 1) / w.strides[i];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * w.strides[i] + (kernel[i] - 1) * w.dilations[i] + 1 -
+                 in[i]);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[i + 2] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else {
+    return nodeError(node, "unknown auto_pad '" + autoPad + "'"), failure();
+  }
+  w.padding = pads; // ONNX's [h_begin, w_begin, h_end, w_end] is dlc's order.
+  if (Item *item = lookup(node, 0); item && item->pendingPad) {
+    const SmallVector<int64_t> &p = *item->pendingPad; // [begins..., ends...]
+    if (p[0] || p[1] || p[4] || p[5])
+      return nodeError(node, "the Pad before it pads the batch or channel "
+                             "dimension"),
+             failure();
+    w.padding[0] += p[2];
+    w.padding[1] += p[3];
+    w.padding[2] += p[6];
+    w.padding[3] += p[7];
+    w.padded = p[2] || p[3] || p[6] || p[7];
+  }
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = i == 0 ? h : wd;
+    int64_t span = (kernel[i] - 1) * w.dilations[i] + 1;
+    if (in + w.padding[i] + w.padding[i + 2] < span)
+      return nodeError(node, "the window (" + Twine(span) +
+                                 ") is larger than the padded input (" +
+                                 Twine(in + w.padding[i] + w.padding[i + 2]) +
+                                 ")"),
+             failure();
+  }
+  return w;
+}
+
+static int64_t windowOut(int64_t in, int64_t padBegin, int64_t padEnd,
+                         int64_t kernel, int64_t stride, int64_t dilation) {
+  return (in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
+  auto x = spatialInput(node);
+  if (failed(x))
+    return failure();
+  auto w = tensor(node, 1);
+  if (failed(w))
+    return failure();
+  auto tx = typeOf(*x), tw = typeOf(*w);
+  if (tx.getRank() != 4 || tw.getRank() != 4)
+    return nodeError(node, "dlc supports 2-D convolutions (rank-4 NCHW input "
+                           "and weight), not rank " +
+                               Twine(tx.getRank()));
+  int64_t groups = intAttr(node, "group", 1);
+  int64_t o = tw.getDimSize(0), c = tx.getDimSize(1);
+  if (groups < 1 || c % groups || o % groups || tw.getDimSize(1) != c / groups)
+    return nodeError(node, "weight " + Twine(o) + "x" +
+                               Twine(tw.getDimSize(1)) + "x... does not match " +
+                               Twine(c) + " input channels in " +
+                               Twine(groups) + " groups");
+  SmallVector<int64_t> kernel = {tw.getDimSize(2), tw.getDimSize(3)};
+  SmallVector<int64_t> ks = intsAttr(node, "kernel_shape");
+  if (!ks.empty() && ArrayRef<int64_t>(ks) != ArrayRef<int64_t>(kernel))
+    return nodeError(node, "kernel_shape does not match the weight");
+  auto win = window(node, tx, kernel);
+  if (failed(win))
+    return failure();
+  Value bias;
+  if (hasInput(node, 2)) {
+    auto b = tensor(node, 2);
+    if (failed(b))
+      return failure();
+    if (typeOf(*b).getRank() != 1 || typeOf(*b).getDimSize(0) != o)
+      return nodeError(node, "the bias must have " + Twine(o) + " elements");
+    bias = *b;
+  }
+  SmallVector<int64_t> shape = {tx.getDimSize(0), o};
+  for (int i = 0; i < 2; ++i)
+    shape.push_back(windowOut(tx.getDimSize(2 + i), win->padding[i],
+                              win->padding[i + 2], kernel[i], win->strides[i],
+                              win->dilations[i]));
+  Value r = ddlc::Conv2DOp::create(
+      builder, nodeLoc(node), RankedTensorType::get(shape, tx.getElementType()),
+      *x, *w, bias, win->strides, win->padding, win->dilations, groups,
+      "none");
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
+  bool isMax = node.op_type() == "MaxPool";
+  auto x = spatialInput(node);
+  if (failed(x))
+    return failure();
+  auto tx = typeOf(*x);
+  if (tx.getRank() != 4)
+    return nodeError(node, "dlc supports 2-D pooling (a rank-4 NCHW input), "
+                           "not rank " +
+                               Twine(tx.getRank()));
+  if (intAttr(node, "ceil_mode", 0))
+    return nodeError(node, "ceil_mode = 1 is not supported")
+           << "; export with ceil_mode=False or pad the input";
+  if (isMax && intAttr(node, "storage_order", 0))
+    return nodeError(node, "storage_order = 1 is not supported");
+  if (isMax && failed(onlyFirstOutputUsed(node)))
+    return failure();
+  SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape");
+  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
+    return nodeError(node, "kernel_shape must be two positive numbers");
+  auto win = window(node, tx, kernel);
+  if (failed(win))
+    return failure();
+  if (isMax && win->padded)
+    return nodeError(node, "reads a zero Pad; MaxPool pads with -inf, so the "
+                           "Pad cannot be absorbed");
+  SmallVector<int64_t> shape = {tx.getDimSize(0), tx.getDimSize(1)};
+  for (int i = 0; i < 2; ++i)
+    shape.push_back(windowOut(tx.getDimSize(2 + i), win->padding[i],
+                              win->padding[i + 2], kernel[i], win->strides[i],
+                              win->dilations[i]));
+  auto type = RankedTensorType::get(shape, tx.getElementType());
+  Location loc = nodeLoc(node);
+  Value r;
+  if (isMax) {
+    r = ddlc::MaxPool2DOp::create(builder, loc, type, *x, kernel,
+                                  win->strides, win->padding, win->dilations);
+  } else {
+    if (win->dilations != SmallVector<int64_t>{1, 1})
+      return nodeError(node, "AveragePool with dilations is not supported");
+    bool countPad = intAttr(node, "count_include_pad", 0) != 0;
+    if (win->padded && !countPad) {
+      // Zeros from the Pad count; the pool's own padding must not exist.
+      SmallVector<int64_t> own = intsAttr(node, "pads");
+      if (llvm::any_of(own, [](int64_t p) { return p != 0; }) ||
+          stringAttr(node, "auto_pad", "NOTSET") != "NOTSET")
+        return nodeError(node, "a zero Pad before an AveragePool that pads "
+                               "again without counting the padding is not "
+                               "supported");
+      countPad = true;
+    }
+    r = ddlc::AvgPool2DOp::create(builder, loc, type, *x, kernel, win->strides,
+                                  win->padding, countPad);
+  }
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult
+OnnxImporter::importGlobalAveragePool(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  if (t.getRank() < 3)
+    return nodeError(node, "needs an [N, C, spatial...] input");
+  SmallVector<int64_t> dims, shape = {t.getDimSize(0), t.getDimSize(1)};
+  for (int64_t i = 2; i < t.getRank(); ++i) {
+    dims.push_back(i);
+    shape.push_back(1);
+  }
+  Value r = ddlc::MeanOp::create(builder, nodeLoc(node),
+                                 RankedTensorType::get(shape,
+                                                       t.getElementType()),
+                                 *x, dims, true);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
+  if (intAttr(node, "training_mode", 0))
+    return nodeError(node, "training_mode = 1 is not supported; dlc imports "
+                           "BatchNormalization in inference form");
+  if (failed(onlyFirstOutputUsed(node)))
+    return failure();
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  if (t.getRank() < 2)
+    return nodeError(node, "needs an [N, C, ...] input");
+  int64_t c = t.getDimSize(1);
+  SmallVector<Value> params;
+  for (int i = 1; i <= 4; ++i) {
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    if (typeOf(*v).getRank() != 1 || typeOf(*v).getDimSize(0) != c)
+      return nodeError(node, "input " + Twine(i) + " must have " + Twine(c) +
+                                 " elements (one per channel)");
+    params.push_back(*v);
+  }
+  Value r = ddlc::BatchNormOp::create(
+      builder, nodeLoc(node), t, *x, params[0], params[1], params[2],
+      params[3], builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+  define(node, 0, r);
   return success();
 }
 

@@ -47,7 +47,7 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory dlcCat("dlc options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.dlc|model.onnx|model.mlir>"),
-                                      cl::Required, cl::cat(dlcCat));
+                                      cl::cat(dlcCat));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: <model>.o; the header goes next to it)"),
                                        cl::value_desc("file"), cl::cat(dlcCat));
 static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, linalg, llvm-dialect, llvm, asm, obj (default), header"),
@@ -953,6 +953,9 @@ int main(int argc, char **argv) {
       outs() << op << "\n";
     return 0;
   }
+  if (inputFile.empty())
+    return fail("no input model", "dlc MODEL.dlc|MODEL.onnx|MODEL.mlir ...; "
+                                  "see dlc --help");
   if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
                benchmark || steps.getNumOccurrences() || printLoss ||
                !saveFile.empty()))

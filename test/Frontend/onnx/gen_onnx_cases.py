@@ -1,0 +1,512 @@
+#!/usr/bin/python3
+"""Generate the hand-made ONNX files of the importer's lit tests.
+
+Run with Debian's python3 (python3-onnx 1.12, python3-numpy; no torch):
+
+    /usr/bin/python3 test/Frontend/onnx/gen_onnx_cases.py
+
+It (re)writes test/Frontend/onnx/Inputs/<case>.onnx, byte-for-byte
+reproducibly (fixed seeds; onnx.helper only). The lit tests next to this
+script (*.test) are written by hand and FileCheck the output of
+`dlc Inputs/<case>.onnx --emit=dlc`.
+
+Valid cases pass onnx.checker.check_model (the script asserts it). The
+invalid ones are meant to be rejected by the importer with
+`<file>: error: ...` and exit status 1; those that onnx itself can still
+load are listed in CHECKER_FAILS (the checker rejects them too) or
+CHECKER_PASSES (well-formed ONNX that dlc rejects on its own terms); the
+undecodable ones (truncated, garbage) are asserted not to parse.
+"""
+
+import collections
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUTS = os.path.join(HERE, "Inputs")
+
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+CASES = collections.OrderedDict()
+
+
+def case(name):
+    def deco(fn):
+        CASES[name] = fn
+        return fn
+    return deco
+
+
+def rng_for(name):
+    # One fixed seed per case, independent of the order of the cases.
+    return np.random.default_rng(sum(name.encode()) * 7919 + len(name))
+
+
+def vi(name, shape, elem=F32):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def i64(values):
+    return np.array(values, dtype=np.int64)
+
+
+def const_node(out, arr, name=None):
+    return helper.make_node("Constant", [], [out], name=name or out,
+                            value=numpy_helper.from_array(np.asarray(arr)))
+
+
+def mk(nodes, inputs, outputs, inits=(), opset=13, graph="g"):
+    g = helper.make_graph(nodes, graph, inputs, outputs,
+                          initializer=list(inits))
+    m = helper.make_model(g, producer_name="dlc-test",
+                          opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+# --------------------------------------------------------------------------
+# valid models
+
+
+@case("gemm_transb")
+def _gemm_transb(r):
+    # What torch exports for nn.Linear: Gemm(x, W[out,in], b) with transB=1.
+    return mk([helper.make_node("Gemm", ["x", "fc.weight", "fc.bias"], ["y"],
+                                name="/fc/Gemm", alpha=1.0, beta=1.0,
+                                transB=1)],
+              [vi("x", [4, 8])], [vi("y", [4, 6])],
+              [init("fc.weight", f32(r, 6, 8)), init("fc.bias", f32(r, 6))])
+
+
+@case("gemm_plain")
+def _gemm_plain(r):
+    # transB=0 (W is [in,out]), alpha=0.5, beta=2, a bias broadcast over rows.
+    return mk([helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="gemm",
+                                alpha=0.5, beta=2.0)],
+              [vi("x", [4, 8])], [vi("y", [4, 6])],
+              [init("w", f32(r, 8, 6)), init("c", f32(r, 6))])
+
+
+@case("gemm_transa")
+def _gemm_transa(r):
+    # transA=1 on the activation, transB=1, no C.
+    return mk([helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm",
+                                transA=1, transB=1)],
+              [vi("x", [8, 4])], [vi("y", [4, 6])], [init("w", f32(r, 6, 8))])
+
+
+@case("matmul2d")
+def _matmul2d(r):
+    return mk([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+              [vi("x", [4, 8])], [vi("y", [4, 6])], [init("w", f32(r, 8, 6))])
+
+
+@case("matmul3d")
+def _matmul3d(r):
+    # What torch exports for nn.Linear on a rank-3 input: MatMul + Add.
+    return mk([helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+               helper.make_node("Add", ["h", "b"], ["y"], name="add")],
+              [vi("x", [2, 4, 8])], [vi("y", [2, 4, 6])],
+              [init("w", f32(r, 8, 6)), init("b", f32(r, 6))])
+
+
+@case("matmul_batched")
+def _matmul_batched(r):
+    return mk([helper.make_node("MatMul", ["a", "b"], ["y"], name="bmm")],
+              [vi("a", [2, 4, 8]), vi("b", [2, 8, 3])], [vi("y", [2, 4, 3])])
+
+
+@case("flatten")
+def _flatten(r):
+    return mk([helper.make_node("Flatten", ["x"], ["y"], name="f1", axis=1),
+               helper.make_node("Flatten", ["x"], ["z"], name="f2", axis=2)],
+              [vi("x", [2, 3, 4, 5])], [vi("y", [2, 60]), vi("z", [6, 20])])
+
+
+@case("reshape")
+def _reshape(r):
+    # A shape from a Constant node with 0 (copy the dim) and -1 (infer), and
+    # one from an int64 initializer.
+    return mk([const_node("shape0", i64([0, -1])),
+               helper.make_node("Reshape", ["x", "shape0"], ["y"], name="r1"),
+               helper.make_node("Reshape", ["x", "shape1"], ["z"], name="r2")],
+              [vi("x", [2, 3, 4])], [vi("y", [2, 12]), vi("z", [6, 4])],
+              [init("shape1", i64([-1, 4]))])
+
+
+@case("transpose")
+def _transpose(r):
+    return mk([helper.make_node("Transpose", ["x"], ["y"], name="t1",
+                                perm=[0, 2, 1]),
+               helper.make_node("Transpose", ["x"], ["z"], name="t2",
+                                perm=[2, 0, 1]),
+               helper.make_node("Transpose", ["x"], ["w"], name="t3")],
+              [vi("x", [2, 3, 4])],
+              [vi("y", [2, 4, 3]), vi("z", [4, 2, 3]), vi("w", [4, 3, 2])])
+
+
+@case("softmax")
+def _softmax(r):
+    return mk([helper.make_node("Softmax", ["a"], ["y"], name="sm1", axis=1),
+               helper.make_node("Softmax", ["b"], ["z"], name="sm2", axis=-1),
+               helper.make_node("LogSoftmax", ["a"], ["w"], name="lsm",
+                                axis=-1)],
+              [vi("a", [4, 10]), vi("b", [2, 3, 5])],
+              [vi("y", [4, 10]), vi("z", [2, 3, 5]), vi("w", [4, 10])])
+
+
+@case("reducemean")
+def _reducemean(r):
+    return mk([helper.make_node("ReduceMean", ["x"], ["y"], name="m1",
+                                axes=[-1], keepdims=1),
+               helper.make_node("ReduceMean", ["x"], ["z"], name="m2",
+                                axes=[1], keepdims=0)],
+              [vi("x", [2, 3, 4])], [vi("y", [2, 3, 1]), vi("z", [2, 4])])
+
+
+@case("constant_scalar")
+def _constant_scalar(r):
+    # A 0-d tensor Constant (torch's form) and a value_float Constant.
+    return mk([const_node("k", np.array(2.5, np.float32)),
+               helper.make_node("Mul", ["x", "k"], ["h"], name="mul"),
+               helper.make_node("Constant", [], ["c"], name="c",
+                                value_float=-1.25),
+               helper.make_node("Add", ["h", "c"], ["y"], name="add")],
+              [vi("x", [3, 4])], [vi("y", [3, 4])])
+
+
+@case("identity_dropout")
+def _identity_dropout(r):
+    # Identity and inference Dropout (one without a ratio, one with a ratio
+    # and the mask output, unused) are pass-throughs.
+    return mk([helper.make_node("Identity", ["x"], ["a"], name="id"),
+               helper.make_node("Dropout", ["a"], ["b"], name="drop1"),
+               helper.make_node("Relu", ["b"], ["c"], name="relu"),
+               const_node("ratio", np.array(0.3, np.float32)),
+               helper.make_node("Dropout", ["c", "ratio"], ["y", "mask"],
+                                name="drop2")],
+              [vi("x", [3, 4])], [vi("y", [3, 4])])
+
+
+@case("conv")
+def _conv(r):
+    # pads [top, left, bottom, right] = 1, stride 2: 8x8 -> 4x4.
+    return mk([helper.make_node("Conv", ["x", "conv.weight", "conv.bias"],
+                                ["y"], name="/conv/Conv", dilations=[1, 1],
+                                group=1, kernel_shape=[3, 3],
+                                pads=[1, 1, 1, 1], strides=[2, 2])],
+              [vi("x", [1, 3, 8, 8])], [vi("y", [1, 4, 4, 4])],
+              [init("conv.weight", f32(r, 4, 3, 3, 3)),
+               init("conv.bias", f32(r, 4))])
+
+
+@case("conv_asym")
+def _conv_asym(r):
+    # No bias, no strides/dilations attributes, asymmetric pads [0,1,1,0]:
+    # H = 7+0+1-2+1 = 7, W = 7+1+0-2+1 = 7.
+    return mk([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                                kernel_shape=[2, 2], pads=[0, 1, 1, 0])],
+              [vi("x", [1, 3, 7, 7])], [vi("y", [1, 2, 7, 7])],
+              [init("w", f32(r, 2, 3, 2, 2))])
+
+
+@case("conv_group")
+def _conv_group(r):
+    # group=2, dilations 2: 8 - (3-1)*2 = 4.
+    return mk([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv",
+                                group=2, dilations=[2, 2],
+                                kernel_shape=[3, 3])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 6, 4, 4])],
+              [init("w", f32(r, 6, 2, 3, 3)), init("b", f32(r, 6))])
+
+
+@case("conv_same_upper")
+def _conv_same_upper(r):
+    # auto_pad SAME_UPPER / SAME_LOWER, stride 2 on 6x6 with a 3x3 kernel:
+    # out = ceil(6/2) = 3, total pad (3-1)*2+3-6 = 1 per spatial dim, the odd
+    # one at the end for SAME_UPPER ([0,0,1,1]) and at the start for
+    # SAME_LOWER ([1,1,0,0]).
+    return mk([helper.make_node("Conv", ["x", "w"], ["y"], name="conv_upper",
+                                auto_pad="SAME_UPPER", kernel_shape=[3, 3],
+                                strides=[2, 2]),
+               helper.make_node("Conv", ["x", "w"], ["z"], name="conv_lower",
+                                auto_pad="SAME_LOWER", kernel_shape=[3, 3],
+                                strides=[2, 2])],
+              [vi("x", [1, 2, 6, 6])],
+              [vi("y", [1, 4, 3, 3]), vi("z", [1, 4, 3, 3])],
+              [init("w", f32(r, 4, 2, 3, 3))])
+
+
+@case("maxpool")
+def _maxpool(r):
+    return mk([helper.make_node("MaxPool", ["x"], ["y"], name="p1",
+                                kernel_shape=[2, 2], strides=[2, 2]),
+               helper.make_node("MaxPool", ["x"], ["z"], name="p2",
+                                kernel_shape=[3, 3], strides=[2, 2],
+                                pads=[1, 1, 1, 1])],
+              [vi("x", [1, 2, 6, 6])],
+              [vi("y", [1, 2, 3, 3]), vi("z", [1, 2, 3, 3])])
+
+
+@case("averagepool")
+def _averagepool(r):
+    return mk([helper.make_node("AveragePool", ["x"], ["y"], name="p1",
+                                kernel_shape=[2, 2], strides=[2, 2]),
+               helper.make_node("AveragePool", ["x"], ["z"], name="p2",
+                                kernel_shape=[3, 3], strides=[2, 2],
+                                pads=[1, 1, 1, 1], count_include_pad=1),
+               helper.make_node("AveragePool", ["x"], ["w"], name="p3",
+                                kernel_shape=[3, 3], strides=[2, 2],
+                                pads=[1, 1, 1, 1], count_include_pad=0)],
+              [vi("x", [1, 2, 6, 6])],
+              [vi("y", [1, 2, 3, 3]), vi("z", [1, 2, 3, 3]),
+               vi("w", [1, 2, 3, 3])])
+
+
+@case("globalaveragepool")
+def _gap(r):
+    return mk([helper.make_node("GlobalAveragePool", ["x"], ["y"], name="gap")],
+              [vi("x", [1, 4, 5, 5])], [vi("y", [1, 4, 1, 1])])
+
+
+@case("batchnorm")
+def _batchnorm(r):
+    var = (0.5 + r.random(4)).astype(np.float32)
+    return mk([helper.make_node("BatchNormalization",
+                                ["x", "bn.weight", "bn.bias",
+                                 "bn.running_mean", "bn.running_var"], ["y"],
+                                name="/bn/BatchNormalization", epsilon=1e-3,
+                                momentum=0.9)],
+              [vi("x", [2, 4, 5, 5])], [vi("y", [2, 4, 5, 5])],
+              [init("bn.weight", f32(r, 4)), init("bn.bias", f32(r, 4)),
+               init("bn.running_mean", f32(r, 4)),
+               init("bn.running_var", var)])
+
+
+@case("layernorm17")
+def _layernorm17(r):
+    return mk([helper.make_node("LayerNormalization",
+                                ["x", "ln.weight", "ln.bias"], ["y"],
+                                name="/ln/LayerNormalization", axis=-1,
+                                epsilon=1e-5)],
+              [vi("x", [2, 5, 16])], [vi("y", [2, 5, 16])],
+              [init("ln.weight", f32(r, 16)), init("ln.bias", f32(r, 16))],
+              opset=17)
+
+
+@case("elementwise")
+def _elementwise(r):
+    # Binary ops with a broadcast [8] initializer, Pow by constants 2 and
+    # 0.5 (and 1, 3), Sqrt, Erf, Tanh, Sigmoid, Relu, in one chain.
+    n = helper.make_node
+    return mk([n("Add", ["x", "b"], ["a1"], name="add"),
+               n("Sub", ["a1", "x"], ["a2"], name="sub"),
+               n("Mul", ["a2", "x"], ["a3"], name="mul"),
+               n("Div", ["a3", "b"], ["a4"], name="div"),
+               const_node("two", np.array(2.0, np.float32)),
+               n("Pow", ["a4", "two"], ["a5"], name="pow2"),
+               const_node("half", np.array(0.5, np.float32)),
+               n("Pow", ["a5", "half"], ["a6"], name="pow_half"),
+               n("Sqrt", ["a6"], ["a7"], name="sqrt"),
+               const_node("one", np.array(1.0, np.float32)),
+               n("Pow", ["a7", "one"], ["a8"], name="pow1"),
+               const_node("three", np.array(3.0, np.float32)),
+               n("Pow", ["a8", "three"], ["a9"], name="pow3"),
+               n("Erf", ["a9"], ["a10"], name="erf"),
+               n("Tanh", ["a10"], ["a11"], name="tanh"),
+               n("Sigmoid", ["a11"], ["a12"], name="sigmoid"),
+               n("Relu", ["a12"], ["y"], name="relu")],
+              [vi("x", [4, 8])], [vi("y", [4, 8])],
+              [init("b", (1.0 + r.random(8)).astype(np.float32))])
+
+
+@case("shape_arith")
+def _shape_arith(r):
+    # The int64 shape arithmetic torch emits for x.view(x.size(0), -1) with a
+    # dynamic batch (Shape, Gather, Unsqueeze, Concat, Reshape), here on a
+    # static input so it folds, plus Slice, Squeeze and Cast on the same
+    # constant shape tensors: the target shape is [4, 1, -1] -> [4,1,64].
+    n = helper.make_node
+    return mk([n("Shape", ["x"], ["s"], name="shape"),
+               const_node("i0", np.array(0, np.int64)),
+               n("Gather", ["s", "i0"], ["d0"], name="gather", axis=0),
+               const_node("ax0", i64([0])),
+               n("Unsqueeze", ["d0", "ax0"], ["u0"], name="unsq"),
+               n("Squeeze", ["u0", "ax0"], ["q0"], name="sq"),
+               n("Unsqueeze", ["q0", "ax0"], ["u1"], name="unsq2"),
+               n("Cast", ["u1"], ["c0"], name="cast", to=I64),
+               const_node("st", i64([1])), const_node("en", i64([2])),
+               n("Slice", ["s", "st", "en"], ["d1"], name="slice"),
+               const_node("m1", i64([-1])),
+               n("Concat", ["c0", "d1", "m1"], ["shape"], name="concat",
+                 axis=0),
+               n("Reshape", ["x", "shape"], ["y"], name="reshape")],
+              [vi("x", [4, 1, 8, 8])], [vi("y", [4, 1, 64])])
+
+
+# --------------------------------------------------------------------------
+# models dlc must reject (with an error, exit status 1)
+
+
+@case("einsum")
+def _einsum(r):
+    return mk([helper.make_node("Einsum", ["a", "b"], ["y"], name="my_einsum",
+                                equation="ij,jk->ik")],
+              [vi("a", [2, 3]), vi("b", [3, 4])], [vi("y", [2, 4])])
+
+
+@case("lstm")
+def _lstm(r):
+    return mk([helper.make_node("LSTM", ["x", "W", "R"], ["", "y"],
+                                name="/rnn/LSTM", hidden_size=4)],
+              [vi("x", [5, 2, 3])], [vi("y", [1, 2, 4])],
+              [init("W", f32(r, 1, 16, 3)), init("R", f32(r, 1, 16, 4))],
+              opset=14)
+
+
+def _relu_model(opset):
+    return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
+
+
+@case("opset9")
+def _opset9(r):
+    return _relu_model(9)
+
+
+@case("opset19")
+def _opset19(r):
+    # onnx 1.12 knows opsets up to 17, yet its checker lets this one pass.
+    return _relu_model(19)
+
+
+@case("float64_input")
+def _float64_input(r):
+    return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", [2, 3], TensorProto.DOUBLE)],
+              [vi("y", [2, 3], TensorProto.DOUBLE)])
+
+
+@case("undefined_input")
+def _undefined_input(r):
+    return mk([helper.make_node("Relu", ["x"], ["h"], name="relu"),
+               helper.make_node("Add", ["h", "nowhere"], ["y"],
+                                name="add_undefined")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
+@case("gemm_rank3")
+def _gemm_rank3(r):
+    return mk([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="gemm3",
+                                transB=1)],
+              [vi("x", [2, 4, 8])], [vi("y", [2, 4, 6])],
+              [init("w", f32(r, 6, 8)), init("b", f32(r, 6))])
+
+
+@case("maxpool_ceil")
+def _maxpool_ceil(r):
+    return mk([helper.make_node("MaxPool", ["x"], ["y"], name="pool_ceil",
+                                kernel_shape=[2, 2], strides=[2, 2],
+                                ceil_mode=1)],
+              [vi("x", [1, 2, 5, 5])], [vi("y", [1, 2, 3, 3])])
+
+
+@case("pow_1_7")
+def _pow_1_7(r):
+    return mk([const_node("e", np.array(1.7, np.float32)),
+               helper.make_node("Pow", ["x", "e"], ["y"], name="pow_odd")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
+@case("unknown_shape")
+def _unknown_shape(r):
+    # An input without a shape at all (unknown rank).
+    return mk([helper.make_node("Relu", ["pixels"], ["y"], name="relu")],
+              [helper.make_tensor_value_info("pixels", F32, None)],
+              [helper.make_tensor_value_info("y", F32, None)])
+
+
+# Loadable by onnx, rejected by dlc. The checker rejects these too:
+CHECKER_FAILS = {"undefined_input", "unknown_shape"}
+# ... and these are well-formed ONNX that dlc rejects on its own terms:
+CHECKER_PASSES = {"einsum", "lstm", "opset9", "opset19", "float64_input",
+                  "gemm_rank3", "maxpool_ceil", "pow_1_7"}
+
+# Raw files, not ModelProtos (written after the cases above).
+RAW = ["truncated", "garbage", "empty"]
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def parses(data):
+    try:
+        onnx.load_from_string(data)
+        return True
+    except Exception:  # noqa: BLE001 - DecodeError and friends
+        return False
+
+
+def main():
+    os.makedirs(INPUTS, exist_ok=True)
+    blobs = {}
+    for name, fn in CASES.items():
+        m = fn(rng_for(name))
+        data = m.SerializeToString()
+        blobs[name] = data
+        try:
+            onnx.checker.check_model(m)
+            ok = True
+        except Exception as e:  # noqa: BLE001
+            ok, why = False, str(e).splitlines()[0]
+        if name in CHECKER_FAILS:
+            assert not ok, "%s: the checker accepts it" % name
+        elif not ok:
+            sys.exit("%s: check_model: %s" % (name, why))
+        if name not in CHECKER_FAILS | CHECKER_PASSES:
+            # Valid models: shape inference agrees with the declared outputs.
+            inf = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+            want = {o.name: o.type for o in m.graph.output}
+            got = {o.name: o.type for o in inf.graph.output}
+            assert want == got, (name, want, got)
+        write(os.path.join(INPUTS, name + ".onnx"), data)
+        print("%-18s %5d bytes  %s" % (
+            name, len(data),
+            "invalid (checker rejects)" if name in CHECKER_FAILS else
+            "valid ONNX, rejected by dlc" if name in CHECKER_PASSES else
+            "valid"))
+
+    # The first half of a valid model's bytes: cut inside the initializers.
+    src = blobs["gemm_transb"]
+    trunc = src[: len(src) // 2]
+    assert not parses(trunc), "truncated gemm_transb still parses"
+    write(os.path.join(INPUTS, "truncated.onnx"), trunc)
+    # Random bytes from a fixed seed; asserted not to decode.
+    garbage = np.random.default_rng(1234).integers(
+        0, 256, 300, dtype=np.uint8).tobytes()
+    assert not parses(garbage), "the garbage decodes"
+    write(os.path.join(INPUTS, "garbage.onnx"), garbage)
+    # Zero bytes decode as an empty ModelProto (no graph, no opset_import).
+    write(os.path.join(INPUTS, "empty.onnx"), b"")
+    for name in RAW:
+        print("%-18s %5d bytes  raw, not a model"
+              % (name, os.path.getsize(os.path.join(INPUTS, name + ".onnx"))))
+
+
+if __name__ == "__main__":
+    main()
