@@ -230,6 +230,7 @@ private:
 
   // Constant folding of the int64 shape arithmetic.
   LogicalResult foldConstantNode(const onnx::NodeProto &node, bool &folded);
+  LogicalResult foldFloatConstant(const onnx::NodeProto &node, bool &folded);
 
   // Op handlers (one per ONNX op type; see handlers()).
   LogicalResult importIdentity(const onnx::NodeProto &node);
@@ -237,6 +238,7 @@ private:
   LogicalResult importBinary(const onnx::NodeProto &node);
   LogicalResult importUnary(const onnx::NodeProto &node);
   LogicalResult importPow(const onnx::NodeProto &node);
+  LogicalResult importComposite(const onnx::NodeProto &node);
   LogicalResult importGemm(const onnx::NodeProto &node);
   LogicalResult importMatMul(const onnx::NodeProto &node);
   LogicalResult importSoftmax(const onnx::NodeProto &node);
@@ -295,6 +297,9 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
                            "Neg", "Erf"})
       t[op] = &OnnxImporter::importUnary;
     t["Pow"] = &OnnxImporter::importPow;
+    for (const char *op : {"LeakyRelu", "Abs", "Elu", "Softplus",
+                           "HardSigmoid", "HardSwish", "Clip"})
+      t[op] = &OnnxImporter::importComposite;
     t["Gemm"] = &OnnxImporter::importGemm;
     t["MatMul"] = &OnnxImporter::importMatMul;
     t["Softmax"] = &OnnxImporter::importSoftmax;
@@ -548,6 +553,23 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     }
     return c;
   }
+  case onnx::TensorProto::DOUBLE:
+    // Kept for folding (PyTorch writes Python float scalars as float64
+    // Constants followed by a Cast when it does not fold constants); used
+    // as data it is an error (materialize).
+    c->isFloat = true;
+    c->elementType = builder.getF64Type();
+    if (hasRaw) {
+      if (failed(rawCount(8)))
+        return failure();
+      c->floats.resize(numel);
+      std::memcpy(c->floats.data(), raw.data(), raw.size());
+    } else {
+      if (t.double_data_size() != numel)
+        return sizeError(t.double_data_size());
+      c->floats.assign(t.double_data().begin(), t.double_data().end());
+    }
+    return c;
   case onnx::TensorProto::INT64:
     if (hasRaw) {
       if (failed(rawCount(8)))
@@ -787,6 +809,14 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
             .attachNote()
         << "hint: dlc uses integer tensors only as shapes, axes and "
            "indices known at compile time";
+    return failure();
+  }
+  if (c.elementType.isF64()) {
+    emitError(loc, "the float64 tensor '" + name + "' is used as data, "
+                   "which dlc does not support")
+            .attachNote()
+        << "hint: dlc computes in float32, float16 and bfloat16; cast the "
+           "model to float32 before exporting";
     return failure();
   }
   builder.setInsertionPointToEnd(body);
@@ -1065,16 +1095,119 @@ LogicalResult OnnxImporter::importPow(const onnx::NodeProto &node) {
     r = ddlc::MulOp::create(builder, loc, x->getType(), *x, *x);
     if (p == 3)
       r = ddlc::MulOp::create(builder, loc, x->getType(), r, *x);
+  } else if (p == -1 || p == -0.5 || p == -2) {
+    Value d = p == -1    ? *x
+              : p == -2  ? ddlc::MulOp::create(builder, loc, x->getType(), *x,
+                                               *x)
+                               .getResult()
+                         : ddlc::SqrtOp::create(builder, loc, *x).getResult();
+    r = ddlc::DivOp::create(
+        builder, loc, x->getType(),
+        fill(loc, 1.0, {}, typeOf(*x).getElementType()), d);
   } else {
     InFlightDiagnostic d =
         nodeError(node, "exponent " + formatNumber(p) + " is not supported");
     d.attachNote() << "hint: dlc supports Pow with the constant exponents "
-                      "0.5, 1, 2 and 3";
+                      "-2, -1, -0.5, 0.5, 1, 2 and 3";
     return failure();
   }
   // Broadcasting against a higher-rank exponent would change the shape.
   if (e->constant->shape.size() > size_t(typeOf(*x).getRank()))
     return nodeError(node, "the exponent has a higher rank than the base");
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importComposite(const onnx::NodeProto &node) {
+  // Activations without a dlc op of their own, written with relu, exp, log
+  // and arithmetic. min(x, hi) = x - relu(x - hi) and max(x, lo) = x +
+  // relu(lo - x) are exact where x passes through; where it saturates they
+  // are within an ulp of x of the bound.
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  Location loc = nodeLoc(node);
+  StringRef op = node.op_type();
+  Type et = typeOf(*x).getElementType();
+  auto type = x->getType();
+  auto relu = [&](Value v) -> Value {
+    return ddlc::ReluOp::create(builder, loc, v);
+  };
+  auto neg = [&](Value v) -> Value {
+    return ddlc::NegOp::create(builder, loc, v);
+  };
+  auto add = [&](Value a, Value b) -> Value {
+    return ddlc::AddOp::create(builder, loc, type, a, b);
+  };
+  auto sub = [&](Value a, Value b) -> Value {
+    return ddlc::SubOp::create(builder, loc, type, a, b);
+  };
+  auto scale = [&](Value v, double f) -> Value {
+    return f == 1.0 ? v
+                    : ddlc::ScaleOp::create(builder, loc, v,
+                                            builder.getF64FloatAttr(f))
+                          .getResult();
+  };
+  auto scalar = [&](double v) { return fill(loc, v, {}, et); };
+  auto minimum = [&](Value v, double hi) {
+    return sub(v, relu(add(v, scalar(-hi))));
+  };
+  auto maximum = [&](Value v, double lo) {
+    return lo == 0 ? relu(v) : add(v, relu(sub(scalar(lo), v)));
+  };
+  auto hardSigmoid = [&](Value v, double alpha, double beta) {
+    Value y = add(scale(v, alpha), scalar(beta));
+    return minimum(maximum(y, 0.0), 1.0);
+  };
+  Value r;
+  if (op == "LeakyRelu") {
+    // relu(x) - alpha relu(-x): exact on both sides.
+    r = sub(relu(*x), scale(relu(neg(*x)), floatAttr(node, "alpha", 0.01f)));
+  } else if (op == "Abs") {
+    r = add(relu(*x), relu(neg(*x)));
+  } else if (op == "Elu") {
+    // relu(x) + alpha (exp(-relu(-x)) - 1)
+    Value e = ddlc::ExpOp::create(builder, loc, neg(relu(neg(*x))));
+    r = add(relu(*x),
+            scale(add(e, scalar(-1.0)), floatAttr(node, "alpha", 1.0f)));
+  } else if (op == "Softplus") {
+    // relu(x) + log(1 + exp(-|x|)): no overflow for large |x|.
+    Value abs = add(relu(*x), relu(neg(*x)));
+    Value e = ddlc::ExpOp::create(builder, loc, neg(abs));
+    r = add(relu(*x), ddlc::LogOp::create(builder, loc, add(e, scalar(1.0))));
+  } else if (op == "HardSigmoid") {
+    r = hardSigmoid(*x, floatAttr(node, "alpha", 0.2f),
+                    floatAttr(node, "beta", 0.5f));
+  } else if (op == "HardSwish") {
+    r = ddlc::MulOp::create(builder, loc, type, *x,
+                            hardSigmoid(*x, 1.0 / 6.0, 0.5));
+  } else { // Clip: min and max are optional constant inputs (opset 11+).
+    auto bound = [&](int i, const char *what) -> FailureOr<std::optional<double>> {
+      if (!hasInput(node, i))
+        return std::optional<double>();
+      auto c = constInput(node, i, what);
+      if (failed(c))
+        return failure();
+      if ((*c)->numel() != 1 || !(*c)->isFloat) {
+        nodeError(node, Twine(what) + " must be a float scalar");
+        return failure();
+      }
+      return std::optional<double>((*c)->floats[0]);
+    };
+    auto lo = bound(1, "min");
+    if (failed(lo))
+      return failure();
+    auto hi = bound(2, "max");
+    if (failed(hi))
+      return failure();
+    r = *x;
+    if (*lo)
+      r = maximum(r, **lo);
+    if (*hi)
+      r = minimum(r, **hi);
+    if (*lo && *hi && **lo > **hi) // ONNX: every element becomes max
+      r = fill(loc, **hi, typeOf(*x).getShape(), et);
+  }
   define(node, 0, r);
   return success();
 }
@@ -1182,28 +1315,45 @@ LogicalResult OnnxImporter::importMatMul(const onnx::NodeProto &node) {
     if (failed(out))
       return failure();
     r = *out;
-  } else if (sa.size() == sb.size() &&
-             sa.drop_back(2) == sb.drop_back(2)) {
-    // Equal batch dimensions: one batched matmul.
+  } else {
+    // One batched matmul over the batch dimensions, broadcast (NumPy rules)
+    // when they differ: [M, K] x [B, K, N], [B, 1, M, K] x [H, K, N], ...
+    ArrayRef<int64_t> ba = sa.drop_back(2), bb = sb.drop_back(2);
+    size_t rank = std::max(ba.size(), bb.size());
+    SmallVector<int64_t> bshape(rank);
     int64_t batch = 1;
-    for (int64_t d : sa.drop_back(2))
-      batch *= d;
-    auto a3 = reshape(node, *a, {batch, m, k});
-    auto b3 = reshape(node, *b, {batch, k, n});
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t da = i < rank - ba.size() ? 1 : ba[i - (rank - ba.size())];
+      int64_t db = i < rank - bb.size() ? 1 : bb[i - (rank - bb.size())];
+      if (da != db && da != 1 && db != 1)
+        return nodeError(node, "batch dimensions do not broadcast (dimension " +
+                                   Twine(i) + ": " + Twine(da) + " vs " +
+                                   Twine(db) + ")");
+      bshape[i] = da == 1 ? db : da;
+      batch *= bshape[i];
+    }
+    auto expand = [&](Value v, int64_t rows, int64_t cols) -> Value {
+      SmallVector<int64_t> full(bshape);
+      full.push_back(rows);
+      full.push_back(cols);
+      if (typeOf(v).getShape() == ArrayRef<int64_t>(full))
+        return v;
+      return ddlc::BroadcastToOp::create(builder, loc,
+                                         RankedTensorType::get(full, et), v);
+    };
+    auto a3 = reshape(node, expand(*a, m, k), {batch, m, k});
+    auto b3 = reshape(node, expand(*b, k, n), {batch, k, n});
     if (failed(a3) || failed(b3))
       return failure();
     Value mm = ddlc::MatmulOp::create(
         builder, loc, RankedTensorType::get({batch, m, n}, et), *a3, *b3);
-    SmallVector<int64_t> shape(sa.begin(), sa.end());
-    shape.back() = n;
+    SmallVector<int64_t> shape(bshape);
+    shape.push_back(m);
+    shape.push_back(n);
     auto out = reshape(node, mm, shape);
     if (failed(out))
       return failure();
     r = *out;
-  } else {
-    return nodeError(node, "broadcasting batch dimensions (shapes with ranks " +
-                               Twine(sa.size()) + " and " + Twine(sb.size()) +
-                               ") is not supported");
   }
   define(node, 0, r);
   return success();
@@ -1847,6 +1997,10 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
   }
   if (op == "Constant" || node.input_size() == 0)
     return success();
+  if (failed(foldFloatConstant(node, folded)))
+    return failure();
+  if (folded)
+    return success();
   // The ops below fold when every input is an int64 constant.
   for (int i = 0; i < node.input_size(); ++i)
     if (hasInput(node, i) && !intConst(i))
@@ -1881,6 +2035,21 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
                : op == "Mul" ? x * y : x / y;
     }
     return result(big->shape, out);
+  }
+  if (op == "ReduceProd") {
+    // torch.var/std with a dynamic batch: the element count of a shape.
+    SmallVector<int64_t> axes = intsAttr(node, "axes");
+    if (Constant *c = intConst(1))
+      axes.assign(c->ints.begin(), c->ints.end());
+    if (rank != 1 && !axes.empty() && int64_t(axes.size()) != rank)
+      return nodeError(node, "dlc folds ReduceProd of integer tensors over "
+                             "all dimensions only");
+    int64_t p = 1;
+    for (int64_t v : a->ints)
+      p *= v;
+    bool keep = intAttr(node, "keepdims", 1) != 0;
+    return result(keep ? SmallVector<int64_t>(rank, 1) : SmallVector<int64_t>(),
+                  {p});
   }
   if (op == "Unsqueeze" || op == "Squeeze") {
     SmallVector<int64_t> axes;
@@ -1958,6 +2127,101 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
     return result({int64_t(out.size())}, out);
   }
   return success();
+}
+
+LogicalResult OnnxImporter::foldFloatConstant(const onnx::NodeProto &node,
+                                              bool &folded) {
+  // Float arithmetic on constants that are not parameters: a Cast of a
+  // folded dimension, Constant nodes. Exporters emit it around shapes, e.g.
+  // `q @ k.T * (C // h) ** -0.5` or torch.var's `n / (n - 1)` with a dynamic
+  // batch. Each result is rounded to its element type, as ONNX computes.
+  StringRef op = node.op_type();
+  folded = false;
+  auto constant = [&](int i) -> Constant * {
+    Item *it = lookup(node, i);
+    return it && it->constant ? it->constant.get() : nullptr;
+  };
+  auto floatConst = [&](int i) -> Constant * {
+    Constant *c = constant(i);
+    return c && c->isFloat && c->initializer.empty() ? c : nullptr;
+  };
+  auto round = [](Type et, double v) {
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(et).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  };
+  auto result = [&](Type et, SmallVector<int64_t> shape,
+                    std::vector<double> floats) {
+    auto c = std::make_shared<Constant>();
+    c->isFloat = true;
+    c->elementType = et;
+    c->shape = std::move(shape);
+    for (double &v : floats)
+      v = round(et, v);
+    c->floats = std::move(floats);
+    defineConst(node, 0, c);
+    folded = true;
+    return success();
+  };
+  // Small constants only: anything larger is computed by the model.
+  constexpr int64_t kMaxFolded = 4096;
+
+  if (op == "Cast") {
+    Constant *a = constant(0);
+    if (!a || (a->isFloat && !a->initializer.empty()) ||
+        a->numel() > kMaxFolded)
+      return success();
+    Type et;
+    switch (intAttr(node, "to", 0)) {
+    case onnx::TensorProto::FLOAT: et = builder.getF32Type(); break;
+    case onnx::TensorProto::FLOAT16: et = builder.getF16Type(); break;
+    case onnx::TensorProto::BFLOAT16: et = builder.getBF16Type(); break;
+    default: return success(); // int casts fold below
+    }
+    std::vector<double> out = a->isFloat
+        ? a->floats : std::vector<double>(a->ints.begin(), a->ints.end());
+    return result(et, a->shape, out);
+  }
+  bool unary = op == "Sqrt" || op == "Neg";
+  bool binary = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+                op == "Pow";
+  if (!unary && !binary)
+    return success();
+  Constant *a = floatConst(0);
+  if (!a || a->numel() > kMaxFolded)
+    return success();
+  if (unary) {
+    std::vector<double> out = a->floats;
+    for (double &v : out)
+      v = op == "Sqrt" ? std::sqrt(v) : -v;
+    return result(a->elementType, a->shape, out);
+  }
+  Constant *b = constant(1);
+  if (!b || (b->isFloat && !b->initializer.empty()) ||
+      (!b->isFloat && op != "Pow") || b->numel() > kMaxFolded ||
+      (b->isFloat && b->elementType != a->elementType))
+    return success();
+  // Equal shapes or a scalar operand; anything else is left to the model.
+  SmallVector<int64_t> shape;
+  if (a->shape == b->shape)
+    shape = a->shape;
+  else if (b->numel() == 1 && b->shape.size() <= a->shape.size())
+    shape = a->shape;
+  else if (a->numel() == 1 && a->shape.size() <= b->shape.size())
+    shape = b->shape;
+  else
+    return success();
+  std::vector<double> out(a->numel() == 1 ? b->numel() : a->numel());
+  for (size_t i = 0; i < out.size(); ++i) {
+    double x = a->floats[a->numel() == 1 ? 0 : i];
+    double y = b->isFloat ? b->floats[b->numel() == 1 ? 0 : i]
+                          : double(b->ints[b->numel() == 1 ? 0 : i]);
+    out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y
+             : op == "Div" ? x / y : std::pow(x, y);
+  }
+  return result(a->elementType, shape, out);
 }
 
 } // namespace

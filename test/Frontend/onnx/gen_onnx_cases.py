@@ -357,6 +357,72 @@ def _shape_arith(r):
               [vi("x", [4, 1, 8, 8])], [vi("y", [4, 1, 64])])
 
 
+@case("activations")
+def _activations(r):
+    # The activations written with relu/exp/log and arithmetic, and Pow by
+    # negative constants. Clip's min is a float64 Constant cast to float, as
+    # torch.onnx.export(do_constant_folding=False) writes clamp(min=0.1).
+    n = helper.make_node
+    return mk([n("LeakyRelu", ["x"], ["a1"], name="leaky", alpha=0.2),
+               n("Abs", ["a1"], ["a2"], name="abs"),
+               n("Elu", ["a2"], ["a3"], name="elu", alpha=0.7),
+               n("Softplus", ["a3"], ["a4"], name="softplus"),
+               n("HardSigmoid", ["a4"], ["a5"], name="hardsigmoid",
+                 alpha=0.25, beta=0.4),
+               n("HardSwish", ["a5"], ["a6"], name="hardswish"),
+               const_node("lo64", np.array(0.1, np.float64)),
+               n("Cast", ["lo64"], ["lo"], name="cast_lo", to=F32),
+               n("Clip", ["a6", "lo"], ["a7"], name="clip_min"),
+               const_node("hi", np.array(6.0, np.float32)),
+               n("Clip", ["a7", "", "hi"], ["a8"], name="clip_max"),
+               const_node("m1", np.array(-1.0, np.float32)),
+               n("Pow", ["a8", "m1"], ["a9"], name="pow_m1"),
+               const_node("mhalf", np.array(-0.5, np.float32)),
+               n("Pow", ["a9", "mhalf"], ["a10"], name="pow_mhalf"),
+               const_node("m2", np.array(-2.0, np.float32)),
+               n("Pow", ["a10", "m2"], ["y"], name="pow_m2")],
+              [vi("x", [4, 8])], [vi("y", [4, 8])], opset=14)
+
+
+@case("float_shape_arith")
+def _float_shape_arith(r):
+    # Float arithmetic on shape values, folded: x * (x.shape[-1] // 4) **
+    # -0.5 (hand-written attention scaling) and the n / (n - 1) of torch.var
+    # (ReduceProd of a shape slice, Cast, Sub, Div): 16 // 4 = 4 -> 0.5, and
+    # 16 / 15.
+    n = helper.make_node
+    return mk([n("Shape", ["x"], ["s"], name="shape"),
+               const_node("i2", np.array(2, np.int64)),
+               n("Gather", ["s", "i2"], ["c"], name="gather", axis=0),
+               const_node("four", np.array(4, np.int64)),
+               n("Div", ["c", "four"], ["hd"], name="div_int"),
+               n("Cast", ["hd"], ["hdf"], name="cast_f", to=F32),
+               const_node("mhalf", np.array(-0.5, np.float32)),
+               n("Pow", ["hdf", "mhalf"], ["sc"], name="pow_scale"),
+               n("Mul", ["x", "sc"], ["y1"], name="scale"),
+               const_node("im1", i64([-1])),
+               n("Gather", ["s", "im1"], ["last"], name="gather_last", axis=0),
+               n("ReduceProd", ["last"], ["cnt"], name="count", keepdims=0),
+               n("Cast", ["cnt"], ["cntf"], name="cast_cnt", to=F32),
+               const_node("one", np.array(1.0, np.float32)),
+               n("Sub", ["cntf", "one"], ["cm1"], name="sub_one"),
+               n("Div", ["cntf", "cm1"], ["corr"], name="corr"),
+               n("Mul", ["y1", "corr"], ["y"], name="correct")],
+              [vi("x", [2, 3, 16])], [vi("y", [2, 3, 16])])
+
+
+@case("matmul_broadcast")
+def _matmul_broadcast(r):
+    # MatMul with broadcast batch dimensions: [6,5] @ [2,5,8] and
+    # [2,1,4,8] @ [3,8,5].
+    n = helper.make_node
+    return mk([n("MatMul", ["w", "x"], ["y"], name="mix"),
+               n("MatMul", ["a", "b"], ["z"], name="bcast4d")],
+              [vi("x", [2, 5, 8]), vi("a", [2, 1, 4, 8]), vi("b", [3, 8, 5])],
+              [vi("y", [2, 6, 8]), vi("z", [2, 3, 4, 5])],
+              [init("w", f32(r, 6, 5))])
+
+
 # --------------------------------------------------------------------------
 # models dlc must reject (with an error, exit status 1)
 

@@ -65,7 +65,8 @@ SUPPORTED = {
     "Transpose", "Constant", "ReduceMean", "LayerNormalization", "Identity",
     "Dropout", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
     "BatchNormalization", "Shape", "Gather", "Unsqueeze", "Concat", "Squeeze",
-    "Slice", "Cast",
+    "Slice", "Cast", "LeakyRelu", "Abs", "Elu", "Softplus", "HardSigmoid",
+    "HardSwish", "Clip", "Exp", "Log", "Neg", "ReduceProd",
 }
 
 # --------------------------------------------------------------------------
@@ -261,6 +262,66 @@ class TransposeMatmul(nn.Module):
             "parameter, another rank-3 @ rank-3 and a permute.")
 def _transpose_matmul(rng):
     return TransposeMatmul(), randn(rng, 3, 4, 6)
+
+
+class Acts2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.ModuleList(nn.Linear(16, 16) for _ in range(7))
+        self.out = nn.Linear(16, 6)
+
+    def forward(self, x):
+        f = self.fc
+        h = F.leaky_relu(f[0](x), 0.1)
+        h = F.relu6(f[1](h) * 4.0)                  # saturates at 6
+        h = F.hardtanh(f[2](h), -0.5, 0.5)
+        h = F.hardswish(f[3](h) * 4.0)              # both saturations
+        h = F.elu(f[4](h), alpha=0.8)
+        h = F.softplus(f[5](h) * 8.0)               # large |x| too
+        h = F.mish(f[6](h))
+        return self.out(h).clamp(min=-0.3).abs()
+
+
+@model("mlp_acts2", 22, 14,
+       note="Activations without a dlc op of their own: LeakyRelu, Clip "
+            "(relu6, hardtanh, clamp), HardSigmoid+Mul (hardswish), Elu, "
+            "Softplus (and mish: Softplus Tanh Mul), Abs.")
+def _mlp_acts2(rng):
+    return Acts2(), randn(rng, 8, 16)
+
+
+class ManualMHA(nn.Module):
+    def __init__(self, c=16, heads=4):
+        super().__init__()
+        self.h = heads
+        self.qkv = nn.ModuleList(nn.Linear(c, c) for _ in range(3))
+        self.o = nn.Linear(c, c)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = (m(x).view(b, t, self.h, c // self.h).transpose(1, 2)
+                   for m in self.qkv)
+        a = torch.softmax(q @ k.transpose(-2, -1) * (c // self.h) ** -0.5,
+                          dim=-1)
+        y = (a @ v).transpose(1, 2).reshape(b, t, c)
+        return self.o(y) + x.var(-1, keepdim=True)
+
+
+@model("mha_dynamic", 23, 13, dynamic=True,
+       note="Attention written by hand with a dynamic batch: the head size "
+            "c // h is shape arithmetic, Cast to float and raised to -0.5 "
+            "(folded); x.var exports Shape ReduceProd Cast Sub Div.")
+def _mha_dynamic(rng):
+    return ManualMHA(), randn(rng, 2, 5, 16)
+
+
+@model("matmul_broadcast", 24, 13,
+       note="MatMul with broadcast batch dimensions: a [6,5] parameter "
+            "times [B,5,8] (token mixing).")
+def _matmul_broadcast(rng):
+    m = Net(lambda m, x: m.fc(torch.matmul(m.tok, x)) + 1.0,
+            tok=nn.Parameter(torch.randn(6, 5) * 0.5), fc=nn.Linear(8, 8))
+    return m, randn(rng, 3, 5, 8)
 
 
 # --------------------------------------------------------------------------

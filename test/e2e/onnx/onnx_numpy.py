@@ -210,6 +210,31 @@ def run(model, feeds):
             for s, e, ax, st in zip(starts, ends, axes, steps):
                 sl[int(ax)] = slice(int(s), int(e), int(st))
             out = x[tuple(sl)]
+        elif op == "Exp":
+            out = np.exp(x)
+        elif op == "Log":
+            out = np.log(x)
+        elif op == "Neg":
+            out = -x
+        elif op == "Abs":
+            out = np.abs(x)
+        elif op == "LeakyRelu":
+            out = np.where(x >= 0, x, a.get("alpha", 0.01) * x)
+        elif op == "Elu":
+            out = np.where(x > 0, x, a.get("alpha", 1.0) * np.expm1(np.minimum(x, 0)))
+        elif op == "Softplus":
+            out = np.logaddexp(0.0, x)
+        elif op == "HardSigmoid":
+            out = np.clip(a.get("alpha", 0.2) * x + a.get("beta", 0.5), 0, 1)
+        elif op == "HardSwish":
+            out = x * np.clip(x / 6.0 + 0.5, 0, 1)
+        elif op == "Clip":
+            lo = ins[1] if len(ins) > 1 and ins[1] is not None else -np.inf
+            hi = ins[2] if len(ins) > 2 and ins[2] is not None else np.inf
+            out = np.minimum(np.maximum(x, lo), hi)
+        elif op == "ReduceProd":
+            axes = tuple(a["axes"]) if "axes" in a else None
+            out = np.prod(x, axis=axes, keepdims=bool(a.get("keepdims", 1)))
         elif op == "Cast":
             to = a["to"]
             out = x.astype(np.int64 if to == 7 else np.float64)
