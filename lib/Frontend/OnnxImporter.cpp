@@ -274,6 +274,7 @@ private:
   const ::dlc::OnnxImportOptions &options;
   Location fileLoc = UnknownLoc::get(&ctx);
   int64_t opset = 0;
+  const onnx::GraphProto *graph = nullptr; ///< While importing.
   ModuleOp module;
   Block *body = nullptr; ///< The forward function's block.
   llvm::StringMap<Item> items;
@@ -383,6 +384,7 @@ OwningOpRef<ModuleOp> OnnxImporter::import(StringRef bytes) {
     return nullptr;
   }
   const onnx::GraphProto &graph = model.graph();
+  this->graph = &graph;
 
   std::string modelName = sanitizeModelName(llvm::sys::path::stem(fileName));
   OwningOpRef<ModuleOp> owned(ModuleOp::create(fileLoc, modelName));
@@ -778,10 +780,24 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
     std::string list;
     for (const auto &op : ::dlc::supportedOnnxOps())
       list += (list.empty() ? "" : ", ") + op;
-    nodeError(node, "op '" + node.op_type() + "' is not supported")
-            .attachNote()
-        << "hint: dlc supports these ONNX ops (opsets "
-        << ::dlc::kMinOnnxOpset << " to " << ::dlc::kMaxOnnxOpset << "): " << list;
+    InFlightDiagnostic d =
+        nodeError(node, "op '" + node.op_type() + "' is not supported");
+    // The other unsupported ops of the graph, so that the first one (an
+    // Expand before an LSTM) does not hide the one that matters.
+    std::string others;
+    llvm::StringSet<> seen;
+    seen.insert(node.op_type());
+    if (graph)
+      for (const auto &n : graph->node())
+        if (!handlers().count(n.op_type()) && n.op_type() != "ReduceProd" &&
+            seen.insert(n.op_type()).second)
+          others += (others.empty() ? "" : ", ") + n.op_type();
+    if (!others.empty())
+      d.attachNote() << "the graph also uses these unsupported ops: "
+                     << others;
+    d.attachNote() << "hint: dlc supports these ONNX ops (opsets "
+                   << ::dlc::kMinOnnxOpset << " to " << ::dlc::kMaxOnnxOpset
+                   << "): " << list;
     return failure();
   }
   builder.setInsertionPointToEnd(body);

@@ -448,6 +448,20 @@ def _relu_model(opset):
               [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
 
 
+@case("lstm_expand")
+def _lstm_expand(r):
+    # As nn.LSTM exports: an Expand of the initial state before the LSTM.
+    # The error names the first (Expand) and notes the LSTM.
+    n = helper.make_node
+    return mk([const_node("shape", i64([1, 2, 4])),
+               n("Expand", ["h0", "shape"], ["h"], name="/l/Expand"),
+               n("LSTM", ["x", "W", "R", "", "", "h", "h"], ["", "y"],
+                 name="/l/LSTM", hidden_size=4)],
+              [vi("x", [5, 2, 3]), vi("h0", [1, 1, 4])], [vi("y", [1, 2, 4])],
+              [init("W", f32(r, 1, 16, 3)), init("R", f32(r, 1, 16, 4))],
+              opset=14)
+
+
 @case("opset9")
 def _opset9(r):
     return _relu_model(9)
@@ -508,7 +522,7 @@ def _unknown_shape(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"einsum", "lstm", "opset9", "opset19", "float64_input",
+CHECKER_PASSES = {"einsum", "lstm", "lstm_expand", "opset9", "opset19", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7"}
 
 # Raw files, not ModelProtos (written after the cases above).
