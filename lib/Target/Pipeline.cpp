@@ -82,11 +82,11 @@ mlir::dlc::runMemoryPlanPipeline(ModuleOp module,
       module,
       "builtin.module("
       // Fuse elementwise producers into their consumers (epilogues, softmax
-      // steps), then bufferize. No eliminate-empty-tensors: once CSE has
+      // steps; reshapes stay off the matmuls), then bufferize. No eliminate-empty-tensors: once CSE has
       // merged two identical zero-filled accumulators, it makes two results
       // share the caller's output buffer and one-shot-bufferize then copies
       // the wrong one out (test/e2e/reductions.test). Outputs cost one copy.
-      "linalg-fuse-elementwise-ops,canonicalize,cse,"
+      "dlc-fuse-elementwise,canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},canonicalize,"
       // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory

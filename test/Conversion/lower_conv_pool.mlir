@@ -3,16 +3,17 @@
 // (lib/Conversion/DlcToLinalg/Convolution.cpp, Pooling.cpp).
 
 // A convolution with one group: the padded input's patches are gathered
-// into [C*KH*KW, N*OH*OW] and the weight into [O, C*KH*KW] by affine copies
-// (not reshapes, which linalg-fuse-elementwise-ops would fold into the
-// matmul), one linalg.matmul computes [O, N*OH*OW], and the epilogue reads
-// it transposed back to [N, O, OH*OW] with the bias and the ReLU.
-// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1) -> (d1 floordiv 16, d0 floordiv 9, ((d1 mod 16) floordiv 4) * 2 + (d0 mod 9) floordiv 3, (d1 mod 4) * 2 + d0 mod 3)>
+// into [C*KH*KW, N, OH, OW] (only the patch index is divided) and collapsed
+// to [C*KH*KW, N*OH*OW], the weight is copied to [O, C*KH*KW], one
+// linalg.matmul computes [O, N*OH*OW], and the epilogue reads it transposed
+// back to [N, O, OH*OW] with the bias and the ReLU.
+// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0 floordiv 9, d2 * 2 + (d0 mod 9) floordiv 3, d3 * 2 + d0 mod 3)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 9, (d1 mod 9) floordiv 3, d1 mod 3)>
 // CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2) -> (d1, d0 * 16 + d2)>
 // CHECK-LABEL: func.func @conv_gemm
 // CHECK: %[[PAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x10x10xf32>)
-// CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[PATCH]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<27x32xf32>)
+// CHECK: %[[COL4:.*]] = linalg.generic {indexing_maps = [#[[PATCH]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<27x2x4x4xf32>)
+// CHECK: %[[COL:.*]] = tensor.collapse_shape %[[COL4]] {{\[\[}}0], [1, 2, 3]] : tensor<27x2x4x4xf32> into tensor<27x32xf32>
 // CHECK: %[[W2:.*]] = linalg.generic {indexing_maps = [#[[W]], {{.*}}]{{.*}} ins(%arg1 : tensor<8x3x3x3xf32>) outs(%{{.*}} : tensor<8x27xf32>)
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W2]], %[[COL]] : tensor<8x27xf32>, tensor<27x32xf32>)
 // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[MM]], %arg2 : tensor<8x32xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)

@@ -168,6 +168,29 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def DlcFuseElementwisePass : Pass<"dlc-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse elementwise linalg ops, never reshaping a contraction";
+  let description = [{
+    Upstream's `linalg-fuse-elementwise-ops` (elementwise producer/consumer
+    fusion, reshape propagation by expansion, constant folding), except
+    that a `tensor.collapse_shape` or `tensor.expand_shape` next to a
+    contraction (`linalg.matmul`, `linalg.batch_matmul`) is left alone.
+    Upstream folds it into the contraction, which becomes a
+    `linalg.generic` over more dimensions that `dlc-tile-and-vectorize`
+    does not tile: a `flatten` before a `linear`, or the im2col buffer of a
+    convolution collapsed to the GEMM's shape, would then run as scalar
+    loops.
+
+    ```mlir
+    %c = tensor.collapse_shape %x [[0], [1, 2, 3]] : tensor<64x16x3x3xf32> into tensor<64x144xf32>
+    %y = linalg.matmul ins(%c, %w : ...) outs(%acc : ...)   // stays a matmul
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DlcApproximateMathPass : Pass<"dlc-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Replace transcendental math ops by polynomial approximations";
   let description = [{

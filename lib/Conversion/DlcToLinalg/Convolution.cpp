@@ -188,20 +188,24 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   if (attrs.groups == 1) {
     // col[r, p] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw] with the patch
     // index r = (c, kh, kw) and the output position p = (n, oh, ow)
-    // flattened. The matmul's operands and result are built and read by
-    // linalg.generic ops, never reshapes: linalg-fuse-elementwise-ops
-    // would fold a reshape into the matmul, making it a generic
-    // contraction that the tiling does not see.
+    // flattened.
+    //
+    // The copy iterates over (r, n, oh, ow), so that only the outermost
+    // index is divided (the inner loops walk a row of the input), and its
+    // result is collapsed to the GEMM's shape; dlc-fuse-elementwise keeps
+    // that reshape out of the matmul.
     int64_t q = oh * ow, kk = kh * kw;
-    AffineExpr r = d(0), p = d(1);
+    AffineExpr r = d(0);
     AffineMap xMap = AffineMap::get(
-        2, 0,
-        {p.floorDiv(q), r.floorDiv(kk),
-         windowExpr((p % q).floorDiv(ow), (r % kk).floorDiv(kw), sh, dh),
-         windowExpr(p % ow, r % kw, sw, dw)},
+        4, 0,
+        {d(1), r.floorDiv(kk), windowExpr(d(2), (r % kk).floorDiv(kw), sh, dh),
+         windowExpr(d(3), r % kw, sw, dw)},
         ctx);
-    Value col = gather(b, loc, xp, xMap,
-                       RankedTensorType::get({c * kk, n * q}, acc));
+    Value col4 = gather(b, loc, xp, xMap,
+                        RankedTensorType::get({c * kk, n, oh, ow}, acc));
+    Value col = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({c * kk, n * q}, acc), col4,
+        SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     AffineMap wMap = AffineMap::get(
         2, 0, {d(0), d(1).floorDiv(kk), (d(1) % kk).floorDiv(kw), d(1) % kw},
         ctx);

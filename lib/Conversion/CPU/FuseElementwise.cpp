@@ -1,0 +1,75 @@
+//===- FuseElementwise.cpp - dlc-fuse-elementwise -------------------------===//
+//
+// Upstream's linalg-fuse-elementwise-ops, minus one thing: a reshape is not
+// folded into a contraction (matmul, batch_matmul). Folding it expands the
+// matmul into a linalg.generic contraction over more dimensions, which
+// dlc-tile-and-vectorize does not tile: a flatten before a linear, or the
+// collapse of a convolution's im2col buffer, would make the GEMM run
+// untiled and scalar. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCFUSEELEMENTWISEPASS
+#include "dlc/Conversion/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+
+namespace {
+/// A matmul-like op: the one thing the tiling recognises.
+bool isContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+}
+
+struct DlcFuseElementwisePass
+    : dlc::impl::DlcFuseElementwisePassBase<DlcFuseElementwisePass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    // Upstream's default: fuse a producer into its only consumer; but not
+    // into one that reads it through windows (a pool, an im2col copy:
+    // `oh * s + kh`), which would recompute each element once per window
+    // that covers it and read the producer's own inputs out of order.
+    auto fuseOnlyUse = [](OpOperand *operand) {
+      Operation *producer = operand->get().getDefiningOp();
+      if (!producer || !producer->hasOneUse())
+        return false;
+      if (auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner()))
+        return consumer.getMatchingIndexingMap(operand).isProjectedPermutation();
+      return true;
+    };
+    // A reshape next to a contraction stays where it is.
+    auto foldReshape = [&](OpOperand *operand) {
+      Operation *producer = operand->get().getDefiningOp();
+      if (isContraction(operand->getOwner()) || isContraction(producer))
+        return false;
+      return fuseOnlyUse(operand);
+    };
+    linalg::populateElementwiseOpsFusionPatterns(patterns, fuseOnlyUse);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, foldReshape);
+    tensor::populateBubbleUpExpandShapePatterns(patterns);
+    affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
+        patterns);
+    linalg::populateConstantFoldLinalgOperations(patterns, fuseOnlyUse);
+    // Top-down, as upstream, for compile time.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns),
+                                GreedyRewriteConfig().setUseTopDownTraversal());
+  }
+};
+} // namespace
