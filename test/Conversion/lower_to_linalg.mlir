@@ -21,20 +21,40 @@ func.func @linear_relu(%x: tensor<32x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8
 // -----
 
 // A small batch against a wide layer: the input is transposed instead of
-// the weight (4*16 elements, not 8*16), the matmul computes W x^T, and the
+// the weight (6*16 elements, not 32*16), the matmul computes W x^T, and the
 // epilogue reads its result transposed, so the result needs no copy of its
 // own.
 // CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @linear_small_batch
-// CHECK: %[[XT:.*]] = linalg.transpose ins(%arg0 : tensor<4x16xf32>) outs(%{{.*}} : tensor<16x4xf32>) permutation = [1, 0]
-// CHECK: %[[MM:.*]] = linalg.matmul ins(%arg1, %[[XT]] : tensor<8x16xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<8x4xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[COL]], #{{.*}}], {{.*}} ins(%[[MM]], %arg2 : tensor<8x4xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%arg0 : tensor<6x16xf32>) outs(%{{.*}} : tensor<16x6xf32>) permutation = [1, 0]
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%arg1, %[[XT]] : tensor<32x16xf32>, tensor<16x6xf32>) outs(%{{.*}} : tensor<32x6xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[COL]], #{{.*}}], {{.*}} ins(%[[MM]], %arg2 : tensor<32x6xf32>, tensor<32xf32>) outs(%{{.*}} : tensor<6x32xf32>)
 // CHECK-NOT: linalg.transpose
 // CHECK: return
-func.func @linear_small_batch(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
-  %0 = dlc.linear %x, %w, %b : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @linear_small_batch(%x: tensor<6x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<6x32xf32> {
+  %0 = dlc.linear %x, %w, %b : (tensor<6x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<6x32xf32>
+  return %0 : tensor<6x32xf32>
+}
+
+// -----
+
+// Up to 4 rows (inference at batch 1): dot products along the contiguous K
+// of the weight and the input, no re-layout of either; the reduction may
+// reassociate (LLVM vectorises it along K). The epilogue transposes back.
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @linear_dot
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[DOT:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[Y]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg1, %arg0 : tensor<8x16xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<8x1xf32>)
+// CHECK: arith.mulf {{.*}} fastmath<reassoc,contract>
+// CHECK: arith.addf {{.*}} fastmath<reassoc,contract>
+// CHECK: linalg.generic {{.*}} ins(%[[DOT]], %arg2 : tensor<8x1xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<1x8xf32>)
+func.func @linear_dot(%x: tensor<1x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<1x8xf32> {
+  %0 = dlc.linear %x, %w, %b : (tensor<1x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+  return %0 : tensor<1x8xf32>
 }
 
 // -----

@@ -278,6 +278,9 @@ namespace {
 // Contractions
 //===----------------------------------------------------------------------===//
 
+/// Up to this many rows, a linear layer is dot products, not a GEMM.
+constexpr int64_t kDotProductRows = 4;
+
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
@@ -319,7 +322,35 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     }
     Value y;
     AffineMap yMap;
-    if (!transposeInput) {
+    if (m <= kDotProductRows) {
+      // A few rows (inference at batch 1): y[n, m] = sum_k W[n, k] x[m, k],
+      // dot products along the contiguous K of both operands, which reads
+      // the weight once, in its own layout. The reduction may reassociate,
+      // so LLVM vectorises it along K (the tiled GEMM would run a one-column
+      // tile here); the result is read transposed by the epilogue.
+      auto ytTy = RankedTensorType::get({n, m}, accElemTy);
+      auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+      auto fm = arith::FastMathFlagsAttr::get(
+          ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+      y = linalg::GenericOp::create(
+              b, loc, TypeRange{ytTy}, ValueRange{w, x},
+              ValueRange{filledTensor(b, loc, ytTy, 0.0)},
+              SmallVector<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                     AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                                     AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
+              SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                               utils::IteratorType::parallel,
+                                               utils::IteratorType::reduction},
+              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                Value p = arith::MulFOp::create(nb, nloc, a[0], a[1], fm);
+                linalg::YieldOp::create(
+                    nb, nloc,
+                    arith::AddFOp::create(nb, nloc, a[2], p, fm).getResult());
+              })
+              .getResult(0);
+      yMap = AffineMap::get(2, 0, {d(1), d(0)}, ctx);
+      transposeInput = true; // the epilogue transposes the result back
+    } else if (!transposeInput) {
       auto wtTy = RankedTensorType::get({k, n}, mmElemTy);
       Value wt = linalg::TransposeOp::create(b, loc, w,
                                              emptyTensor(b, loc, wtTy),
