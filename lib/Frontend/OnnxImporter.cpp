@@ -27,6 +27,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
 #include <onnx/onnx_pb.h>
@@ -115,7 +116,7 @@ std::string sanitizeModelName(StringRef name) {
 std::string formatNumber(double v) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << v;
+  os << llvm::format("%g", v);
   return s;
 }
 
