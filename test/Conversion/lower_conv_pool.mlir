@@ -18,7 +18,7 @@
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W2]], %[[COL]] : tensor<8x27xf32>, tensor<27x32xf32>)
 // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[MM]], %arg2 : tensor<8x32xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)
 // CHECK: arith.addf
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
 // CHECK: tensor.expand_shape %[[Y]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 8, 4, 4]
 // CHECK-NOT: linalg.generic
 // CHECK: return
@@ -71,13 +71,20 @@ func.func @conv_grad_weight(%x: tensor<2x3x9x9xf32>, %g: tensor<2x8x4x4xf32>) ->
 
 // -----
 
-// Max pooling: one reduction over the window taps into a -inf filled
-// result, the output row (ow) innermost; the padding is -inf.
-// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d3, d5 * 2 + d4)>
+// Max pooling with a small, strided window: one all-parallel generic over
+// the result that reads each of the 2x2 taps as an operand and combines
+// them in registers (a tap wins if larger or NaN); the padding is -inf.
+// CHECK-DAG: #[[T00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-DAG: #[[T01:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2 + 1)>
+// CHECK-DAG: #[[T10:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2)>
+// CHECK-DAG: #[[T11:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2 + 1)>
 // CHECK-LABEL: func.func @max_pool
+// CHECK: %[[XP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4x10x10xf32>)
 // CHECK: arith.constant 0xFF800000 : f32
-// CHECK: linalg.generic {indexing_maps = [#[[X]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
-// CHECK: arith.maximumf
+// CHECK: linalg.generic {indexing_maps = [#[[T00]], #[[T01]], #[[T10]], #[[T11]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[XP]], %[[XP]], %[[XP]], %[[XP]] :
+// CHECK-COUNT-3: arith.cmpf ugt
+// CHECK-NOT: arith.maximumf
+// CHECK: return
 func.func @max_pool(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
   %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32>
   return %0 : tensor<2x4x5x5xf32>
@@ -85,12 +92,12 @@ func.func @max_pool(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
 
 // -----
 
-// Average pooling without the padding in the count: the sum, then a
-// division by the number of window elements inside the input, computed
-// from the position.
+// Average pooling without the padding in the count: the sum of the 3x3
+// taps (in registers), then a division by the number of window elements
+// inside the input, computed from the position.
 // CHECK-LABEL: func.func @avg_pool
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
-// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[P:[0-9]+]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]] :
+// CHECK-COUNT-8: arith.addf
 // CHECK: linalg.generic
 // CHECK: linalg.index 2
 // CHECK: arith.minsi
@@ -98,6 +105,19 @@ func.func @max_pool(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
 func.func @avg_pool(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
   %0 = dlc.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32>
   return %0 : tensor<2x4x5x5xf32>
+}
+
+// -----
+
+// A window with a stride of 1 stays a reduction over the taps (its first
+// tap's map would be a plain dimension, from which linalg would take the
+// loop extent).
+// CHECK-LABEL: func.func @max_pool_stride1
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// CHECK: arith.cmpf ugt
+func.func @max_pool_stride1(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x8x8xf32> {
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
 }
 
 // -----

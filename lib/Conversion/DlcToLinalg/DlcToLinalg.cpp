@@ -224,8 +224,15 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
   Type t = x.getType();
   if (act == "none")
     return x;
-  if (act == "relu")
-    return arith::MaximumFOp::create(b, loc, x, floatConst(b, loc, t, 0.0));
+  if (act == "relu") {
+    // x < 0 ? 0 : x, PyTorch's relu to the bit: NaN and -0 pass through.
+    // A compare and a select vectorise to a blend; arith.maximumf's
+    // expansion on x86 (no native IEEE maximum) branches on the data.
+    Value zero = floatConst(b, loc, t, 0.0);
+    Value neg =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+    return arith::SelectOp::create(b, loc, neg, zero, x);
+  }
   if (act == "tanh")
     return math::TanhOp::create(b, loc, x);
   if (act == "sigmoid") {

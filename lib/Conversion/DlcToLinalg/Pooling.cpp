@@ -44,14 +44,53 @@ Window windowOf(OpTy op, ArrayRef<int64_t> dilations, RankedTensorType in) {
           in.getDimSize(2), in.getDimSize(3)};
 }
 
+/// Windows of at most this many taps are combined in registers.
+constexpr int64_t kMaxUnrolledTaps = 16;
+
 /// The window reduction: `result[n, c, oh, ow] = combine over (kh, kw) of
 /// xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw]`, starting from `init`.
+///
+/// A small window is one all-parallel linalg.generic over the result that
+/// reads every tap as an operand of its own and combines them in
+/// registers: no read-modify-write of the result per tap, and a loop along
+/// ow that LLVM vectorises without a data-dependent branch. A large window
+/// is a reduction over (kh, kw), as is a window with a stride of 1.
 Value poolReduce(OpBuilder &b, Location loc, Value xp, const Window &win,
                  RankedTensorType accTy, double init,
                  function_ref<Value(OpBuilder &, Location, Value, Value)>
                      combine) {
   MLIRContext *ctx = b.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // (With a stride of 1 the first tap's map would be a plain dimension,
+  // from which linalg would take the loop's extent: the input's, not the
+  // result's.)
+  if (win.kh * win.kw <= kMaxUnrolledTaps && win.sh > 1 && win.sw > 1) {
+    SmallVector<Value> taps;
+    SmallVector<AffineMap> maps;
+    for (int64_t i = 0; i < win.kh; ++i)
+      for (int64_t j = 0; j < win.kw; ++j) {
+        taps.push_back(xp);
+        maps.push_back(AffineMap::get(
+            4, 0,
+            {d(0), d(1), d(2) * win.sh + i * win.dh,
+             d(3) * win.sw + j * win.dw},
+            ctx));
+      }
+    maps.push_back(b.getMultiDimIdentityMap(4));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{accTy}, taps,
+               ValueRange{emptyTensor(b, loc, accTy)}, maps,
+               SmallVector<utils::IteratorType>(4,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Type t = accTy.getElementType();
+                 Value r = convertFloat(nb, l, a[0], t);
+                 for (Value x : a.drop_front().drop_back())
+                   r = combine(nb, l, r, convertFloat(nb, l, x, t));
+                 linalg::YieldOp::create(nb, l, r);
+               })
+        .getResult(0);
+  }
   // Iteration space (n, c, oh, kh, kw, ow).
   AffineMap xMap = AffineMap::get(
       6, 0, {d(0), d(1), d(2) * win.sh + d(3) * win.dh, d(5) * win.sw + d(4) * win.dw},
@@ -108,13 +147,20 @@ struct LowerMaxPool2D : OpRewritePattern<MaxPool2DOp> {
                                 PatternRewriter &b) const override {
     auto inTy = tensorTy(op.getInput()), resTy = tensorTy(op.getResult());
     Window win = windowOf(op, op.getDilations(), inTy);
-    // Padding is -inf: it never wins. maximumf propagates NaN (PyTorch).
+    // Padding is -inf: it never wins. A NaN in a window wins (PyTorch).
     Value xp = padImage(b, op.getLoc(), op.getInput(), op.getPadding(),
                         -INFINITY);
     b.replaceOp(op, poolReduce(b, op.getLoc(), xp, win, resTy, -INFINITY,
                                [](OpBuilder &nb, Location l, Value acc,
                                   Value x) {
-                                 return arith::MaximumFOp::create(nb, l, acc, x)
+                                 // x wins if larger or NaN: NaN propagates
+                                 // and the first of equal values stays, as
+                                 // in PyTorch; a select, not maximumf,
+                                 // whose x86 expansion branches.
+                                 Value gt = arith::CmpFOp::create(
+                                     nb, l, arith::CmpFPredicate::UGT, x, acc);
+                                 return arith::SelectOp::create(nb, l, gt, x,
+                                                                acc)
                                      .getResult();
                                }));
     return success();
