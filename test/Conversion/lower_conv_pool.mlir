@@ -153,3 +153,24 @@ func.func @pool_grads(%x: tensor<2x4x8x8xf32>, %g: tensor<2x4x4x4xf32>) -> (tens
   %1 = dlc.avg_pool2d_grad %g {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>) -> tensor<2x4x8x8xf32>
   return %0, %1 : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>
 }
+
+// -----
+
+// At most 16 input taps (C*KH*KW = 1*2*2): a direct convolution. Each tap
+// is a strided view of the padded input, each weight element a scalar read
+// through constant indices; one all-parallel generic sums the products in
+// registers (no im2col buffer, no matmul); the epilogue adds the bias.
+// CHECK-LABEL: func.func @conv_direct
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[T0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 1, 3, 3] [1, 1, 2, 2] : tensor<2x1x7x7xf32> to tensor<2x3x3xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 1] [2, 1, 3, 3] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 1, 0] [2, 1, 3, 3] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 1, 1] [2, 1, 3, 3] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[T0]], %arg1, {{.*}} outs(%{{.*}} : tensor<2x4x3x3xf32>)
+// CHECK-COUNT-4: arith.mulf
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+func.func @conv_direct(%x: tensor<2x1x5x5xf32>, %w: tensor<4x1x2x2xf32>, %b: tensor<4xf32>) -> tensor<2x4x3x3xf32> {
+  %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x1x5x5xf32>, tensor<4x1x2x2xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
+  return %0 : tensor<2x4x3x3xf32>
+}

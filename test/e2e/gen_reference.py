@@ -431,6 +431,11 @@ def _decomposed(rng):
             ("gelu_tanh", F.gelu(x, approximate="tanh")),
             ("ln", m.ln(x)),
             ("ln_plain", F.layer_norm(x, (32,), eps=1e-6)),
+        )
+
+    return m, inputs, fwd
+
+
 def random_bn(n):
     """A BatchNorm2d with random affine parameters and running statistics."""
     bn = nn.BatchNorm2d(n)
@@ -474,6 +479,31 @@ def _conv_variants(rng):
             ("mp", F.max_pool2d(a, 3, stride=2, padding=1)),
             ("mpd", F.max_pool2d(a, 2, stride=1, dilation=2)),
             ("ap", F.avg_pool2d(a, (2, 3), stride=(1, 2), padding=(1, 1))),
+        )
+
+    return m, inputs, fwd
+
+
+@model("conv_direct", 20)
+def _conv_direct(rng):
+    # Convolutions with at most 16 input taps (C*KH*KW), which dlc computes
+    # directly instead of through im2col + GEMM: one channel 3x3 padded,
+    # then two channels (2, 3) strided, dilated and asymmetrically padded,
+    # followed by a max pool (2x2, stride 2) and a strided 3x3 average pool.
+    m = Layers(c1=nn.Conv2d(1, 2, 3, padding=1),
+               c2=nn.Conv2d(2, 3, (2, 3), stride=(2, 1), dilation=(2, 1)))
+    inputs = od(("x", randn(rng, 3, 1, 9, 11)))
+
+    def fwd(m, t):
+        a = F.relu(m.c1(t["x"]))
+        # dlc padding [top, left, bottom, right] = [1, 2, 0, 1]
+        b = m.c2(F.pad(a, (2, 1, 1, 0)))
+        return od(
+            ("a", a),
+            ("b", b),
+            ("mp", F.max_pool2d(b, 2, stride=2)),
+            ("ap", F.avg_pool2d(a, 3, stride=2, padding=1,
+                                count_include_pad=False)),
         )
 
     return m, inputs, fwd

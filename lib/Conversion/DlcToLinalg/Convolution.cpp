@@ -109,6 +109,10 @@ Value mlir::dlc::lowering::padImage(OpBuilder &b, Location loc, Value x,
 
 namespace {
 
+/// Up to this many input taps (C * KH * KW), a convolution is computed
+/// directly rather than as im2col + GEMM.
+constexpr int64_t kMaxDirectTaps = 16;
+
 /// The attributes of a convolution.
 struct ConvAttrs {
   SmallVector<int64_t> strides, padding, dilations;
@@ -185,7 +189,56 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   Value y;
   AffineMap yMap;
   RankedTensorType epiTy = resTy;
-  if (attrs.groups == 1) {
+  if (attrs.groups == 1 && c * kh * kw <= kMaxDirectTaps) {
+    // Few input taps (a first layer on 1-3 channels): every output element
+    // sums its C*KH*KW products in registers, one all-parallel loop nest
+    // over the result in which LLVM vectorises along ow. Each tap is a
+    // strided view of the padded input ([N, OH, OW], so that every map is
+    // a projected permutation and the loop extents come from the result),
+    // each weight a scalar broadcast along the output channel. The taps
+    // are summed in the order of the GEMM path's K loop (c, kh, kw).
+    SmallVector<Value> ins;
+    SmallVector<AffineMap> maps;
+    auto tapTy = RankedTensorType::get({n, oh, ow}, acc);
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          SmallVector<OpFoldResult> offsets{b.getIndexAttr(0),
+                                            b.getIndexAttr(ci),
+                                            b.getIndexAttr(i * dh),
+                                            b.getIndexAttr(j * dw)};
+          SmallVector<OpFoldResult> sizes{
+              b.getIndexAttr(n), b.getIndexAttr(1), b.getIndexAttr(oh),
+              b.getIndexAttr(ow)};
+          SmallVector<OpFoldResult> strides{
+              b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(sh),
+              b.getIndexAttr(sw)};
+          ins.push_back(tensor::ExtractSliceOp::create(b, loc, tapTy, xp,
+                                                       offsets, sizes,
+                                                       strides));
+          maps.push_back(AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx));
+          ins.push_back(w);
+          maps.push_back(AffineMap::get(
+              4, 0,
+              {d(1), getAffineConstantExpr(ci, ctx),
+               getAffineConstantExpr(i, ctx), getAffineConstantExpr(j, ctx)},
+              ctx));
+        }
+    maps.push_back(b.getMultiDimIdentityMap(4));
+    auto accTy = RankedTensorType::get({n, o, oh, ow}, acc);
+    y = linalg::GenericOp::create(
+            b, loc, TypeRange{accTy}, ins,
+            ValueRange{emptyTensor(b, loc, accTy)}, maps, parallelIters(4),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value sum = floatConst(nb, l, acc, 0.0);
+              for (size_t t = 0; t + 1 < a.size(); t += 2)
+                sum = arith::AddFOp::create(
+                    nb, l, sum, arith::MulFOp::create(nb, l, a[t], a[t + 1]));
+              linalg::YieldOp::create(nb, l, sum);
+            })
+            .getResult(0);
+    yMap = b.getMultiDimIdentityMap(4);
+  } else if (attrs.groups == 1) {
     // col[r, p] = xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw] with the patch
     // index r = (c, kh, kw) and the output position p = (n, oh, ow)
     // flattened.
