@@ -100,30 +100,3 @@ func.func @peeled(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
   return
 }
-
-// -----
-
-#id2 = affine_map<(d0, d1) -> (d0, d1)>
-// A large loop nest that is not a matmul (64 x 2048 iterations, the
-// outermost parallel) runs in 8 chunks of its outermost dimension on the
-// thread pool; a small one (8 x 16) stays a plain loop nest.
-// CHECK-LABEL: func.func @parallel_generic
-// CHECK: scf.forall (%{{.*}}) in (8)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x2048xf32, strided<[2048, 1], offset: ?>>)
-// CHECK: }
-// CHECK-NOT: scf.forall
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x16xf32>)
-func.func @parallel_generic(%a: memref<64x2048xf32>, %b: memref<64x2048xf32>,
-                            %c: memref<8x16xf32>, %d: memref<8x16xf32>) {
-  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a : memref<64x2048xf32>) outs(%b : memref<64x2048xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = math.exp %in : f32
-    linalg.yield %r : f32
-  }
-  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%c : memref<8x16xf32>) outs(%d : memref<8x16xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = math.exp %in : f32
-    linalg.yield %r : f32
-  }
-  return
-}

@@ -150,12 +150,6 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
 
     `register-tile` and `cache-tile` override the sizes for experiments.
 
-    Other large loop nests (a `linalg.generic` at the top of a function with
-    at least 65536 iterations whose outermost loop is parallel and at least
-    8 long: convolution and pool loops, epilogues, elementwise ops) are
-    split into 8 chunks of that loop, an `scf.forall` like the matmuls'
-    cache tiles, so that they also run on every thread.
-
     2-D `linalg.transpose` ops whose dimensions are multiples of the vector
     width (a linear's weight re-laid-out for the matmul) are tiled into
     square register tiles, vectorised and lowered to in-register shuffles.

@@ -8,7 +8,6 @@
 
 #include "dlc/Conversion/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
@@ -103,18 +102,6 @@ constexpr const char *kTileGroup = R"mlir(
 
 // Marks the register tile for the second script, and (when the register
 // tile does not divide the M tile) its M loop for peeling.
-/// Large loop nests other than matmuls (convolution and pool loops,
-/// epilogues, elementwise ops) run in this many chunks of their outermost
-/// parallel dimension on the thread pool.
-constexpr int64_t kParallelChunks = 8;
-constexpr int64_t kMinParallelIterations = int64_t(1) << 16;
-
-constexpr const char *kParallelGenerics = R"mlir(
-    %pg = transform.structured.match ops{{["linalg.generic"]} attributes {{dlc.parallel} in %root : (!transform.any_op) -> !transform.any_op
-    %pgt, %pgf = transform.structured.tile_using_forall %pg num_threads [{0}]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-)mlir";
-
 constexpr const char *kMarkTile = R"mlir(
     transform.annotate %r{0} "dlc.vectorize" : !transform.any_op)mlir";
 constexpr const char *kMarkPeel = R"mlir(
@@ -238,34 +225,13 @@ struct DlcTileAndVectorizePass
       op->setAttr("dlc.tile_transpose", UnitAttr::get(ctx));
       anyTranspose = true;
     });
-    // Large top-level generics whose outermost loop is parallel and long
-    // enough to split.
-    bool anyParallel = false;
-    module.walk([&](linalg::GenericOp op) {
-      if (!op.hasPureBufferSemantics() || !isa<func::FuncOp>(op->getParentOp()))
-        return;
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      if (ranges.empty() || ShapedType::isDynamicShape(ranges) ||
-          ranges[0] < kParallelChunks ||
-          op.getIteratorTypesArray()[0] != utils::IteratorType::parallel)
-        return;
-      int64_t iterations = 1;
-      for (int64_t r : ranges)
-        iterations *= r;
-      if (iterations < kMinParallelIterations)
-        return;
-      op->setAttr("dlc.parallel", UnitAttr::get(ctx));
-      anyParallel = true;
-    });
-    if (groups.empty() && !anyTranspose && !anyParallel)
+    if (groups.empty() && !anyTranspose)
       return;
 
     // First script: tiling (and the transposes, start to finish).
     std::string tiling = kScheduleHead;
     if (anyTranspose)
       tiling += llvm::formatv(kTransposes, tr).str();
-    if (anyParallel)
-      tiling += llvm::formatv(kParallelGenerics, kParallelChunks).str();
     bool anyPeel = false;
     for (auto &[t, id] : groups) {
       std::string marks = llvm::formatv(kMarkTile, id).str();
@@ -310,7 +276,6 @@ struct DlcTileAndVectorizePass
       op->removeAttr("dlc.peel");
     });
     module.walk([](linalg::MatmulOp op) { op->removeAttr("dlc.tile_group"); });
-    module.walk([](linalg::GenericOp op) { op->removeAttr("dlc.parallel"); });
     module.walk(
         [](linalg::TransposeOp op) { op->removeAttr("dlc.tile_transpose"); });
   }
