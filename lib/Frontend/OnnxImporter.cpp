@@ -1866,9 +1866,11 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
     return nodeError(node, "dlc supports 2-D pooling (a rank-4 NCHW input), "
                            "not rank " +
                                Twine(tx.getRank()));
-  if (intAttr(node, "ceil_mode", 0))
-    return nodeError(node, "ceil_mode = 1 is not supported")
-           << "; export with ceil_mode=False or pad the input";
+  bool ceil = intAttr(node, "ceil_mode", 0) != 0;
+  if (ceil && !isMax && intAttr(node, "count_include_pad", 0))
+    return nodeError(node, "ceil_mode = 1 with count_include_pad = 1 is not "
+                           "supported")
+           << "; export with ceil_mode=False or count_include_pad=False";
   if (isMax && intAttr(node, "storage_order", 0))
     return nodeError(node, "storage_order = 1 is not supported");
   if (isMax && failed(onlyFirstOutputUsed(node)))
@@ -1879,6 +1881,21 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   auto win = window(node, tx, kernel);
   if (failed(win))
     return failure();
+  if (ceil) {
+    // The last, partial windows: extra end padding (-inf for a max, not
+    // counted by an average that excludes padding), with PyTorch's rule
+    // that a window starts inside the input or its begin padding.
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = tx.getDimSize(2 + i);
+      int64_t size = in + win->padding[i] + win->padding[i + 2];
+      int64_t span = win->dilations[i] * (kernel[i] - 1) + 1;
+      int64_t out = (size - span + win->strides[i] - 1) / win->strides[i] + 1;
+      if ((out - 1) * win->strides[i] >= in + win->padding[i])
+        --out;
+      win->padding[i + 2] +=
+          std::max<int64_t>(0, (out - 1) * win->strides[i] + span - size);
+    }
+  }
   if (isMax && win->padded)
     return nodeError(node, "reads a zero Pad; MaxPool pads with -inf, so the "
                            "Pad cannot be absorbed");

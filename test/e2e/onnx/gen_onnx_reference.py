@@ -256,6 +256,19 @@ def _cnn_avgpool_pad(rng):
     return m, randn(rng, 2, 3, 16, 16)
 
 
+@model("cnn_ceil", 25, 13,
+       note="MaxPool2d and AvgPool2d(count_include_pad=False) with "
+            "ceil_mode=True: the last, partial windows count.")
+def _cnn_ceil(rng):
+    m = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        nn.Conv2d(8, 16, 3), nn.ReLU(),
+        nn.AvgPool2d(3, 2, ceil_mode=True, count_include_pad=False),
+        nn.Flatten(), nn.Linear(144, 10))
+    return m, randn(rng, 2, 3, 16, 16)
+
+
 @model("dynamic_batch", 20, 13, dynamic=True, export_batch=2,
        note="Traced at batch 2 with a dynamic batch; run at batch 6.")
 def _dynamic_batch(rng):

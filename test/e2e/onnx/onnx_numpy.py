@@ -68,13 +68,29 @@ def _conv(x, w, b, a):
     return y
 
 
+def _ceil_pads(x, kernel, strides, pads, dil):
+    """ceil_mode: extra end padding for the last, partial windows (PyTorch's
+    rule: a window must start inside the input or its begin padding)."""
+    pads = list(pads)
+    for i in range(2):
+        size = x.shape[2 + i] + pads[i] + pads[i + 2]
+        span = dil[i] * (kernel[i] - 1) + 1
+        out = -(-(size - span) // strides[i]) + 1
+        if (out - 1) * strides[i] >= x.shape[2 + i] + pads[i]:
+            out -= 1
+        pads[i + 2] += max(0, (out - 1) * strides[i] + span - size)
+    return pads
+
+
 def _pool(x, a, kind):
-    if a.get("ceil_mode", 0):
-        raise NotImplementedError("ceil_mode")
     kernel = list(a["kernel_shape"])
     strides = list(a.get("strides", [1, 1]))
     dil = list(a.get("dilations", [1, 1]))
     pads = _pads2d(a, kernel)
+    if a.get("ceil_mode", 0):
+        if kind != "max" and a.get("count_include_pad", 0):
+            raise NotImplementedError("ceil_mode with count_include_pad")
+        pads = _ceil_pads(x, kernel, strides, pads, dil)
     if kind == "max":
         return _windows(x, kernel, strides, pads, dil, -np.inf).max(axis=(4, 5))
     s = _windows(x, kernel, strides, pads, dil, 0.0).sum(axis=(4, 5))
