@@ -264,8 +264,10 @@ private:
     SmallVector<int64_t> strides, dilations, padding;
     bool padded = false;
   };
+  /// `oneD`: the node is a 1-D Conv or pool, imported as a 2-D one on an
+  /// [N, C, 1, L] view: its one-element attributes act on the W dimension.
   FailureOr<Window> window(const onnx::NodeProto &node, RankedTensorType input,
-                           ArrayRef<int64_t> kernel);
+                           ArrayRef<int64_t> kernel, bool oneD = false);
   /// Input 0 of a Conv or pool: the unpadded value when it is a Pad's.
   FailureOr<Value> spatialInput(const onnx::NodeProto &node);
 
@@ -1736,10 +1738,12 @@ FailureOr<Value> OnnxImporter::spatialInput(const onnx::NodeProto &node) {
 
 FailureOr<OnnxImporter::Window>
 OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
-                     ArrayRef<int64_t> kernel) {
+                     ArrayRef<int64_t> kernel, bool oneD) {
   Window w;
   auto pair = [&](StringRef name, SmallVector<int64_t> &out) -> LogicalResult {
     out = intsAttr(node, name);
+    if (oneD && out.size() == 1)
+      out.insert(out.begin(), 1);
     if (out.empty())
       out = {1, 1};
     if (out.size() != 2 || out[0] < 1 || out[1] < 1)
@@ -1752,6 +1756,8 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   int64_t h = input.getDimSize(2), wd = input.getDimSize(3);
   std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
   SmallVector<int64_t> pads = intsAttr(node, "pads");
+  if (oneD && pads.size() == 2)
+    pads = {0, pads[0], 0, pads[1]};
   if (autoPad == "NOTSET") {
     if (pads.empty())
       pads = {0, 0, 0, 0};
@@ -1780,6 +1786,10 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   w.padding = pads; // ONNX's [h_begin, w_begin, h_end, w_end] is dlc's order.
   if (Item *item = lookup(node, 0); item && item->pendingPad) {
     const SmallVector<int64_t> &p = *item->pendingPad; // [begins..., ends...]
+    if (p.size() != 8)
+      return nodeError(node, "a Pad before a 1-D Conv or pool is not "
+                             "supported"),
+             failure();
     if (p[0] || p[1] || p[4] || p[5])
       return nodeError(node, "the Pad before it pads the batch or channel "
                              "dimension"),
@@ -1816,9 +1826,24 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
   if (failed(w))
     return failure();
   auto tx = typeOf(*x), tw = typeOf(*w);
+  // A 1-D convolution is a 2-D one on [N, C, 1, L] with a [O, C, 1, K]
+  // weight; the result is viewed back as [N, O, L'].
+  bool oneD = tx.getRank() == 3 && tw.getRank() == 3;
+  if (oneD) {
+    auto x4 = reshape(node, *x,
+                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+    auto w4 = reshape(node, *w,
+                      {tw.getDimSize(0), tw.getDimSize(1), 1, tw.getDimSize(2)});
+    if (failed(x4) || failed(w4))
+      return failure();
+    x = x4;
+    w = w4;
+    tx = typeOf(*x);
+    tw = typeOf(*w);
+  }
   if (tx.getRank() != 4 || tw.getRank() != 4)
-    return nodeError(node, "dlc supports 2-D convolutions (rank-4 NCHW input "
-                           "and weight), not rank " +
+    return nodeError(node, "dlc supports 1-D and 2-D convolutions (rank-3 or "
+                           "rank-4 input and weight), not rank " +
                                Twine(tx.getRank()));
   int64_t groups = intAttr(node, "group", 1);
   int64_t o = tw.getDimSize(0), c = tx.getDimSize(1);
@@ -1829,9 +1854,11 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
                                Twine(groups) + " groups");
   SmallVector<int64_t> kernel = {tw.getDimSize(2), tw.getDimSize(3)};
   SmallVector<int64_t> ks = intsAttr(node, "kernel_shape");
+  if (oneD && ks.size() == 1)
+    ks.insert(ks.begin(), 1);
   if (!ks.empty() && ArrayRef<int64_t>(ks) != ArrayRef<int64_t>(kernel))
     return nodeError(node, "kernel_shape does not match the weight");
-  auto win = window(node, tx, kernel);
+  auto win = window(node, tx, kernel, oneD);
   if (failed(win))
     return failure();
   Value bias;
@@ -1852,6 +1879,12 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
       builder, nodeLoc(node), RankedTensorType::get(shape, tx.getElementType()),
       *x, *w, bias, win->strides, win->padding, win->dilations, groups,
       "none");
+  if (oneD) {
+    auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
+    if (failed(r3))
+      return failure();
+    r = *r3;
+  }
   define(node, 0, r);
   return success();
 }
@@ -1862,9 +1895,19 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   if (failed(x))
     return failure();
   auto tx = typeOf(*x);
+  // A 1-D pool is a 2-D one on an [N, C, 1, L] view.
+  bool oneD = tx.getRank() == 3;
+  if (oneD) {
+    auto x4 = reshape(node, *x,
+                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+    if (failed(x4))
+      return failure();
+    x = x4;
+    tx = typeOf(*x);
+  }
   if (tx.getRank() != 4)
-    return nodeError(node, "dlc supports 2-D pooling (a rank-4 NCHW input), "
-                           "not rank " +
+    return nodeError(node, "dlc supports 1-D and 2-D pooling (a rank-3 or "
+                           "rank-4 input), not rank " +
                                Twine(tx.getRank()));
   bool ceil = intAttr(node, "ceil_mode", 0) != 0;
   if (ceil && !isMax && intAttr(node, "count_include_pad", 0))
@@ -1876,9 +1919,11 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   if (isMax && failed(onlyFirstOutputUsed(node)))
     return failure();
   SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape");
+  if (oneD && kernel.size() == 1)
+    kernel.insert(kernel.begin(), 1);
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
     return nodeError(node, "kernel_shape must be two positive numbers");
-  auto win = window(node, tx, kernel);
+  auto win = window(node, tx, kernel, oneD);
   if (failed(win))
     return failure();
   if (ceil) {
@@ -1926,6 +1971,12 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
     }
     r = ddlc::AvgPool2DOp::create(builder, loc, type, *x, kernel, win->strides,
                                   win->padding, countPad);
+  }
+  if (oneD) {
+    auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
+    if (failed(r3))
+      return failure();
+    r = *r3;
   }
   define(node, 0, r);
   return success();

@@ -269,6 +269,18 @@ def _cnn_ceil(rng):
     return m, randn(rng, 2, 3, 16, 16)
 
 
+@model("cnn1d", 26, 13,
+       note="1-D convolutions and pools (dlc imports them as 2-D ones on an "
+            "[N, C, 1, L] view).")
+def _cnn1d(rng):
+    m = nn.Sequential(
+        nn.Conv1d(4, 8, 5, padding=2), nn.ReLU(), nn.MaxPool1d(2),
+        nn.Conv1d(8, 8, 3, stride=2, dilation=2, groups=2), nn.ReLU(),
+        nn.AvgPool1d(3, 2, ceil_mode=True, count_include_pad=False),
+        nn.Flatten(), nn.Linear(24, 10))
+    return m, randn(rng, 2, 4, 32)
+
+
 @model("dynamic_batch", 20, 13, dynamic=True, export_batch=2,
        note="Traced at batch 2 with a dynamic batch; run at batch 6.")
 def _dynamic_batch(rng):

@@ -48,7 +48,20 @@ def _windows(x, kernel, strides, pads, dilations, fill):
     return win
 
 
+def _as_2d(a):
+    """The attributes of a 1-D Conv or pool for the 2-D form on [N, C, 1, L]."""
+    a = dict(a)
+    for k in ("kernel_shape", "strides", "dilations"):
+        if k in a:
+            a[k] = [1] + list(a[k])
+    if "pads" in a:
+        a["pads"] = [0, a["pads"][0], 0, a["pads"][1]]
+    return a
+
+
 def _conv(x, w, b, a):
+    if x.ndim == 3:
+        return _conv(x[:, :, None, :], w[:, :, None, :], b, _as_2d(a))[:, :, 0]
     kernel = list(a.get("kernel_shape", w.shape[2:]))
     strides = list(a.get("strides", [1, 1]))
     dil = list(a.get("dilations", [1, 1]))
@@ -83,6 +96,8 @@ def _ceil_pads(x, kernel, strides, pads, dil):
 
 
 def _pool(x, a, kind):
+    if x.ndim == 3:
+        return _pool(x[:, :, None, :], _as_2d(a), kind)[:, :, 0]
     kernel = list(a["kernel_shape"])
     strides = list(a.get("strides", [1, 1]))
     dil = list(a.get("dilations", [1, 1]))
