@@ -517,6 +517,30 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     }
     return numel;
   };
+  // The values come from raw_data (little-endian elements of type Raw) or
+  // else from the typed field; each is passed through `convert`.
+  auto read = [&](auto rawElement, const auto &field, auto &out,
+                  auto convert) -> LogicalResult {
+    using Raw = decltype(rawElement);
+    if (hasRaw) {
+      if (failed(rawCount(sizeof(Raw))))
+        return failure();
+      out.reserve(numel);
+      for (int64_t i = 0; i < numel; ++i) {
+        Raw v;
+        std::memcpy(&v, raw.data() + sizeof(Raw) * i, sizeof(Raw));
+        out.push_back(convert(v));
+      }
+      return success();
+    }
+    if (field.size() != numel)
+      return sizeError(field.size());
+    for (auto v : field)
+      out.push_back(convert(static_cast<Raw>(v)));
+    return success();
+  };
+  auto same = [](auto v) { return v; };
+  LogicalResult status = success();
   switch (t.data_type()) {
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::FLOAT16:
@@ -526,37 +550,14 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     if (failed(et))
       return failure();
     c->elementType = *et;
-    bool isF32 = t.data_type() == onnx::TensorProto::FLOAT;
-    if (hasRaw) {
-      if (failed(rawCount(isF32 ? 4 : 2)))
-        return failure();
-      c->floats.resize(numel);
-      for (int64_t i = 0; i < numel; ++i) {
-        if (isF32) {
-          float f;
-          std::memcpy(&f, raw.data() + 4 * i, 4);
-          c->floats[i] = f;
-        } else {
-          uint16_t h;
-          std::memcpy(&h, raw.data() + 2 * i, 2);
-          c->floats[i] = t.data_type() == onnx::TensorProto::FLOAT16
-                             ? halfToDouble(h)
-                             : bf16ToDouble(h);
-        }
-      }
-    } else if (isF32) {
-      if (t.float_data_size() != numel)
-        return sizeError(t.float_data_size());
-      c->floats.assign(t.float_data().begin(), t.float_data().end());
-    } else {
-      if (t.int32_data_size() != numel)
-        return sizeError(t.int32_data_size());
-      for (int32_t v : t.int32_data())
-        c->floats.push_back(t.data_type() == onnx::TensorProto::FLOAT16
-                                ? halfToDouble(uint16_t(v))
-                                : bf16ToDouble(uint16_t(v)));
-    }
-    return c;
+    if (t.data_type() == onnx::TensorProto::FLOAT)
+      status = read(float(), t.float_data(), c->floats,
+                   [](float v) { return double(v); });
+    else if (t.data_type() == onnx::TensorProto::FLOAT16)
+      status = read(uint16_t(), t.int32_data(), c->floats, halfToDouble);
+    else
+      status = read(uint16_t(), t.int32_data(), c->floats, bf16ToDouble);
+    break;
   }
   case onnx::TensorProto::DOUBLE:
     // Kept for folding (PyTorch writes Python float scalars as float64
@@ -564,44 +565,15 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     // as data it is an error (materialize).
     c->isFloat = true;
     c->elementType = builder.getF64Type();
-    if (hasRaw) {
-      if (failed(rawCount(8)))
-        return failure();
-      c->floats.resize(numel);
-      std::memcpy(c->floats.data(), raw.data(), raw.size());
-    } else {
-      if (t.double_data_size() != numel)
-        return sizeError(t.double_data_size());
-      c->floats.assign(t.double_data().begin(), t.double_data().end());
-    }
-    return c;
+    status = read(double(), t.double_data(), c->floats, same);
+    break;
   case onnx::TensorProto::INT64:
-    if (hasRaw) {
-      if (failed(rawCount(8)))
-        return failure();
-      c->ints.resize(numel);
-      std::memcpy(c->ints.data(), raw.data(), raw.size());
-    } else {
-      if (t.int64_data_size() != numel)
-        return sizeError(t.int64_data_size());
-      c->ints.assign(t.int64_data().begin(), t.int64_data().end());
-    }
-    return c;
+    status = read(int64_t(), t.int64_data(), c->ints, same);
+    break;
   case onnx::TensorProto::INT32:
-    if (hasRaw) {
-      if (failed(rawCount(4)))
-        return failure();
-      for (int64_t i = 0; i < numel; ++i) {
-        int32_t v;
-        std::memcpy(&v, raw.data() + 4 * i, 4);
-        c->ints.push_back(v);
-      }
-    } else {
-      if (t.int32_data_size() != numel)
-        return sizeError(t.int32_data_size());
-      c->ints.assign(t.int32_data().begin(), t.int32_data().end());
-    }
-    return c;
+    status = read(int32_t(), t.int32_data(), c->ints,
+                 [](int32_t v) { return int64_t(v); });
+    break;
   default:
     emitError(loc, what + " has element type " +
                        onnxTypeName(t.data_type()) +
@@ -611,6 +583,9 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
            "int64/int32 ones for shapes";
     return failure();
   }
+  if (failed(status))
+    return failure();
+  return c;
 }
 
 LogicalResult OnnxImporter::importInitializers(const onnx::GraphProto &graph) {
