@@ -401,27 +401,35 @@ LogicalResult Conv2DOp::verify() {
   return success();
 }
 
-LogicalResult MaxPool2DOp::verify() {
-  auto in = tensorTy(getInput());
-  if (failed(verifyWindowAttrs(*this, getKernel(), getStrides(), getPadding(),
-                               getDilations())))
+/// A pool (or its gradient): the window attributes, and `kernel` sliding
+/// over `in` to give `out`, the channels passing through.
+static LogicalResult verifyPool(Operation *op, RankedTensorType in,
+                                ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> padding,
+                                ArrayRef<int64_t> dilations,
+                                RankedTensorType out, StringRef inName,
+                                StringRef outName) {
+  if (failed(verifyWindowAttrs(op, kernel, strides, padding, dilations)))
     return failure();
-  return verifyWindowShapes(*this, in, getKernel(), getStrides(), getPadding(),
-                            getDilations(),
-                            in.getRank() == 4 ? in.getDimSize(1) : 0,
-                            tensorTy(getResult()), "input", "result");
+  return verifyWindowShapes(op, in, kernel, strides, padding, dilations,
+                            in.getRank() == 4 ? in.getDimSize(1) : 0, out,
+                            inName, outName);
+}
+
+/// Average pools have no dilation.
+static constexpr int64_t kNoDilation[] = {1, 1};
+
+LogicalResult MaxPool2DOp::verify() {
+  return verifyPool(*this, tensorTy(getInput()), getKernel(), getStrides(),
+                    getPadding(), getDilations(), tensorTy(getResult()),
+                    "input", "result");
 }
 
 LogicalResult AvgPool2DOp::verify() {
-  auto in = tensorTy(getInput());
-  SmallVector<int64_t> noDilation{1, 1};
-  if (failed(verifyWindowAttrs(*this, getKernel(), getStrides(), getPadding(),
-                               noDilation)))
-    return failure();
-  return verifyWindowShapes(*this, in, getKernel(), getStrides(), getPadding(),
-                            noDilation,
-                            in.getRank() == 4 ? in.getDimSize(1) : 0,
-                            tensorTy(getResult()), "input", "result");
+  return verifyPool(*this, tensorTy(getInput()), getKernel(), getStrides(),
+                    getPadding(), kNoDilation, tensorTy(getResult()), "input",
+                    "result");
 }
 
 LogicalResult Conv2DGradInputOp::verify() {
@@ -449,26 +457,15 @@ LogicalResult Conv2DGradWeightOp::verify() {
 }
 
 LogicalResult MaxPool2DGradOp::verify() {
-  auto in = tensorTy(getInput());
-  if (failed(verifyWindowAttrs(*this, getKernel(), getStrides(), getPadding(),
-                               getDilations())))
-    return failure();
-  return verifyWindowShapes(*this, in, getKernel(), getStrides(), getPadding(),
-                            getDilations(),
-                            in.getRank() == 4 ? in.getDimSize(1) : 0,
-                            tensorTy(getGrad()), "input", "grad");
+  return verifyPool(*this, tensorTy(getInput()), getKernel(), getStrides(),
+                    getPadding(), getDilations(), tensorTy(getGrad()), "input",
+                    "grad");
 }
 
 LogicalResult AvgPool2DGradOp::verify() {
-  auto in = tensorTy(getResult());
-  SmallVector<int64_t> noDilation{1, 1};
-  if (failed(verifyWindowAttrs(*this, getKernel(), getStrides(), getPadding(),
-                               noDilation)))
-    return failure();
-  return verifyWindowShapes(*this, in, getKernel(), getStrides(), getPadding(),
-                            noDilation,
-                            in.getRank() == 4 ? in.getDimSize(1) : 0,
-                            tensorTy(getGrad()), "result", "grad");
+  return verifyPool(*this, tensorTy(getResult()), getKernel(), getStrides(),
+                    getPadding(), kNoDilation, tensorTy(getGrad()), "result",
+                    "grad");
 }
 
 //===----------------------------------------------------------------------===//
