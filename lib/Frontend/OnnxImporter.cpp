@@ -25,6 +25,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
@@ -682,9 +683,7 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
   }
   for (const auto &[name, shape] : options.inputShapes)
     if (!llvm::is_contained(names, name)) {
-      std::string list;
-      for (const auto &n : names)
-        list += (list.empty() ? "" : ", ") + n;
+      std::string list = llvm::join(names, ", ");
       fileError("--input-shape names '" + name +
                 "', which is not an input of the graph")
               .attachNote()
@@ -707,9 +706,7 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
 
 LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
-    std::string list;
-    for (const auto &op : ::dlc::supportedOnnxOps())
-      list += (list.empty() ? "" : ", ") + op;
+    std::string list = llvm::join(::dlc::supportedOnnxOps(), ", ");
     nodeError(node, "ops of domain '" + node.domain() + "' are not supported")
             .attachNote()
         << "hint: dlc supports these default-domain ops: " << list;
@@ -755,24 +752,22 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
 
   auto it = handlers().find(node.op_type());
   if (it == handlers().end()) {
-    std::string list;
-    for (const auto &op : ::dlc::supportedOnnxOps())
-      list += (list.empty() ? "" : ", ") + op;
+    std::string list = llvm::join(::dlc::supportedOnnxOps(), ", ");
     InFlightDiagnostic d =
         nodeError(node, "op '" + node.op_type() + "' is not supported");
     // The other unsupported ops of the graph, so that the first one (an
     // Expand before an LSTM) does not hide the one that matters.
-    std::string others;
+    SmallVector<std::string> others;
     llvm::StringSet<> seen;
     seen.insert(node.op_type());
     if (graph)
       for (const auto &n : graph->node())
         if (!handlers().count(n.op_type()) && n.op_type() != "ReduceProd" &&
             seen.insert(n.op_type()).second)
-          others += (others.empty() ? "" : ", ") + n.op_type();
+          others.push_back(n.op_type());
     if (!others.empty())
       d.attachNote() << "the graph also uses these unsupported ops: "
-                     << others;
+                     << llvm::join(others, ", ");
     d.attachNote() << "hint: dlc supports these ONNX ops (opsets "
                    << ::dlc::kMinOnnxOpset << " to " << ::dlc::kMaxOnnxOpset
                    << "): " << list;
