@@ -1783,11 +1783,6 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   return w;
 }
 
-static int64_t windowOut(int64_t in, int64_t padBegin, int64_t padEnd,
-                         int64_t kernel, int64_t stride, int64_t dilation) {
-  return (in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride + 1;
-}
-
 LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
   auto x = spatialInput(node);
   if (failed(x))
@@ -1842,9 +1837,9 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
   }
   SmallVector<int64_t> shape = {tx.getDimSize(0), o};
   for (int i = 0; i < 2; ++i)
-    shape.push_back(windowOut(tx.getDimSize(2 + i), win->padding[i],
-                              win->padding[i + 2], kernel[i], win->strides[i],
-                              win->dilations[i]));
+    shape.push_back(ddlc::windowOutputSize(
+        tx.getDimSize(2 + i), kernel[i], win->strides[i], win->padding[i],
+        win->padding[i + 2], win->dilations[i]));
   Value r = ddlc::Conv2DOp::create(
       builder, nodeLoc(node), RankedTensorType::get(shape, tx.getElementType()),
       *x, *w, bias, win->strides, win->padding, win->dilations, groups,
@@ -1916,9 +1911,9 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
                            "Pad cannot be absorbed");
   SmallVector<int64_t> shape = {tx.getDimSize(0), tx.getDimSize(1)};
   for (int i = 0; i < 2; ++i)
-    shape.push_back(windowOut(tx.getDimSize(2 + i), win->padding[i],
-                              win->padding[i + 2], kernel[i], win->strides[i],
-                              win->dilations[i]));
+    shape.push_back(ddlc::windowOutputSize(
+        tx.getDimSize(2 + i), kernel[i], win->strides[i], win->padding[i],
+        win->padding[i + 2], win->dilations[i]));
   auto type = RankedTensorType::get(shape, tx.getElementType());
   Location loc = nodeLoc(node);
   Value r;
