@@ -1388,6 +1388,27 @@ struct LowerCast : OpRewritePattern<CastOp> {
   }
 };
 
+/// A host-boundary transfer has no code of its own: the runtime stages the
+/// entry's inputs and outputs (docs/gpu.md). Anything else would need a
+/// copy between devices inside the entry, which no placement produces.
+struct LowerTransfer : OpRewritePattern<TransferOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransferOp op,
+                                PatternRewriter &b) const override {
+    Value input = op.getInput();
+    bool fromArgument = isa<BlockArgument>(input) &&
+                        isa<func::FuncOp>(input.getParentBlock()->getParentOp());
+    bool toReturn = llvm::all_of(op->getUsers(), [](Operation *user) {
+      return isa<func::ReturnOp>(user);
+    });
+    if (!fromArgument && !toReturn)
+      return op.emitOpError("moves a value inside the entry; only transfers "
+                            "of entry arguments and results can be lowered");
+    b.replaceOp(op, input);
+    return success();
+  }
+};
+
 struct DlcLowerToLinalgPass
     : dlc::impl::DlcLowerToLinalgPassBase<DlcLowerToLinalgPass> {
   void runOnOperation() override {
@@ -1403,7 +1424,7 @@ struct DlcLowerToLinalgPass
                  LowerBinary<DivOp, arith::DivFOp>, LowerFill, LowerScale,
                  LowerBroadcastTo, LowerActivationGrad, LowerCrossEntropyGrad,
                  LowerLayerNormGrad, LowerOptimizerUpdate, LowerCast,
-                 LowerLossScale, LowerBatchNorm>(ctx);
+                 LowerLossScale, LowerBatchNorm, LowerTransfer>(ctx);
     patterns.add<LowerUnary<ReluOp>>(ctx, activationFn<ReluOp>);
     patterns.add<LowerUnary<TanhOp>>(ctx, activationFn<TanhOp>);
     patterns.add<LowerUnary<SigmoidOp>>(ctx, activationFn<SigmoidOp>);

@@ -2,12 +2,22 @@
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 using namespace mlir::dlc;
 
 #include "dlc/Dialect/Dlc/IR/DlcOpsDialect.cpp.inc"
+#include "dlc/Dialect/Dlc/IR/DlcEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dlc/Dialect/Dlc/IR/DlcAttrs.cpp.inc"
 
 void DlcDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dlc/Dialect/Dlc/IR/DlcAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dlc/Dialect/Dlc/IR/DlcOps.cpp.inc"

@@ -23,9 +23,17 @@ def Dlc_Dialect : Dialect {
     Each entry point is a `func.func` with the `dlc.entry` unit attribute;
     its arguments and results carry their user-visible names in
     `dlc.name` argument/result attributes.
+
+    After `dlc-place-devices`, ops, parameters and entry arguments and
+    results carry a `dlc.device` attribute (`#dlc.device<cuda>`); the
+    dialect verifies that no op reads a value from another device's memory.
   }];
   let cppNamespace = "::mlir::dlc";
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class Dlc_Op<string mnemonic, list<Trait> traits = []>

@@ -12,6 +12,10 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dlc/Dialect/Dlc/IR/DlcEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dlc/Dialect/Dlc/IR/DlcAttrs.h.inc"
+
 #include "dlc/Dialect/Dlc/IR/DlcInterfaces.h.inc"
 
 #define GET_OP_CLASSES
@@ -29,6 +33,7 @@ inline constexpr llvm::StringLiteral kTrainStepAttrName = "dlc.train_step";
 /// training step (the gradient of the loss with respect to itself).
 inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";
 /// Roles of a dlc.parameter.
+inline constexpr llvm::StringLiteral kDeviceAttrName = "dlc.device";
 inline constexpr llvm::StringLiteral kRoleWeight = "weight";
 inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 
@@ -36,6 +41,15 @@ inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 /// descriptor, header, messages): f32, f16, bf16, f64, i64, i32, i8; ""
 /// for a type dlc does not support.
 llvm::StringRef elementTypeName(Type type);
+
+/// The device `value` lives on: the `device` of a dlc.transfer, else the
+/// `dlc.device` attribute of the op that defines it (of the function
+/// argument, for an entry block argument). std::nullopt when unplaced.
+std::optional<Device> deviceOf(Value value);
+
+/// Whether an op on `user` can read a value that lives on `owner` without
+/// a transfer: the same device, or host and cpu (one memory).
+bool sharesMemory(Device owner, Device user);
 
 /// The size of a convolution's or pool's result along one spatial dimension
 /// of size `in` (floor mode):

@@ -10,7 +10,7 @@
 #ifndef DLC_DIALECT_DLC_IR_DLCOPS_TD
 #define DLC_DIALECT_DLC_IR_DLCOPS_TD
 
-include "dlc/Dialect/Dlc/IR/DlcBase.td"
+include "dlc/Dialect/Dlc/IR/DlcAttrs.td"
 include "dlc/Dialect/Dlc/IR/DlcInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -818,6 +818,33 @@ def Dlc_LossScaleOp : Dlc_Op<"loss_scale", [Pure, AllTypesMatch<["state", "resul
   let arguments = (ins Dlc_ScalarFloatTensor:$state, F64Attr:$init);
   let results = (outs Dlc_ScalarFloatTensor:$result);
   let assemblyFormat = "$state attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+def Dlc_TransferOp : Dlc_Op<"transfer", [Pure, SameOperandsAndResultType]> {
+  let summary = "Copies a tensor to another device's memory";
+  let description = [{
+    The result is `input`, copied to `device`. `dlc-place-devices` inserts
+    transfers only at the host boundary of an entry point: inputs from the
+    host to the compute device, results back to the host. The operand's
+    device (`dlc.device` of its definition) must differ from `device` and
+    not share its memory (`host` and `cpu` do).
+
+    The lowering gives a transfer no code of its own: the runtime stages an
+    entry's inputs and outputs through its own buffers (one asynchronous
+    copy each, on the model's stream; docs/gpu.md).
+
+    ```mlir
+    %xd = dlc.transfer %x to <cuda> : tensor<64x784xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Dlc_DeviceAttr:$device);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `to` $device attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

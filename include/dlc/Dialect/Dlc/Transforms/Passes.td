@@ -209,4 +209,50 @@ def DlcInsertLossScalingPass : Pass<"dlc-insert-loss-scaling", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcPlaceDevicesPass : Pass<"dlc-place-devices", "::mlir::ModuleOp"> {
+  let summary = "Put every value on a device; transfers only at the host boundary";
+  let description = [{
+    Places every entry point on the compute device `device` (`cpu` or
+    `cuda`): each op of the entry gets `dlc.device = #dlc.device<...>`,
+    each `dlc.parameter` too (weights, gradients and optimizer state live on
+    the compute device for the model's whole life), and the entry's
+    arguments and results are marked `host`, where the caller's buffers are.
+
+    On `cuda`, one `dlc.transfer` brings each used input to the device at
+    the top of the entry, and one takes each result (outputs, the loss)
+    back to the host just before the return: there are no other transfers.
+    On `cpu`, which reads host memory, there are none at all.
+
+    The dialect verifier then rejects any op that reads a value from
+    another device's memory, naming the value and both devices. Functions
+    that are not entry points are left unplaced. Running the pass on an
+    entry that already carries placement is an error.
+
+    Before (`device=cuda`):
+    ```mlir
+    func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x2xf32> attributes {dlc.entry} {
+      %w = dlc.param @w : tensor<2x8xf32>
+      %y = dlc.linear %x, %w : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x2xf32>
+      return %y : tensor<4x2xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward(%x: tensor<4x8xf32> {dlc.device = #dlc.device<host>})
+        -> (tensor<4x2xf32> {dlc.device = #dlc.device<host>}) attributes {dlc.entry} {
+      %0 = dlc.transfer %x to <cuda> : tensor<4x8xf32>
+      %w = dlc.param @w {dlc.device = #dlc.device<cuda>} : tensor<2x8xf32>
+      %y = dlc.linear %0, %w {dlc.device = #dlc.device<cuda>} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x2xf32>
+      %1 = dlc.transfer %y to <host> : tensor<4x2xf32>
+      return %1 : tensor<4x2xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "The compute device: cpu or cuda">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect"];
+}
+
 #endif // DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD
