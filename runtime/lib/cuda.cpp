@@ -63,13 +63,13 @@ bool resolve(PFN_cuGetProcAddress getProc, const char *name, Fn &slot,
     return true;
   }
   reason = std::string("libcuda.so.1 does not provide ") + name + " (";
-  if (result != CUDA_SUCCESS)
-    reason += "cuGetProcAddress_v2 failed with CUDA error " +
-              std::to_string(result);
+  if (found == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)
+    reason += "symbol not found";
   else if (found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT)
     reason += "the driver is older than CUDA 12.0";
   else
-    reason += "symbol not found";
+    reason += "cuGetProcAddress_v2 failed with CUDA error " +
+              std::to_string(result);
   reason += ")";
   return false;
 }
