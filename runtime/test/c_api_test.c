@@ -5,6 +5,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "dlc/dlc_cuda_abi.h"
 #include "dlc/dlc_io.h"
 #include "dlc/dlc_runtime.h"
 
@@ -66,6 +67,7 @@ int main(void) {
   if (!m)
     return 1;
   CHECK(strcmp(dlc_model_name(m), "affine") == 0);
+  CHECK(strcmp(dlc_model_device_name(m), "cpu") == 0);
   CHECK(dlc_model_init(m, 1) == DLC_OK);
   CHECK(dlc_model_param_info(m, 0, &w) == DLC_OK);
   inputs[0] = x;
