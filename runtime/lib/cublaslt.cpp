@@ -61,32 +61,31 @@ BlasLibrary loadBlas() {
     }
     CublasLt &b = blas.api;
     std::string &why = blas.reason;
-    blas.loaded =
-        resolveBlas(lib, "cublasLtCreate", b.cublasLtCreate, why) &&
-        resolveBlas(lib, "cublasLtDestroy", b.cublasLtDestroy, why) &&
-        resolveBlas(lib, "cublasLtGetStatusName", b.cublasLtGetStatusName,
-                    why) &&
-        resolveBlas(lib, "cublasLtMatmulDescCreate", b.cublasLtMatmulDescCreate,
-                    why) &&
-        resolveBlas(lib, "cublasLtMatmulDescDestroy",
-                    b.cublasLtMatmulDescDestroy, why) &&
-        resolveBlas(lib, "cublasLtMatmulDescSetAttribute",
-                    b.cublasLtMatmulDescSetAttribute, why) &&
-        resolveBlas(lib, "cublasLtMatrixLayoutCreate",
-                    b.cublasLtMatrixLayoutCreate, why) &&
-        resolveBlas(lib, "cublasLtMatrixLayoutDestroy",
-                    b.cublasLtMatrixLayoutDestroy, why) &&
-        resolveBlas(lib, "cublasLtMatrixLayoutSetAttribute",
-                    b.cublasLtMatrixLayoutSetAttribute, why) &&
-        resolveBlas(lib, "cublasLtMatmulPreferenceCreate",
-                    b.cublasLtMatmulPreferenceCreate, why) &&
-        resolveBlas(lib, "cublasLtMatmulPreferenceDestroy",
-                    b.cublasLtMatmulPreferenceDestroy, why) &&
-        resolveBlas(lib, "cublasLtMatmulPreferenceSetAttribute",
-                    b.cublasLtMatmulPreferenceSetAttribute, why) &&
-        resolveBlas(lib, "cublasLtMatmulAlgoGetHeuristic",
-                    b.cublasLtMatmulAlgoGetHeuristic, why) &&
-        resolveBlas(lib, "cublasLtMatmul", b.cublasLtMatmul, why);
+    blas.loaded = resolveBlas(lib, "cublasLtCreate", b.cublasLtCreate, why) &&
+                  resolveBlas(lib, "cublasLtDestroy", b.cublasLtDestroy, why) &&
+                  resolveBlas(lib, "cublasLtGetStatusName",
+                              b.cublasLtGetStatusName, why) &&
+                  resolveBlas(lib, "cublasLtMatmulDescCreate",
+                              b.cublasLtMatmulDescCreate, why) &&
+                  resolveBlas(lib, "cublasLtMatmulDescDestroy",
+                              b.cublasLtMatmulDescDestroy, why) &&
+                  resolveBlas(lib, "cublasLtMatmulDescSetAttribute",
+                              b.cublasLtMatmulDescSetAttribute, why) &&
+                  resolveBlas(lib, "cublasLtMatrixLayoutCreate",
+                              b.cublasLtMatrixLayoutCreate, why) &&
+                  resolveBlas(lib, "cublasLtMatrixLayoutDestroy",
+                              b.cublasLtMatrixLayoutDestroy, why) &&
+                  resolveBlas(lib, "cublasLtMatrixLayoutSetAttribute",
+                              b.cublasLtMatrixLayoutSetAttribute, why) &&
+                  resolveBlas(lib, "cublasLtMatmulPreferenceCreate",
+                              b.cublasLtMatmulPreferenceCreate, why) &&
+                  resolveBlas(lib, "cublasLtMatmulPreferenceDestroy",
+                              b.cublasLtMatmulPreferenceDestroy, why) &&
+                  resolveBlas(lib, "cublasLtMatmulPreferenceSetAttribute",
+                              b.cublasLtMatmulPreferenceSetAttribute, why) &&
+                  resolveBlas(lib, "cublasLtMatmulAlgoGetHeuristic",
+                              b.cublasLtMatmulAlgoGetHeuristic, why) &&
+                  resolveBlas(lib, "cublasLtMatmul", b.cublasLtMatmul, why);
   } catch (...) {
     blas.loaded = false;
     blas.reason = "out of memory while loading cuBLASLt";
@@ -144,15 +143,15 @@ int64_t batchAlignment(const void *base, int64_t stride, int64_t batch,
 }
 
 std::string blasStatusText(const CublasLt &api, cublasStatus_t status) {
-  const char *name = api.cublasLtGetStatusName
-                         ? api.cublasLtGetStatusName(status)
-                         : nullptr;
+  const char *name =
+      api.cublasLtGetStatusName ? api.cublasLtGetStatusName(status) : nullptr;
   return std::string(name ? name : "cuBLAS status") + " (" +
          std::to_string(status) + ")";
 }
 
 dlc_status blasStatus(cublasStatus_t status) {
-  return status == CUBLAS_STATUS_ALLOC_FAILED ? DLC_ERR_OUT_OF_MEMORY : DLC_ERR_DEVICE_UNAVAILABLE;
+  return status == CUBLAS_STATUS_ALLOC_FAILED ? DLC_ERR_OUT_OF_MEMORY
+                                              : DLC_ERR_DEVICE_UNAVAILABLE;
 }
 
 } // namespace
@@ -228,9 +227,9 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
   auto layout = [&](cublasLtMatrixLayout_t &out, cudaDataType_t type,
                     int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
     const int32_t count = static_cast<int32_t>(batch);
-    return check(api.cublasLtMatrixLayoutCreate(&out, type,
-                                                static_cast<uint64_t>(rows),
-                                                static_cast<uint64_t>(cols), ld),
+    return check(api.cublasLtMatrixLayoutCreate(
+                     &out, type, static_cast<uint64_t>(rows),
+                     static_cast<uint64_t>(cols), ld),
                  "cublasLtMatrixLayoutCreate") &&
            check(api.cublasLtMatrixLayoutSetAttribute(
                      out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
@@ -317,8 +316,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
     std::string what = "dlc_cuda_gemm (" + dtypeText(dtype_ab) + " x " +
                        dtypeText(dtype_ab) + " -> " + dtypeText(dtype_c) +
                        ", batch " + std::to_string(batch) + ", m " +
-                       std::to_string(m) + ", n " + std::to_string(n) +
-                       ", k " + std::to_string(k) + ")";
+                       std::to_string(m) + ", n " + std::to_string(n) + ", k " +
+                       std::to_string(k) + ")";
     cudaDataType_t typeAB = CUDA_R_32F, typeC = CUDA_R_32F;
     if (!gemmTypes(dtype_ab, dtype_c, typeAB, typeC)) {
       cuda->recordFailure(DLC_ERR_INTERNAL,
@@ -327,8 +326,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
       return;
     }
     constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
-    if (batch < 1 || m < 1 || n < 1 || k < 1 || batch > kMaxInt32 || !a ||
-        !b || !c) {
+    if (batch < 1 || m < 1 || n < 1 || k < 1 || batch > kMaxInt32 || !a || !b ||
+        !c) {
       cuda->recordFailure(DLC_ERR_INTERNAL,
                           what + ": sizes must be >= 1 (batch below 2^31) "
                                  "and pointers non-NULL");
@@ -337,7 +336,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
 
     const BlasLibrary &blas = blasLibrary();
     if (!blas.loaded) {
-      cuda->recordFailure(DLC_ERR_DEVICE_UNAVAILABLE, what + ": " + blas.reason);
+      cuda->recordFailure(DLC_ERR_DEVICE_UNAVAILABLE,
+                          what + ": " + blas.reason);
       return;
     }
     if (!cuda->gemm) {
@@ -356,10 +356,20 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
 
     const size_t sizeAB = dtypeSize(static_cast<dlc_dtype>(dtype_ab));
     const size_t sizeC = dtypeSize(static_cast<dlc_dtype>(dtype_c));
-    const GemmKey key = {dtype_ab, dtype_c, batch, m, n, k,
-                         lda, stride_a, trans_a ? 1 : 0,
-                         ldb, stride_b, trans_b ? 1 : 0,
-                         ldc, stride_c,
+    const GemmKey key = {dtype_ab,
+                         dtype_c,
+                         batch,
+                         m,
+                         n,
+                         k,
+                         lda,
+                         stride_a,
+                         trans_a ? 1 : 0,
+                         ldb,
+                         stride_b,
+                         trans_b ? 1 : 0,
+                         ldc,
+                         stride_c,
                          batchAlignment(a, stride_a, batch, sizeAB),
                          batchAlignment(b, stride_b, batch, sizeAB),
                          batchAlignment(c, stride_c, batch, sizeC)};

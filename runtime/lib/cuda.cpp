@@ -56,8 +56,8 @@ bool resolve(PFN_cuGetProcAddress getProc, const char *name, Fn &slot,
              std::string &reason) {
   void *fn = nullptr;
   CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  CUresult result = getProc(name, &fn, kCudaApiVersion,
-                            CU_GET_PROC_ADDRESS_DEFAULT, &found);
+  CUresult result =
+      getProc(name, &fn, kCudaApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found);
   if (result == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_SUCCESS && fn) {
     slot = reinterpret_cast<Fn>(fn);
     return true;
@@ -68,8 +68,8 @@ bool resolve(PFN_cuGetProcAddress getProc, const char *name, Fn &slot,
   else if (found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT)
     reason += "the driver is older than CUDA 12.0";
   else
-    reason += "cuGetProcAddress_v2 failed with CUDA error " +
-              std::to_string(result);
+    reason +=
+        "cuGetProcAddress_v2 failed with CUDA error " + std::to_string(result);
   reason += ")";
   return false;
 }
@@ -123,8 +123,7 @@ CudaDriverState loadDriver() {
         resolve(getProc, "cuModuleGetFunction", d.cuModuleGetFunction, why) &&
         resolve(getProc, "cuModuleUnload", d.cuModuleUnload, why) &&
         resolve(getProc, "cuLaunchKernel", d.cuLaunchKernel, why) &&
-        resolve(getProc, "cuStreamBeginCapture", d.cuStreamBeginCapture,
-                why) &&
+        resolve(getProc, "cuStreamBeginCapture", d.cuStreamBeginCapture, why) &&
         resolve(getProc, "cuStreamEndCapture", d.cuStreamEndCapture, why) &&
         resolve(getProc, "cuGraphInstantiateWithFlags",
                 d.cuGraphInstantiateWithFlags, why) &&
@@ -236,8 +235,8 @@ dlc_status dlc::rt::checkCudaModule(const std::string &model,
   if (!module.ptx)
     return fail(DLC_ERR_FORMAT, where + "ptx is NULL");
   if (module.num_kernels < 0)
-    return fail(DLC_ERR_FORMAT, where + "num_kernels is " +
-                                    std::to_string(module.num_kernels));
+    return fail(DLC_ERR_FORMAT,
+                where + "num_kernels is " + std::to_string(module.num_kernels));
   if (module.num_kernels > 0 && !module.kernel_names)
     return fail(DLC_ERR_FORMAT, where + "kernel_names is NULL");
   for (int32_t k = 0; k < module.num_kernels; ++k)
@@ -302,8 +301,7 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
         CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {
         infoLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes - 1)),
-        errorLog.data(),
-        reinterpret_cast<void *>(uintptr_t(kJitLogBytes - 1))};
+        errorLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes - 1))};
     CUmodule loaded = nullptr;
     if (CUresult r =
             d.cuModuleLoadDataEx(&loaded, module.ptx, 4, options, values)) {
@@ -341,8 +339,8 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
     size_t offset = 0;
     for (const TensorDecl &t : entry.inputs) {
       layout.inputs.push_back(offset);
-      offset = alignUp(offset + static_cast<size_t>(t.nbytes),
-                       kDeviceAlignment);
+      offset =
+          alignUp(offset + static_cast<size_t>(t.nbytes), kDeviceAlignment);
       if (offset > static_cast<size_t>(kMaxBytes))
         return fail(DLC_ERR_OUT_OF_MEMORY, where() + "entry " +
                                                quote(entry.name) +
@@ -350,8 +348,8 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
     }
     for (const TensorDecl &t : entry.outputs) {
       layout.outputs.push_back(offset);
-      offset = alignUp(offset + static_cast<size_t>(t.nbytes),
-                       kDeviceAlignment);
+      offset =
+          alignUp(offset + static_cast<size_t>(t.nbytes), kDeviceAlignment);
       if (offset > static_cast<size_t>(kMaxBytes))
         return fail(DLC_ERR_OUT_OF_MEMORY, where() + "entry " +
                                                quote(entry.name) +
@@ -364,9 +362,9 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
   c->stagingBytes = staging;
   c->blasWorkspaceBytes = kBlasWorkspaceBytes;
   const size_t workspaceOffset = alignUp(c->paramBytes, kDeviceAlignment);
-  const size_t stagingOffset = alignUp(
-      workspaceOffset + static_cast<size_t>(model.workspaceBytes),
-      kDeviceAlignment);
+  const size_t stagingOffset =
+      alignUp(workspaceOffset + static_cast<size_t>(model.workspaceBytes),
+              kDeviceAlignment);
   const size_t blasOffset = alignUp(stagingOffset + staging, kDeviceAlignment);
   const size_t total = blasOffset + kBlasWorkspaceBytes;
   auto plan = [&] {
@@ -418,8 +416,7 @@ dlc_status dlc::rt::cudaUploadParams(CudaContext &c, const void *host,
   auto cudaFail = [&](const char *what, CUresult r) {
     return fail(cudaStatus(r), "model " + quote(c.modelName) +
                                    ": copying the params to " + c.description +
-                                   ": " + what + " failed: " +
-                                   errorText(d, r));
+                                   ": " + what + " failed: " + errorText(d, r));
   };
   if (bytes == 0)
     return DLC_OK;
@@ -525,7 +522,8 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     args.reserve(model.params.size() + entry.inputs.size() +
                  entry.outputs.size() + 2);
     for (const ParamDecl &param : model.params)
-      args.push_back(devicePointer(c.params, static_cast<size_t>(param.offset)));
+      args.push_back(
+          devicePointer(c.params, static_cast<size_t>(param.offset)));
     for (size_t offset : staging.inputs)
       args.push_back(devicePointer(c.staging, offset));
     for (size_t offset : staging.outputs)
@@ -576,26 +574,24 @@ void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x, int64_t grid_y,
     return;
   try {
     if (kernel < 0 || static_cast<size_t>(kernel) >= c->kernels.size()) {
-      c->recordFailure(DLC_ERR_INTERNAL,
-                       "dlc_cuda_launch: kernel index " +
-                           std::to_string(kernel) +
-                           " out of range (the module has " +
-                           std::to_string(c->kernels.size()) + " kernels)");
+      c->recordFailure(DLC_ERR_INTERNAL, "dlc_cuda_launch: kernel index " +
+                                             std::to_string(kernel) +
+                                             " out of range (the module has " +
+                                             std::to_string(c->kernels.size()) +
+                                             " kernels)");
       return;
     }
     const std::string &name = c->kernelNames[static_cast<size_t>(kernel)];
     const int64_t dims[6] = {grid_x, grid_y, grid_z, block_x, block_y, block_z};
-    std::string config = "grid " + std::to_string(grid_x) + "x" +
-                         std::to_string(grid_y) + "x" + std::to_string(grid_z) +
-                         ", block " + std::to_string(block_x) + "x" +
-                         std::to_string(block_y) + "x" +
-                         std::to_string(block_z);
+    std::string config =
+        "grid " + std::to_string(grid_x) + "x" + std::to_string(grid_y) + "x" +
+        std::to_string(grid_z) + ", block " + std::to_string(block_x) + "x" +
+        std::to_string(block_y) + "x" + std::to_string(block_z);
     for (int64_t dim : dims)
       if (dim < 1 || dim > std::numeric_limits<unsigned>::max()) {
-        c->recordFailure(DLC_ERR_INTERNAL, "dlc_cuda_launch: kernel " +
-                                               quote(name) +
-                                               ": bad launch dimensions (" +
-                                               config + ")");
+        c->recordFailure(DLC_ERR_INTERNAL,
+                         "dlc_cuda_launch: kernel " + quote(name) +
+                             ": bad launch dimensions (" + config + ")");
         return;
       }
     if (num_args < 0 || (num_args > 0 && !args)) {
@@ -621,9 +617,8 @@ void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x, int64_t grid_y,
             static_cast<unsigned>(grid_z), static_cast<unsigned>(block_x),
             static_cast<unsigned>(block_y), static_cast<unsigned>(block_z), 0,
             c->stream, num_args > 0 ? params : nullptr, nullptr))
-      c->recordCudaFailure("launching kernel " + quote(name) + " (" + config +
-                               ")",
-                           r);
+      c->recordCudaFailure(
+          "launching kernel " + quote(name) + " (" + config + ")", r);
   } catch (...) {
     c->recordFailure(DLC_ERR_OUT_OF_MEMORY, "out of memory in dlc_cuda_launch");
   }

@@ -1,4 +1,5 @@
-//===- cuda_api.h - The CUDA driver and cuBLASLt, declared by hand -*- C++ -*-===//
+//===- cuda_api.h - The CUDA driver and cuBLASLt, declared by hand -*- C++
+//-*-===//
 //
 // The few types, constants and function signatures of the CUDA driver API and
 // of cuBLASLt that the CUDA backend uses, copied from the CUDA 13 headers
@@ -65,18 +66,16 @@ constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 constexpr CUstreamCaptureMode CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
-using PFN_cuGetProcAddress = CUresult (*)(const char *symbol, void **pfn,
-                                          int cudaVersion,
-                                          unsigned long long flags,
-                                          CUdriverProcAddressQueryResult *found);
+using PFN_cuGetProcAddress = CUresult (*)(
+    const char *symbol, void **pfn, int cudaVersion, unsigned long long flags,
+    CUdriverProcAddressQueryResult *found);
 using PFN_cuGetErrorName = CUresult (*)(CUresult error, const char **str);
 using PFN_cuGetErrorString = CUresult (*)(CUresult error, const char **str);
 using PFN_cuInit = CUresult (*)(unsigned flags);
 using PFN_cuDeviceGetCount = CUresult (*)(int *count);
 using PFN_cuDeviceGet = CUresult (*)(CUdevice *device, int ordinal);
 using PFN_cuDeviceGetName = CUresult (*)(char *name, int len, CUdevice dev);
-using PFN_cuDevicePrimaryCtxRetain = CUresult (*)(CUcontext *ctx,
-                                                  CUdevice dev);
+using PFN_cuDevicePrimaryCtxRetain = CUresult (*)(CUcontext *ctx, CUdevice dev);
 using PFN_cuDevicePrimaryCtxRelease = CUresult (*)(CUdevice dev);
 using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext ctx);
 using PFN_cuStreamCreate = CUresult (*)(CUstream *stream, unsigned flags);
@@ -95,8 +94,7 @@ using PFN_cuMemcpyDtoDAsync = CUresult (*)(CUdeviceptr dst, CUdeviceptr src,
 using PFN_cuMemsetD8Async = CUresult (*)(CUdeviceptr dst, unsigned char value,
                                          size_t count, CUstream stream);
 using PFN_cuMemGetInfo = CUresult (*)(size_t *free, size_t *total);
-using PFN_cuModuleLoadDataEx = CUresult (*)(CUmodule *module,
-                                            const void *image,
+using PFN_cuModuleLoadDataEx = CUresult (*)(CUmodule *module, const void *image,
                                             unsigned numOptions,
                                             CUjit_option *options,
                                             void **optionValues);
@@ -222,8 +220,8 @@ struct CublasLt {
                                                cudaDataType_t type,
                                                uint64_t rows, uint64_t cols,
                                                int64_t ld) = nullptr;
-  cublasStatus_t (*cublasLtMatrixLayoutDestroy)(
-      cublasLtMatrixLayout_t layout) = nullptr;
+  cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t layout) =
+      nullptr;
   cublasStatus_t (*cublasLtMatrixLayoutSetAttribute)(
       cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr,
       const void *buf, size_t size) = nullptr;

@@ -57,7 +57,8 @@ bool dlc::rt::parseDeviceEnv(std::string_view value, dlc_device_kind &device,
                    [](char ch) { return ch >= '0' && ch <= '9'; }))
     return false;
   int n = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), n);
   if (ec != std::errc() || end != digits.data() + digits.size())
     return false;
   device = DLC_DEVICE_CUDA;
@@ -109,12 +110,13 @@ dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, int ordinal,
       return fail(DLC_ERR_DEVICE_UNAVAILABLE,
                   "CUDA device unavailable: " + driver.reason);
     if (device >= driver.deviceCount)
-      return fail(DLC_ERR_DEVICE_UNAVAILABLE,
-                  "CUDA device unavailable: no device cuda:" +
-                      std::to_string(device) + " (this machine has " +
-                      std::to_string(driver.deviceCount) + " CUDA device" +
-                      (driver.deviceCount == 1 ? "" : "s") + ", cuda:0 to cuda:" +
-                      std::to_string(driver.deviceCount - 1) + ")");
+      return fail(
+          DLC_ERR_DEVICE_UNAVAILABLE,
+          "CUDA device unavailable: no device cuda:" + std::to_string(device) +
+              " (this machine has " + std::to_string(driver.deviceCount) +
+              " CUDA device" + (driver.deviceCount == 1 ? "" : "s") +
+              ", cuda:0 to cuda:" + std::to_string(driver.deviceCount - 1) +
+              ")");
     if (!hasCudaCode)
       return fail(DLC_ERR_DEVICE_UNAVAILABLE,
                   "CUDA device unavailable: this model has no CUDA code");
@@ -124,8 +126,8 @@ dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, int ordinal,
   }
   case DLC_DEVICE_AUTO: {
     // Only probe when the choice depends on it.
-    bool cuda = hasCudaCode && cudaUsable(nullptr) &&
-                device < cudaDriver().deviceCount;
+    bool cuda =
+        hasCudaCode && cudaUsable(nullptr) && device < cudaDriver().deviceCount;
     selected = cuda ? DLC_DEVICE_CUDA : DLC_DEVICE_CPU;
     selectedOrdinal = cuda ? device : 0;
     return DLC_OK;

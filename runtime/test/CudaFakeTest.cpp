@@ -25,10 +25,9 @@ namespace {
 
 FakeCudaState &fake() {
   static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  static auto *get =
-      lib ? reinterpret_cast<FakeCudaState *(*)()>(
-                ::dlsym(lib, "fake_cuda_state"))
-          : nullptr;
+  static auto *get = lib ? reinterpret_cast<FakeCudaState *(*)()>(
+                               ::dlsym(lib, "fake_cuda_state"))
+                         : nullptr;
   if (!get) {
     ADD_FAILURE() << "the fake libcuda.so.1 is not on LD_LIBRARY_PATH";
     static FakeCudaState none;
@@ -72,7 +71,9 @@ const char *const kPtx =
     "{\n\tret;\n}\n";
 const char *const kKernels[] = {"fake_mul", "fake_add_one"};
 
-int64_t i64(void *p) { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p)); }
+int64_t i64(void *p) {
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p));
+}
 
 void *LastArgs[16];
 
@@ -95,10 +96,10 @@ void cudaTrain(void *const *args) {
 void cudaGemm(void *const *args) {
   // w, unused, a, bt, at, b2, c1, c2, workspace, ctx
   void *ctx = args[9];
-  dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 1, 2, 4, 3, args[2], 3, 0, 0, args[3],
-                3, 0, 1, 0.0f, args[6], 4, 0);
-  dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 2, 2, 2, 3, args[4], 2, 6, 1, args[5],
-                2, 6, 0, 0.0f, args[7], 2, 4);
+  dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 1, 2, 4, 3, args[2], 3, 0, 0, args[3], 3,
+                0, 1, 0.0f, args[6], 4, 0);
+  dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 2, 2, 2, 3, args[4], 2, 6, 1, args[5], 2,
+                6, 0, 0.0f, args[7], 2, 4);
 }
 
 void cudaBad(void *const *args) {
@@ -110,12 +111,11 @@ void cudaBad(void *const *args) {
 int CpuCalls = 0;
 void cpuEntry(void *const *) { ++CpuCalls; }
 
-const dlc_entry_fn kCudaEntries[] = {cudaForward, cudaTrain, cudaGemm,
-                                     cudaBad};
+const dlc_entry_fn kCudaEntries[] = {cudaForward, cudaTrain, cudaGemm, cudaBad};
 const dlc_entry_fn kCpuEntries[] = {cpuEntry, cpuEntry, cpuEntry, cpuEntry};
 const dlc_cuda_module kModule = {kPtx, 2, kKernels, kCudaEntries};
-const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText, 4, kCpuEntries,
-                              nullptr, &kModule};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   4,
+                              kCpuEntries,     nullptr, &kModule};
 
 struct ModelDeleter {
   void operator()(dlc_model *m) const { dlc_model_destroy(m); }
@@ -254,8 +254,7 @@ TEST_F(FakeCuda, ParamsLiveOnTheDevice) {
   ASSERT_EQ(dlc_model_init(m.get(), 1), DLC_OK); // back to ones
   ASSERT_EQ(forward(m.get(), x, y), DLC_OK);
   EXPECT_EQ(y[0], 1.0f);
-  ASSERT_EQ(dlc_model_load(m.get(), dir.file("a.safetensors").c_str()),
-            DLC_OK);
+  ASSERT_EQ(dlc_model_load(m.get(), dir.file("a.safetensors").c_str()), DLC_OK);
   ASSERT_EQ(forward(m.get(), x, y), DLC_OK);
   EXPECT_EQ(y[0], 10.0f);
   EXPECT_EQ(y[3], 16.0f);
@@ -358,7 +357,7 @@ TEST_F(FakeCuda, FailingLaunchIsAStatus) {
       "'fake_mul' (grid 1x1x1, block 4x1x1) failed: CUDA_ERROR_LAUNCH_FAILED "
       "(719)"))
       << dlc_last_error();
-  EXPECT_EQ(y[0], -1.0f); // outputs untouched
+  EXPECT_EQ(y[0], -1.0f);          // outputs untouched
   EXPECT_EQ(fake().copiesDtoD, 0); // later calls were no-ops
   // The failure does not stick to the next run.
   ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();

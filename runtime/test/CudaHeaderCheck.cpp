@@ -11,8 +11,8 @@
 
 #include <cstddef>
 #include <cstdio>
-#include <cuda.h>
 #include <cublasLt.h>
+#include <cuda.h>
 
 namespace api = dlc::rt::cuapi;
 
@@ -63,7 +63,8 @@ static_assert(api::kCudaApiVersion <= CUDA_VERSION, "kCudaApiVersion");
 static_assert(sizeof(api::CUresult) == sizeof(CUresult), "CUresult");
 static_assert(sizeof(api::CUdevice) == sizeof(CUdevice), "CUdevice");
 static_assert(sizeof(api::CUdeviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
-static_assert(sizeof(api::CUjit_option) == sizeof(CUjit_option), "CUjit_option");
+static_assert(sizeof(api::CUjit_option) == sizeof(CUjit_option),
+              "CUjit_option");
 static_assert(sizeof(api::CUstreamCaptureMode) == sizeof(CUstreamCaptureMode),
               "CUstreamCaptureMode");
 static_assert(sizeof(api::CUdriverProcAddressQueryResult) ==

@@ -132,8 +132,8 @@ TEST(CudaTest, MalformedCudaModules) {
     EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_FORMAT)
         << text;
     EXPECT_EQ(m, nullptr);
-    EXPECT_TRUE(errorContains(std::string("model 'twice': CUDA module: ") +
-                              text))
+    EXPECT_TRUE(
+        errorContains(std::string("model 'twice': CUDA module: ") + text))
         << dlc_last_error();
   };
   dlc_cuda_module module = kModule;

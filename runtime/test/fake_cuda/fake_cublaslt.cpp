@@ -38,8 +38,8 @@ int Handle = 0;
 FakeCudaState &state() {
   // The fake driver, loaded by libdlcrt before any GEMM.
   static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  static auto *get = reinterpret_cast<FakeCudaState *(*)()>(
-      ::dlsym(lib, "fake_cuda_state"));
+  static auto *get =
+      reinterpret_cast<FakeCudaState *(*)()>(::dlsym(lib, "fake_cuda_state"));
   return *get();
 }
 
@@ -62,7 +62,7 @@ EXPORT Status cublasLtDestroy(void *handle) {
   return handle == &Handle ? kSuccess : kInvalidValue;
 }
 EXPORT const char *cublasLtGetStatusName(Status status) {
-  return status == kNotSupported ? "CUBLAS_STATUS_NOT_SUPPORTED"
+  return status == kNotSupported   ? "CUBLAS_STATUS_NOT_SUPPORTED"
          : status == kInvalidValue ? "CUBLAS_STATUS_INVALID_VALUE"
                                    : "CUBLAS_STATUS_SUCCESS";
 }
@@ -138,9 +138,9 @@ struct AlgoAndMore {
   int reserved[4];
 };
 
-EXPORT Status cublasLtMatmulAlgoGetHeuristic(void *, Desc *, Layout *,
-                                             Layout *, Layout *, Layout *,
-                                             Pref *pref, int requested,
+EXPORT Status cublasLtMatmulAlgoGetHeuristic(void *, Desc *, Layout *, Layout *,
+                                             Layout *, Layout *, Pref *pref,
+                                             int requested,
                                              AlgoAndMore *results,
                                              int *returned) {
   ++state().heuristics;

@@ -204,8 +204,7 @@ CUresult cuMemGetInfo(size_t *freeBytes, size_t *totalBytes) {
   return kSuccess;
 }
 CUresult cuModuleLoadDataEx(void **module, const void *image,
-                            unsigned numOptions, int *options,
-                            void **values) {
+                            unsigned numOptions, int *options, void **values) {
   std::string ptx(static_cast<const char *>(image));
   if (ptx.find("FAKE_JIT_ERROR") != std::string::npos) {
     for (unsigned i = 0; i < numOptions; ++i)
@@ -298,7 +297,8 @@ CUresult cuGraphDestroy(void *graph) {
   return kSuccess;
 }
 
-#define FAKE_ENTRY(name) {#name, reinterpret_cast<void *>(&name)}
+#define FAKE_ENTRY(name)                                                       \
+  { #name, reinterpret_cast < void *>(&name) }
 const std::map<std::string, void *> &entryPoints() {
   static const std::map<std::string, void *> table = {
       FAKE_ENTRY(cuGetErrorName),
