@@ -1,89 +1,24 @@
-//===- device.cpp - Device selection and the CUDA probe -------------------===//
+//===- device.cpp - Device selection ------------------------------------===//
 //
-// CUDA is probed through the driver API, loaded with dlopen so that the
-// runtime never links against CUDA: libcuda.so.1, cuInit(0), then
-// cuDeviceGetCount. The probe runs once per process; its handle is kept open
-// for the (future) CUDA backend.
+// Resolves device requests (DLC_DEVICE_*, the DLC_DEVICE environment
+// variable, CUDA ordinals) against what the machine offers: CUDA is probed
+// by the CUDA backend (cuda.cpp), which loads libcuda.so.1 with dlopen once
+// per process.
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuda_backend.h"
 #include "internal.h"
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 using namespace dlc::rt;
 
 namespace {
-
-struct CudaProbe {
-  bool usable = false;
-  std::string reason; ///< Why CUDA is not usable; empty when it is.
-};
-
-// CUresult is an int-sized enum; CUDA_SUCCESS is 0.
-using CuInitFn = int (*)(unsigned int);
-using CuDeviceGetCountFn = int (*)(int *);
-using CuGetErrorNameFn = int (*)(int, const char **);
-
-std::string cudaErrorText(CuGetErrorNameFn getErrorName, int result) {
-  const char *name = nullptr;
-  std::string text = "error " + std::to_string(result);
-  if (getErrorName && getErrorName(result, &name) == 0 && name)
-    text = std::string(name) + " (" + std::to_string(result) + ")";
-  return text;
-}
-
-CudaProbe probeCuda() {
-  CudaProbe probe;
-  try {
-    void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char *why = ::dlerror();
-      probe.reason = "libcuda.so.1 not found";
-      if (why)
-        probe.reason += std::string(" (") + why + ")";
-      return probe;
-    }
-    auto cuInit = reinterpret_cast<CuInitFn>(::dlsym(lib, "cuInit"));
-    auto cuDeviceGetCount =
-        reinterpret_cast<CuDeviceGetCountFn>(::dlsym(lib, "cuDeviceGetCount"));
-    auto cuGetErrorName =
-        reinterpret_cast<CuGetErrorNameFn>(::dlsym(lib, "cuGetErrorName"));
-    if (!cuInit || !cuDeviceGetCount) {
-      probe.reason = "libcuda.so.1 lacks cuInit or cuDeviceGetCount";
-      return probe;
-    }
-    if (int result = cuInit(0)) {
-      probe.reason =
-          "cuInit(0) failed: " + cudaErrorText(cuGetErrorName, result);
-      return probe;
-    }
-    int count = 0;
-    if (int result = cuDeviceGetCount(&count)) {
-      probe.reason =
-          "cuDeviceGetCount failed: " + cudaErrorText(cuGetErrorName, result);
-      return probe;
-    }
-    if (count <= 0) {
-      probe.reason = "no CUDA device found";
-      return probe;
-    }
-    probe.usable = true;
-  } catch (...) {
-    probe.usable = false;
-    probe.reason = "out of memory while probing CUDA";
-  }
-  return probe;
-}
-
-const CudaProbe &cudaProbe() {
-  static const CudaProbe probe = probeCuda();
-  return probe;
-}
 
 bool equalsIgnoringCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size())
@@ -97,61 +32,106 @@ bool equalsIgnoringCase(std::string_view a, std::string_view b) {
 
 } // namespace
 
-bool dlc::rt::parseDeviceEnv(std::string_view value, dlc_device_kind &device) {
-  if (value.empty() || equalsIgnoringCase(value, "auto"))
+bool dlc::rt::parseDeviceEnv(std::string_view value, dlc_device_kind &device,
+                             int &ordinal) {
+  ordinal = -1;
+  if (value.empty() || equalsIgnoringCase(value, "auto")) {
     device = DLC_DEVICE_AUTO;
-  else if (equalsIgnoringCase(value, "cpu"))
+    return true;
+  }
+  if (equalsIgnoringCase(value, "cpu")) {
     device = DLC_DEVICE_CPU;
-  else if (equalsIgnoringCase(value, "cuda"))
+    return true;
+  }
+  if (equalsIgnoringCase(value, "cuda")) {
     device = DLC_DEVICE_CUDA;
-  else
+    return true;
+  }
+  // cuda:N, N a decimal device number (digits only).
+  constexpr std::string_view prefix = "cuda:";
+  if (value.size() <= prefix.size() ||
+      !equalsIgnoringCase(value.substr(0, prefix.size()), prefix))
     return false;
+  std::string_view digits = value.substr(prefix.size());
+  if (!std::all_of(digits.begin(), digits.end(),
+                   [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return false;
+  int n = 0;
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size())
+    return false;
+  device = DLC_DEVICE_CUDA;
+  ordinal = n;
   return true;
 }
 
 bool dlc::rt::cudaUsable(std::string *reason) {
-  const CudaProbe &probe = cudaProbe();
+  const CudaDriverState &driver = cudaDriver();
   if (reason)
-    *reason = probe.reason;
-  return probe.usable;
+    *reason = driver.reason;
+  return driver.usable;
 }
 
-dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, bool hasCudaCode,
-                                  dlc_device_kind &selected) {
+dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, int ordinal,
+                                  bool hasCudaCode, dlc_device_kind &selected,
+                                  int &selectedOrdinal) {
   if (requested != DLC_DEVICE_AUTO && requested != DLC_DEVICE_CPU &&
       requested != DLC_DEVICE_CUDA)
     return fail(DLC_ERR_INVALID_ARGUMENT,
                 "invalid device kind " +
                     std::to_string(static_cast<int>(requested)));
+  if (ordinal < -1)
+    return fail(DLC_ERR_INVALID_ARGUMENT,
+                "invalid CUDA device ordinal " + std::to_string(ordinal) +
+                    " (expected -1 for the default, or a device number)");
 
   if (requested == DLC_DEVICE_AUTO) {
     const char *env = std::getenv("DLC_DEVICE");
-    if (env && !parseDeviceEnv(env, requested))
+    int envOrdinal = -1;
+    if (env && !parseDeviceEnv(env, requested, envOrdinal))
       return fail(DLC_ERR_INVALID_ARGUMENT,
                   "invalid DLC_DEVICE value " + quote(env) +
-                      " (expected auto, cpu or cuda)");
+                      " (expected auto, cpu, cuda or cuda:N with N a device "
+                      "number)");
+    if (ordinal < 0)
+      ordinal = envOrdinal;
   }
+  const int device = ordinal < 0 ? 0 : ordinal;
 
   switch (requested) {
   case DLC_DEVICE_CPU:
     selected = DLC_DEVICE_CPU;
+    selectedOrdinal = 0;
     return DLC_OK;
   case DLC_DEVICE_CUDA: {
-    std::string reason;
-    if (!cudaUsable(&reason))
+    const CudaDriverState &driver = cudaDriver();
+    if (!driver.usable)
       return fail(DLC_ERR_DEVICE_UNAVAILABLE,
-                  "CUDA device unavailable: " + reason);
+                  "CUDA device unavailable: " + driver.reason);
+    if (device >= driver.deviceCount)
+      return fail(
+          DLC_ERR_DEVICE_UNAVAILABLE,
+          "CUDA device unavailable: no device cuda:" + std::to_string(device) +
+              " (this machine has " + std::to_string(driver.deviceCount) +
+              " CUDA device" + (driver.deviceCount == 1 ? "" : "s") +
+              ", cuda:0 to cuda:" + std::to_string(driver.deviceCount - 1) +
+              ")");
     if (!hasCudaCode)
       return fail(DLC_ERR_DEVICE_UNAVAILABLE,
                   "CUDA device unavailable: this model has no CUDA code");
     selected = DLC_DEVICE_CUDA;
+    selectedOrdinal = device;
     return DLC_OK;
   }
-  case DLC_DEVICE_AUTO:
+  case DLC_DEVICE_AUTO: {
     // Only probe when the choice depends on it.
-    selected =
-        hasCudaCode && cudaUsable(nullptr) ? DLC_DEVICE_CUDA : DLC_DEVICE_CPU;
+    bool cuda =
+        hasCudaCode && cudaUsable(nullptr) && device < cudaDriver().deviceCount;
+    selected = cuda ? DLC_DEVICE_CUDA : DLC_DEVICE_CPU;
+    selectedOrdinal = cuda ? device : 0;
     return DLC_OK;
+  }
   }
   return fail(DLC_ERR_INTERNAL, "unreachable device kind");
 }
@@ -164,18 +144,20 @@ dlc_status dlc_select_device(dlc_device_kind requested,
     if (!selected)
       return fail(DLC_ERR_INVALID_ARGUMENT, "selected is NULL");
     // As if every model had code for every device.
-    return resolveDevice(requested, /*hasCudaCode=*/true, *selected);
+    int ordinal = 0;
+    return resolveDevice(requested, -1, /*hasCudaCode=*/true, *selected,
+                         ordinal);
   });
 }
 
 int dlc_cuda_available(char *reason_buf, size_t reason_len) {
-  const CudaProbe &probe = cudaProbe();
+  const CudaDriverState &driver = cudaDriver();
   if (reason_buf && reason_len > 0) {
-    size_t n = std::min(probe.reason.size(), reason_len - 1);
-    std::memcpy(reason_buf, probe.reason.data(), n);
+    size_t n = std::min(driver.reason.size(), reason_len - 1);
+    std::memcpy(reason_buf, driver.reason.data(), n);
     reason_buf[n] = '\0';
   }
-  return probe.usable ? 1 : 0;
+  return driver.usable ? 1 : 0;
 }
 
 } // extern "C"

@@ -215,15 +215,21 @@ void initParam(const ParamDecl &param, void *data, uint64_t seed,
 
 //===-- Devices and threads ----------------------------------------------===//
 
-/// Parses a DLC_DEVICE value; false when invalid.
-bool parseDeviceEnv(std::string_view value, dlc_device_kind &device);
+/// Parses a DLC_DEVICE value (auto, cpu, cuda, cuda:N; case-insensitive);
+/// false when invalid. `ordinal` is N for cuda:N, else -1.
+bool parseDeviceEnv(std::string_view value, dlc_device_kind &device,
+                    int &ordinal);
 
 /// Whether CUDA is usable (probed once per process) and why not.
 bool cudaUsable(std::string *reason);
 
 /// Resolves a device request for a model that has (or lacks) code for CUDA.
-dlc_status resolveDevice(dlc_device_kind requested, bool hasCudaCode,
-                         dlc_device_kind &selected);
+/// `ordinal` is the CUDA device asked for, -1 for the default (the N of
+/// DLC_DEVICE=cuda:N for AUTO requests, else 0); `selectedOrdinal` is the
+/// CUDA device chosen (0 for the CPU).
+dlc_status resolveDevice(dlc_device_kind requested, int ordinal,
+                         bool hasCudaCode, dlc_device_kind &selected,
+                         int &selectedOrdinal);
 
 /// Parses a DLC_NUM_THREADS value: a decimal integer in [1, 1024]; 0 when
 /// invalid.

@@ -1,5 +1,14 @@
 //===- model.cpp - dlc_model: creation, params, load/save, run ------------===//
+//
+// On the CPU the params live in the host arena and entries run in the
+// calling thread. On CUDA (cuda.cpp) the host arena is a mirror of the
+// params on the device: uploaded after create, init, load and whenever it
+// was handed out for writing (dlc_model_param_info), downloaded before
+// save and param access when a run may have changed the params.
+//
+//===----------------------------------------------------------------------===//
 
+#include "cuda_backend.h"
 #include "internal.h"
 
 #include <cstring>
@@ -19,7 +28,14 @@ struct dlc_model {
   /// The embedded initial value of each `data` param, else null.
   std::vector<const void *> initData;
   void *workspace = nullptr;     ///< Into the arena, after the params.
-  std::mutex running;            ///< Entries share the workspace.
+  /// Entries share the workspace (on CUDA: the stream and staging too).
+  mutable std::mutex running;
+
+  /// CUDA only: the device side, and the state of the host mirror.
+  std::unique_ptr<CudaContext> cuda;
+  mutable bool hostStale = false;   ///< A run may have changed the params.
+  mutable bool deviceStale = false; ///< The mirror may have been written.
+  std::string deviceDescription = "cpu";
 
   void *data(size_t param) const { return paramData[param]; }
 };
@@ -32,8 +48,10 @@ constexpr size_t kHugePage = size_t(2) << 20;
 /// (and advised to use them) when at least 2 MiB, and zero-filled, which also
 /// commits its memory now rather than during the first run.
 dlc_status allocateArena(dlc_model &m) {
-  const auto bytes =
-      static_cast<size_t>(m.decl.paramBytes + m.decl.workspaceBytes);
+  // On CUDA the host only mirrors the params: the workspace is on the device.
+  const auto bytes = static_cast<size_t>(
+      m.decl.paramBytes +
+      (m.device == DLC_DEVICE_CUDA ? 0 : m.decl.workspaceBytes));
   if (bytes == 0)
     return DLC_OK;
   size_t allocated = bytes; // exactly the plan
@@ -55,8 +73,41 @@ dlc_status allocateArena(dlc_model &m) {
   m.paramData.reserve(m.decl.params.size());
   for (const ParamDecl &param : m.decl.params)
     m.paramData.push_back(base + param.offset);
-  m.workspace = base + m.decl.paramBytes;
+  m.workspace = m.device == DLC_DEVICE_CUDA ? nullptr
+                                            : base + m.decl.paramBytes;
   return DLC_OK;
+}
+
+/// CUDA: makes the host mirror current.
+dlc_status syncHost(const dlc_model &m) {
+  if (!m.cuda || !m.hostStale)
+    return DLC_OK;
+  if (dlc_status s = cudaDownloadParams(
+          *m.cuda, m.arena.get(), static_cast<size_t>(m.decl.paramBytes)))
+    return s;
+  m.hostStale = false;
+  return DLC_OK;
+}
+
+/// CUDA: uploads the host mirror when it may have been written.
+dlc_status syncDevice(const dlc_model &m) {
+  if (!m.cuda || !m.deviceStale)
+    return DLC_OK;
+  if (dlc_status s = cudaUploadParams(*m.cuda, m.arena.get(),
+                                      static_cast<size_t>(m.decl.paramBytes)))
+    return s;
+  m.deviceStale = false;
+  return DLC_OK;
+}
+
+/// CUDA: every param of the host mirror was just written (init, load).
+dlc_status paramsWritten(dlc_model &m) {
+  if (!m.cuda)
+    return DLC_OK;
+  std::lock_guard<std::mutex> lock(m.running);
+  m.hostStale = false;
+  m.deviceStale = true;
+  return syncDevice(m);
 }
 
 dlc_status checkModel(const dlc_model *m) {
@@ -116,15 +167,16 @@ dlc_status checkBuffers(const char *what, const std::vector<TensorDecl> &decls,
 
 extern "C" {
 
-dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
-                            dlc_model **out) {
+dlc_status dlc_model_create_on(const dlc_model_desc *desc,
+                               dlc_device_kind device, int32_t ordinal,
+                               dlc_model **out) {
   return guardStatus([&] {
     if (!out)
       return fail(DLC_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = nullptr;
     if (!desc)
       return fail(DLC_ERR_INVALID_ARGUMENT, "desc is NULL");
-    if (desc->abi_version != 1 && desc->abi_version != DLC_ABI_VERSION)
+    if (desc->abi_version < 1 || desc->abi_version > DLC_ABI_VERSION)
       return fail(DLC_ERR_FORMAT,
                   "model ABI version " + std::to_string(desc->abi_version) +
                       " is not supported (this runtime implements versions 1 "
@@ -168,17 +220,37 @@ dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
                                         "embeds no value for it");
     }
 
-    // No compiled model carries CUDA code yet.
-    if (dlc_status s = resolveDevice(device, /*hasCudaCode=*/false, m->device))
+    // A version 1 or 2 descriptor ends before `cuda`.
+    const dlc_cuda_module *cuda = desc->abi_version >= 3 ? desc->cuda : nullptr;
+    if (cuda)
+      if (dlc_status s = checkCudaModule(m->decl.name, *cuda, numEntries))
+        return s;
+
+    int cudaOrdinal = 0;
+    if (dlc_status s = resolveDevice(device, ordinal, cuda != nullptr,
+                                     m->device, cudaOrdinal))
       return s;
     if (dlc_status s = allocateArena(*m))
       return s;
     for (size_t i = 0; i < m->decl.params.size(); ++i)
       if (m->decl.params[i].init == InitKind::Data)
         initParam(m->decl.params[i], m->data(i), 0, m->initData[i]);
+    if (m->device == DLC_DEVICE_CUDA) {
+      if (dlc_status s =
+              createCudaContext(m->decl, *cuda, cudaOrdinal, m->cuda))
+        return s;
+      m->deviceDescription = m->cuda->description;
+      if (dlc_status s = paramsWritten(*m))
+        return s;
+    }
     *out = m.release();
     return DLC_OK;
   });
+}
+
+dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
+                            dlc_model **out) {
+  return dlc_model_create_on(desc, device, -1, out);
 }
 
 void dlc_model_destroy(dlc_model *m) { delete m; }
@@ -186,6 +258,12 @@ void dlc_model_destroy(dlc_model *m) { delete m; }
 dlc_device_kind dlc_model_device(const dlc_model *m) {
   return guardValue(DLC_DEVICE_AUTO, [&] {
     return checkModel(m) ? DLC_DEVICE_AUTO : m->device;
+  });
+}
+
+const char *dlc_model_device_name(const dlc_model *m) {
+  return guardValue<const char *>(nullptr, [&]() -> const char * {
+    return checkModel(m) ? nullptr : m->deviceDescription.c_str();
   });
 }
 
@@ -201,7 +279,7 @@ dlc_status dlc_model_init(dlc_model *m, uint64_t seed) {
       return s;
     for (size_t i = 0; i < m->decl.params.size(); ++i)
       initParam(m->decl.params[i], m->data(i), seed, m->initData[i]);
-    return DLC_OK;
+    return paramsWritten(*m);
   });
 }
 
@@ -291,7 +369,7 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
       else
         std::memset(m->data(i), 0, n);
     }
-    return DLC_OK;
+    return paramsWritten(*m);
   });
 }
 
@@ -301,6 +379,11 @@ dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
       return s;
     if (!safetensors_path)
       return fail(DLC_ERR_INVALID_ARGUMENT, "path is NULL");
+    if (m->cuda) {
+      std::lock_guard<std::mutex> lock(m->running);
+      if (dlc_status s = syncHost(*m))
+        return s;
+    }
     std::vector<TensorRef> tensors;
     tensors.reserve(m->decl.params.size());
     for (size_t i = 0; i < m->decl.params.size(); ++i)
@@ -311,7 +394,9 @@ dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
 
 int64_t dlc_model_memory_bytes(const dlc_model *m) {
   return guardValue<int64_t>(-1, [&]() -> int64_t {
-    return checkModel(m) ? -1 : static_cast<int64_t>(m->arenaBytes);
+    if (checkModel(m))
+      return -1;
+    return static_cast<int64_t>(m->cuda ? m->cuda->arenaBytes : m->arenaBytes);
   });
 }
 
@@ -335,6 +420,13 @@ dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
       return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
     if (dlc_status s = checkTensorIndex("param", m->decl.params.size(), i))
       return s;
+    if (m->cuda) {
+      // The caller may write through the pointer: upload before the next run.
+      std::lock_guard<std::mutex> lock(m->running);
+      if (dlc_status s = syncHost(*m))
+        return s;
+      m->deviceStale = true;
+    }
     fillInfo(m->decl.params[static_cast<size_t>(i)],
              m->data(static_cast<size_t>(i)), *info);
     return DLC_OK;
@@ -433,6 +525,16 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
       return s;
     if (dlc_status s = checkBuffers("output", entry.outputs, outputs))
       return s;
+
+    if (m->cuda) {
+      std::lock_guard<std::mutex> lock(m->running);
+      if (dlc_status s = syncDevice(*m))
+        return s;
+      // Even a failed run may have written some params.
+      m->hostStale = true;
+      return cudaRunEntry(*m->cuda, m->decl, static_cast<size_t>(e),
+                          m->desc->cuda->entries[e], inputs, outputs);
+    }
 
     // args: params, inputs, outputs, workspace. Small models avoid the heap.
     constexpr size_t kInlineArgs = 64;

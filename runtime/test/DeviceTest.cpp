@@ -13,7 +13,7 @@ using namespace dlc::test;
 namespace {
 
 const char *const kText = "dlc-model 1\nname dev\nparam w f32 4 zeros 0\n";
-const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText, 0, nullptr, nullptr};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText, 0, nullptr, nullptr, nullptr};
 
 // Out-of-range enum values are tested from C (c_api_test.c), where they are
 // well-defined; in C++ only values within the enums' value ranges are.
@@ -35,17 +35,61 @@ TEST(DeviceTest, Names) {
 
 TEST(DeviceTest, ParseDeviceEnv) {
   dlc_device_kind d = DLC_DEVICE_CUDA;
-  EXPECT_TRUE(parseDeviceEnv("", d));
+  int n = 7;
+  EXPECT_TRUE(parseDeviceEnv("", d, n));
   EXPECT_EQ(d, DLC_DEVICE_AUTO);
-  EXPECT_TRUE(parseDeviceEnv("cpu", d));
+  EXPECT_EQ(n, -1);
+  EXPECT_TRUE(parseDeviceEnv("cpu", d, n));
   EXPECT_EQ(d, DLC_DEVICE_CPU);
-  EXPECT_TRUE(parseDeviceEnv("CUDA", d));
+  EXPECT_TRUE(parseDeviceEnv("CUDA", d, n));
   EXPECT_EQ(d, DLC_DEVICE_CUDA);
-  EXPECT_TRUE(parseDeviceEnv("Auto", d));
+  EXPECT_EQ(n, -1);
+  EXPECT_TRUE(parseDeviceEnv("Auto", d, n));
   EXPECT_EQ(d, DLC_DEVICE_AUTO);
-  EXPECT_FALSE(parseDeviceEnv("gpu", d));
-  EXPECT_FALSE(parseDeviceEnv("cpu ", d));
-  EXPECT_FALSE(parseDeviceEnv("cuda:0", d));
+  EXPECT_FALSE(parseDeviceEnv("gpu", d, n));
+  EXPECT_FALSE(parseDeviceEnv("cpu ", d, n));
+
+  EXPECT_TRUE(parseDeviceEnv("cuda:0", d, n));
+  EXPECT_EQ(d, DLC_DEVICE_CUDA);
+  EXPECT_EQ(n, 0);
+  EXPECT_TRUE(parseDeviceEnv("CUDA:12", d, n));
+  EXPECT_EQ(d, DLC_DEVICE_CUDA);
+  EXPECT_EQ(n, 12);
+  for (const char *bad : {"cuda:", "cuda:abc", "cuda:-1", "cuda:+1", "cuda:1x",
+                          "cuda: 1", "cuda:99999999999", "cuda1", "cpu:0",
+                          "auto:0"})
+    EXPECT_FALSE(parseDeviceEnv(bad, d, n)) << bad;
+}
+
+TEST(DeviceTest, EnvCudaOrdinalRejected) {
+  dlc_device_kind d = DLC_DEVICE_AUTO;
+  for (const char *bad : {"cuda:abc", "cuda:-1"}) {
+    EnvGuard env("DLC_DEVICE", bad);
+    EXPECT_EQ(dlc_select_device(DLC_DEVICE_AUTO, &d), DLC_ERR_INVALID_ARGUMENT);
+    EXPECT_TRUE(errorContains("invalid DLC_DEVICE value '" + std::string(bad) +
+                              "' (expected auto, cpu, cuda or cuda:N"))
+        << dlc_last_error();
+    dlc_model *m = nullptr;
+    EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m),
+              DLC_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(m, nullptr);
+  }
+  // A well-formed ordinal on a machine without CUDA: the probe's reason.
+  EnvGuard env("DLC_DEVICE", "cuda:3");
+  char reason[256];
+  if (dlc_cuda_available(reason, sizeof(reason)) == 0) {
+    EXPECT_EQ(dlc_select_device(DLC_DEVICE_AUTO, &d),
+              DLC_ERR_DEVICE_UNAVAILABLE);
+    EXPECT_TRUE(errorContains(reason)) << dlc_last_error();
+  }
+  // Bad ordinals of dlc_model_create_on.
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_CPU, -2, &m),
+            DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorContains("invalid CUDA device ordinal -2")) << dlc_last_error();
+  ASSERT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_CPU, 5, &m), DLC_OK);
+  EXPECT_STREQ(dlc_model_device_name(m), "cpu");
+  dlc_model_destroy(m);
 }
 
 TEST(DeviceTest, EnvCpu) {

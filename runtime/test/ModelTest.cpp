@@ -64,7 +64,7 @@ void tinyStats(void *const *args) {
 }
 
 const dlc_entry_fn kTinyEntries[] = {tinyForward, tinyStats};
-const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2, kTinyEntries, nullptr};
+const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2, kTinyEntries, nullptr, nullptr};
 
 struct ModelDeleter {
   void operator()(dlc_model *m) const { dlc_model_destroy(m); }
@@ -186,10 +186,12 @@ TEST(ModelTest, BadDescriptors) {
             DLC_ERR_INVALID_ARGUMENT);
 
   dlc_model_desc desc = kTiny;
-  desc.abi_version = 3;
+  desc.abi_version = 4;
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_FORMAT);
-  EXPECT_TRUE(errorContains("ABI version 3"));
+  EXPECT_TRUE(errorContains("ABI version 4"));
   EXPECT_EQ(m, nullptr);
+  desc.abi_version = 0;
+  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_FORMAT);
 
   desc = kTiny;
   desc.text = nullptr;
@@ -217,7 +219,7 @@ TEST(ModelTest, BadDescriptors) {
 
 TEST(ModelTest, NoParams) {
   const char *text = "dlc-model 1\nname empty\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_num_params(m.get()), 0);
@@ -233,7 +235,7 @@ TEST(ModelTest, LargeArenaUsesHugePages) {
   const char *text = "dlc-model 1\nname big\n"
                      "param a f32 786432 uniform 1\n"
                      "param b f32 1 ones 0\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_param_bytes(m.get()), 3 * 1024 * 1024 + 64);
@@ -245,7 +247,7 @@ TEST(ModelTest, OutOfMemoryNamesTheSize) {
   // 2^59 f32 elements = 2^61 bytes: valid, but no machine has that much.
   const char *text = "dlc-model 1\nname huge\n"
                      "param w f32 536870912,1073741824 zeros 0\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr, nullptr};
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(m, nullptr);
@@ -256,7 +258,7 @@ TEST(ModelTest, OutOfMemoryNamesTheSize) {
                               "param w f32 536870912,1073741824 zeros 0\n"
                               "entry forward\nworkspace 4096\nend\n";
   const dlc_entry_fn entries[] = {[](void *const *) {}};
-  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1, entries, nullptr};
+  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1, entries, nullptr, nullptr};
   EXPECT_EQ(dlc_model_create(&desc2, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(errorContains(
       "cannot allocate the memory of model 'huge': 2305843009213698048 bytes "
@@ -274,7 +276,7 @@ TEST(ModelTest, WorkspaceFollowsTheParams) {
   const dlc_entry_fn entries[] = {
       [](void *const *args) { seen[0] = args[1]; },
       [](void *const *args) { seen[1] = args[1]; }};
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 2, entries, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 2, entries, nullptr, nullptr};
   ModelPtr m = create(desc);
   // 64 bytes of params, then the largest workspace (1000 -> 1024).
   EXPECT_EQ(dlc_model_memory_bytes(m.get()), 64 + 1024);
@@ -323,7 +325,7 @@ TEST(ModelTest, DataParamsGetTheirEmbeddedValue) {
                      "param w f32 3 data 0\nparam b f32 2 zeros 0\n";
   const float w[3] = {1.5f, -2.0f, 0.25f};
   const void *data[2] = {w, nullptr};
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, data};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, data, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   // Right after creation, and again after an init with any seed.
@@ -351,7 +353,7 @@ TEST(ModelTest, UniformRespectsTheBound) {
   const char *text = "dlc-model 1\nname u\n"
                      "param w f32 100000 uniform 0.25\n"
                      "param v f64 1000 uniform 3\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr, nullptr};
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);
   ASSERT_EQ(dlc_model_init(m.get(), 0), DLC_OK);
@@ -635,7 +637,7 @@ const char *const kStatefulText = "dlc-model 1\n"
 void nothing(void *const *) {}
 const dlc_entry_fn kStatefulEntries[] = {nothing};
 const dlc_model_desc kStateful = {DLC_ABI_VERSION, kStatefulText, 1,
-                                  kStatefulEntries, nullptr};
+                                  kStatefulEntries, nullptr, nullptr};
 
 TEST(ModelTest, OptimizerStateIsOptionalWhenLoading) {
   TempDir dir;

@@ -5,6 +5,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "dlc/dlc_cuda_abi.h"
 #include "dlc/dlc_io.h"
 #include "dlc/dlc_runtime.h"
 
@@ -41,7 +42,8 @@ static const char text[] = "dlc-model 1\n"
                            "out y f32 4\n"
                            "end\n";
 static const dlc_entry_fn entries[] = {affine};
-static const dlc_model_desc desc = {DLC_ABI_VERSION, text, 1, entries, NULL};
+static const dlc_model_desc desc = {DLC_ABI_VERSION, text, 1, entries, NULL,
+                                     NULL};
 
 static void square(void *ctx, int64_t begin, int64_t end) {
   int *out = (int *)ctx;
@@ -65,6 +67,7 @@ int main(void) {
   if (!m)
     return 1;
   CHECK(strcmp(dlc_model_name(m), "affine") == 0);
+  CHECK(strcmp(dlc_model_device_name(m), "cpu") == 0);
   CHECK(dlc_model_init(m, 1) == DLC_OK);
   CHECK(dlc_model_param_info(m, 0, &w) == DLC_OK);
   inputs[0] = x;

@@ -45,26 +45,39 @@ extern "C" {
 /*===-- The ABI between a compiled model and the runtime ------------------===*/
 
 /* The version of the descriptor layout below; a compiled model stores it in
- * `dlc_model_desc::abi_version`. Version 2 added `param_data`; the runtime
- * also accepts version 1 objects (which have no `data` params) and rejects
- * any other value. */
-#define DLC_ABI_VERSION 2
+ * `dlc_model_desc::abi_version`. Version 2 added `param_data`, version 3
+ * `cuda`; the runtime also accepts version 1 and 2 objects (which lack the
+ * later fields) and rejects any other value. */
+#define DLC_ABI_VERSION 3
 
 /* An entry point of a compiled model. `args` holds one data pointer per
  * tensor: every param (in `param` order), then every input, then every
- * output of the entry. */
+ * output of the entry, then the workspace; a CUDA entry gets one more
+ * pointer, the runtime's CUDA context (see dlc/dlc_cuda_abi.h). */
 typedef void (*dlc_entry_fn)(void *const *args);
+
+/* The CUDA code of a compiled model (docs/runtime-abi.md): PTX text for all
+ * of its kernels and one host function per entry that launches them through
+ * dlc/dlc_cuda_abi.h. */
+typedef struct dlc_cuda_module {
+  const char *ptx;                 /* NUL-terminated PTX of every kernel */
+  int32_t num_kernels;             /* entries of kernel_names */
+  const char *const *kernel_names; /* kernel k: its .entry name in the PTX */
+  const dlc_entry_fn *entries;     /* one per `entry` block, in order */
+} dlc_cuda_module;
 
 /* The one constant a compiled model object defines, as
  * `const dlc_model_desc dlc_model_<NAME>;`. */
 typedef struct dlc_model_desc {
-  uint32_t abi_version;        /* DLC_ABI_VERSION (1) */
+  uint32_t abi_version;        /* DLC_ABI_VERSION (3) */
   const char *text;            /* the model description, NUL-terminated */
   int32_t num_entries;         /* number of `entry` blocks in `text` */
-  const dlc_entry_fn *entries; /* one per `entry` block, in order */
+  const dlc_entry_fn *entries; /* one per `entry` block, in order (CPU) */
   /* Version 2: one pointer per `param`/`state` line, in order: the initial
    * value (the tensor's bytes) of a param whose init is `data`, else NULL. */
   const void *const *param_data;
+  /* Version 3: the model's CUDA code; NULL when it has none. */
+  const dlc_cuda_module *cuda;
 } dlc_model_desc;
 
 /*===-- Status, devices, dtypes -------------------------------------------===*/
@@ -135,13 +148,16 @@ DLC_API size_t dlc_dtype_size(dlc_dtype dtype);
  *  - DLC_DEVICE_CUDA: CUDA if usable, else DLC_ERR_DEVICE_UNAVAILABLE with
  *    the reason.
  *  - DLC_DEVICE_AUTO: the environment variable DLC_DEVICE decides
- *    (auto|cpu|cuda, case-insensitive; unset or empty means auto; any other
- *    value is DLC_ERR_INVALID_ARGUMENT); `cpu` and `cuda` behave as above,
- *    `auto` picks CUDA when usable and the CPU otherwise.
- * CUDA is usable when libcuda.so.1 can be dlopen'ed, cuInit(0) succeeds and
- * cuDeviceGetCount reports at least one device (probed once per process).
- * This only reports what the machine offers: a model also needs code for the
- * device, see dlc_model_create. */
+ *    (auto|cpu|cuda|cuda:N, case-insensitive; unset or empty means auto; any
+ *    other value is DLC_ERR_INVALID_ARGUMENT); `cpu` and `cuda` behave as
+ *    above, `cuda:N` asks for CUDA device N (DLC_ERR_DEVICE_UNAVAILABLE
+ *    naming the device count when there is no such device), `auto` picks
+ *    CUDA when usable and the CPU otherwise.
+ * CUDA is usable when libcuda.so.1 can be dlopen'ed and provides every
+ * driver function the runtime uses (through cuGetProcAddress_v2), cuInit(0)
+ * succeeds and cuDeviceGetCount reports at least one device (probed once per
+ * process). This only reports what the machine offers: a model also needs
+ * code for the device, see dlc_model_create. */
 DLC_API dlc_status dlc_select_device(dlc_device_kind requested,
                                      dlc_device_kind *selected);
 
@@ -192,17 +208,36 @@ typedef struct dlc_model dlc_model;
  * (zero-filled, except params whose init is `data`, which get their
  * embedded values: call dlc_model_init or dlc_model_load next). `device` is
  * resolved as by dlc_select_device, except that the model must also have code
- * for the device: compiled models have no CUDA code yet, so CUDA fails with
- * DLC_ERR_DEVICE_UNAVAILABLE and AUTO resolves to the CPU (unless DLC_DEVICE
- * asks for cuda). `*out` is set to NULL on failure. */
+ * for the device (`desc->cuda`): CUDA without it fails with
+ * DLC_ERR_DEVICE_UNAVAILABLE, and AUTO picks CUDA only when the model has
+ * CUDA code and CUDA is usable (unless DLC_DEVICE decides). On CUDA the model
+ * uses device 0 (or the N of DLC_DEVICE=cuda:N), its primary context, one
+ * stream, and one device allocation for params, workspace, input/output
+ * staging and the cuBLASLt workspace; DLC_ERR_OUT_OF_MEMORY, with the plan's
+ * numbers, when the device has too little free memory. `*out` is set to NULL
+ * on failure. */
 DLC_API dlc_status dlc_model_create(const dlc_model_desc *desc,
                                     dlc_device_kind device, dlc_model **out);
+
+/* dlc_model_create on a given CUDA device: `ordinal` -1 means as
+ * dlc_model_create (device 0, or N of DLC_DEVICE=cuda:N); `ordinal` >= 0 is
+ * the CUDA device to use when the model runs on CUDA (it overrides the N of
+ * DLC_DEVICE, and is ignored when the model runs on the CPU). Anything below
+ * -1 is DLC_ERR_INVALID_ARGUMENT; an ordinal >= the number of devices is
+ * DLC_ERR_DEVICE_UNAVAILABLE. */
+DLC_API dlc_status dlc_model_create_on(const dlc_model_desc *desc,
+                                       dlc_device_kind device, int32_t ordinal,
+                                       dlc_model **out);
 
 /* Frees the model and its params. NULL is ignored. */
 DLC_API void dlc_model_destroy(dlc_model *m);
 
 /* The device the model runs on (never AUTO); DLC_DEVICE_AUTO for NULL. */
 DLC_API dlc_device_kind dlc_model_device(const dlc_model *m);
+
+/* A human-readable description of the device the model runs on: "cpu", or
+ * "cuda:N (DEVICE NAME)", e.g. "cuda:0 (NVIDIA H200)"; NULL for NULL. */
+DLC_API const char *dlc_model_device_name(const dlc_model *m);
 
 /* The model's name (the `name` line); NULL for NULL. */
 DLC_API const char *dlc_model_name(const dlc_model *m);
@@ -230,7 +265,10 @@ DLC_API dlc_status dlc_model_save(const dlc_model *m,
  * header: the compile-time plan, exactly). This is all the
  * memory a model holds: entries allocate nothing while they run (except
  * the matmul kernels' per-thread packing buffers, see
- * dlc_workspace_aligned_alloc). -1 for a NULL model. */
+ * dlc_workspace_aligned_alloc). On CUDA: the size of the device allocation
+ * (params, workspace, input/output staging and the cuBLASLt workspace, each
+ * 256-byte aligned); the host keeps a mirror of the params besides.
+ * -1 for a NULL model. */
 DLC_API int64_t dlc_model_memory_bytes(const dlc_model *m);
 
 /* The workspace part of it: the largest entry's planned temporaries. */
@@ -240,7 +278,11 @@ DLC_API int64_t dlc_model_workspace_bytes(const dlc_model *m);
 DLC_API int32_t dlc_model_num_params(const dlc_model *m);
 
 /* Describes param `i` (in `param` order); `data` points into the arena and
- * may be read and written. */
+ * may be read and written. On CUDA it points into the host mirror of the
+ * params: this call first copies the params from the device (when a run may
+ * have changed them), and the next dlc_model_run uploads the mirror again,
+ * so writes through `data` take effect; a pointer kept across runs sees the
+ * values of the last dlc_model_param_info call, not the device's. */
 DLC_API dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
                                         dlc_tensor_info *info);
 
@@ -272,7 +314,12 @@ DLC_API dlc_status dlc_model_entry_output_info(const dlc_model *m, int32_t e,
 /* Runs entry `e`. `inputs` and `outputs` hold one host buffer per input and
  * output of the entry, in its order, each dense, row-major, of the declared
  * shape and aligned to its element size (checked: non-NULL and aligned).
- * `inputs` / `outputs` may be NULL when the entry has none. */
+ * `inputs` / `outputs` may be NULL when the entry has none. On CUDA, the
+ * inputs are copied to the device, the entry runs on the model's stream (as
+ * a CUDA graph from its second call on), the outputs are copied back, and
+ * the call returns when all of it is done; a device failure is
+ * DLC_ERR_DEVICE_UNAVAILABLE (DLC_ERR_OUT_OF_MEMORY for device memory) with
+ * the CUDA error in the message. */
 DLC_API dlc_status dlc_model_run(dlc_model *m, int32_t e,
                                  const void *const *inputs,
                                  void *const *outputs);

@@ -1,0 +1,58 @@
+/*===- dlc/dlc_cuda_abi.h - Runtime functions called by CUDA model code ---===*
+ *
+ * Called by generated code, not by users. The host function of a CUDA entry
+ * (dlc_cuda_module::entries, see dlc/dlc_runtime.h and docs/runtime-abi.md)
+ * receives the runtime's per-model CUDA context as its last argument and
+ * passes it to these functions, which enqueue work on the model's stream.
+ *
+ * They return nothing: the first failure is recorded in the context with a
+ * message (sticky), later calls on it do nothing, and dlc_model_run turns it
+ * into its dlc_status once the entry function has returned.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DLC_DLC_CUDA_ABI_H
+#define DLC_DLC_CUDA_ABI_H
+
+#include "dlc/dlc_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Launches kernel `kernel` (an index into dlc_cuda_module::kernel_names) on
+ * the model's stream, without dynamic shared memory. Every kernel parameter
+ * is 8 bytes (device pointers and 64-bit integers): parameter i is args[i].
+ * Grid and block dimensions must lie in [1, 2^32 - 1] (the driver enforces
+ * the device's limits). */
+DLC_API void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x,
+                             int64_t grid_y, int64_t grid_z, int64_t block_x,
+                             int64_t block_y, int64_t block_z,
+                             int32_t num_args, const int64_t *args);
+
+/* Row-major batched GEMM with fp32 accumulation (cuBLASLt,
+ * CUBLAS_COMPUTE_32F), for 0 <= b < batch, i < m, j < n:
+ *   C[b](i,j) = sum_p opA[b](i,p) * opB[b](p,j) + beta * C[b](i,j)
+ * opA[b](i,p) = a[b*stride_a + i*lda + p], or a[b*stride_a + p*lda + i] when
+ * trans_a; opB[b](p,j) = b[b*stride_b + p*ldb + j], or b[b*stride_b + j*ldb
+ * + p] when trans_b; C[b](i,j) = c[b*stride_c + i*ldc + j]. Strides and
+ * leading dimensions count elements. dtype_ab / dtype_c are dlc_dtype codes:
+ * (F32, F32), (F16, F16), (F16, F32), (BF16, BF16) or (BF16, F32).
+ * batch, m, n and k must be >= 1. */
+DLC_API void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
+                           int64_t batch, int64_t m, int64_t n, int64_t k,
+                           const void *a, int64_t lda, int64_t stride_a,
+                           int32_t trans_a, const void *b, int64_t ldb,
+                           int64_t stride_b, int32_t trans_b, float beta,
+                           void *c, int64_t ldc, int64_t stride_c);
+
+/* Copies `bytes` (>= 0) from device memory `src` to device memory `dst` on
+ * the model's stream. */
+DLC_API void dlc_cuda_memcpy(void *ctx, void *dst, const void *src,
+                             int64_t bytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLC_DLC_CUDA_ABI_H */

@@ -1,0 +1,400 @@
+//===- cublaslt.cpp - dlc_cuda_gemm: row-major GEMM on cuBLASLt -----------===//
+//
+// libcublasLt.so.13 (or .12) is loaded with dlopen at the first GEMM of the
+// process. cuBLASLt is column-major; a row-major C = opA * opB is the
+// column-major C^T = opB^T * opA^T, so the operands are swapped (cuBLASLt's
+// A is our b, its B our a) and m and n exchanged; the row-major matrices are
+// read as their column-major transposes, which turns each `trans` flag into
+// the matching cuBLASLt operation. Per model, the descriptors, layouts and
+// the heuristic's algorithm are cached per distinct call (shapes, strides,
+// dtypes, transposes and pointer alignments), so the heuristic runs once per
+// shape, at the first (direct, never captured) run of an entry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda_backend.h"
+
+#include "dlc/dlc_cuda_abi.h"
+
+#include <array>
+#include <dlfcn.h>
+#include <limits>
+#include <map>
+
+using namespace dlc::rt;
+using namespace dlc::rt::cuapi;
+
+namespace {
+
+struct BlasLibrary {
+  bool loaded = false;
+  std::string reason; ///< Why it is not loaded.
+  CublasLt api;
+};
+
+template <typename Fn>
+bool resolveBlas(void *lib, const char *name, Fn &slot, std::string &reason) {
+  void *fn = ::dlsym(lib, name);
+  if (!fn) {
+    reason = std::string("libcublasLt has no ") + name;
+    return false;
+  }
+  slot = reinterpret_cast<Fn>(fn);
+  return true;
+}
+
+BlasLibrary loadBlas() {
+  BlasLibrary blas;
+  try {
+    void *lib = nullptr;
+    std::string errors;
+    for (const char *name : {"libcublasLt.so.13", "libcublasLt.so.12"}) {
+      lib = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib)
+        break;
+      const char *why = ::dlerror();
+      errors += std::string(errors.empty() ? "" : "; ") + (why ? why : name);
+    }
+    if (!lib) {
+      blas.reason = "cuBLASLt not found (" + errors + ")";
+      return blas;
+    }
+    CublasLt &b = blas.api;
+    std::string &why = blas.reason;
+    blas.loaded = resolveBlas(lib, "cublasLtCreate", b.cublasLtCreate, why) &&
+                  resolveBlas(lib, "cublasLtDestroy", b.cublasLtDestroy, why) &&
+                  resolveBlas(lib, "cublasLtGetStatusName",
+                              b.cublasLtGetStatusName, why) &&
+                  resolveBlas(lib, "cublasLtMatmulDescCreate",
+                              b.cublasLtMatmulDescCreate, why) &&
+                  resolveBlas(lib, "cublasLtMatmulDescDestroy",
+                              b.cublasLtMatmulDescDestroy, why) &&
+                  resolveBlas(lib, "cublasLtMatmulDescSetAttribute",
+                              b.cublasLtMatmulDescSetAttribute, why) &&
+                  resolveBlas(lib, "cublasLtMatrixLayoutCreate",
+                              b.cublasLtMatrixLayoutCreate, why) &&
+                  resolveBlas(lib, "cublasLtMatrixLayoutDestroy",
+                              b.cublasLtMatrixLayoutDestroy, why) &&
+                  resolveBlas(lib, "cublasLtMatrixLayoutSetAttribute",
+                              b.cublasLtMatrixLayoutSetAttribute, why) &&
+                  resolveBlas(lib, "cublasLtMatmulPreferenceCreate",
+                              b.cublasLtMatmulPreferenceCreate, why) &&
+                  resolveBlas(lib, "cublasLtMatmulPreferenceDestroy",
+                              b.cublasLtMatmulPreferenceDestroy, why) &&
+                  resolveBlas(lib, "cublasLtMatmulPreferenceSetAttribute",
+                              b.cublasLtMatmulPreferenceSetAttribute, why) &&
+                  resolveBlas(lib, "cublasLtMatmulAlgoGetHeuristic",
+                              b.cublasLtMatmulAlgoGetHeuristic, why) &&
+                  resolveBlas(lib, "cublasLtMatmul", b.cublasLtMatmul, why);
+  } catch (...) {
+    blas.loaded = false;
+    blas.reason = "out of memory while loading cuBLASLt";
+  }
+  return blas;
+}
+
+const BlasLibrary &blasLibrary() {
+  static const BlasLibrary blas = loadBlas();
+  return blas;
+}
+
+/// Everything a plan depends on: dtypes, batch, m, n, k, lda, stride_a,
+/// trans_a, ldb, stride_b, trans_b, ldc, stride_c, and the alignments of a,
+/// b and c.
+using GemmKey = std::array<int64_t, 17>;
+
+struct GemmPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspaceBytes = 0;
+};
+
+bool gemmTypes(int32_t dtypeAB, int32_t dtypeC, cudaDataType_t &ab,
+               cudaDataType_t &c) {
+  auto type = [](int32_t dtype, cudaDataType_t &out) {
+    switch (dtype) {
+    case DLC_F32:
+      out = CUDA_R_32F;
+      return true;
+    case DLC_F16:
+      out = CUDA_R_16F;
+      return true;
+    case DLC_BF16:
+      out = CUDA_R_16BF;
+      return true;
+    default:
+      return false;
+    }
+  };
+  if (!type(dtypeAB, ab) || !type(dtypeC, c))
+    return false;
+  return dtypeC == DLC_F32 || dtypeC == dtypeAB;
+}
+
+/// The alignment (<= 256 bytes) of every matrix of a strided batch.
+int64_t batchAlignment(const void *base, int64_t stride, int64_t batch,
+                       size_t elementSize) {
+  uint64_t bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(base));
+  if (batch > 1)
+    bits |= static_cast<uint64_t>(stride) * elementSize;
+  uint64_t lowest = bits & (~bits + 1);
+  return lowest == 0 || lowest > 256 ? 256 : static_cast<int64_t>(lowest);
+}
+
+std::string blasStatusText(const CublasLt &api, cublasStatus_t status) {
+  const char *name =
+      api.cublasLtGetStatusName ? api.cublasLtGetStatusName(status) : nullptr;
+  return std::string(name ? name : "cuBLAS status") + " (" +
+         std::to_string(status) + ")";
+}
+
+dlc_status blasStatus(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_ALLOC_FAILED ? DLC_ERR_OUT_OF_MEMORY
+                                              : DLC_ERR_DEVICE_UNAVAILABLE;
+}
+
+} // namespace
+
+namespace dlc::rt {
+
+class GemmCache {
+public:
+  explicit GemmCache(const CublasLt &api) : Api(api) {}
+  GemmCache(const GemmCache &) = delete;
+  GemmCache &operator=(const GemmCache &) = delete;
+  ~GemmCache() {
+    for (auto &[key, plan] : Plans)
+      destroy(plan);
+    if (Handle)
+      Api.cublasLtDestroy(Handle);
+  }
+
+  const CublasLt &Api;
+  cublasLtHandle_t Handle = nullptr;
+  std::map<GemmKey, GemmPlan> Plans;
+
+  void destroy(GemmPlan &plan) const {
+    if (plan.a)
+      Api.cublasLtMatrixLayoutDestroy(plan.a);
+    if (plan.b)
+      Api.cublasLtMatrixLayoutDestroy(plan.b);
+    if (plan.c)
+      Api.cublasLtMatrixLayoutDestroy(plan.c);
+    if (plan.desc)
+      Api.cublasLtMatmulDescDestroy(plan.desc);
+  }
+};
+
+} // namespace dlc::rt
+
+void GemmCacheDeleter::operator()(GemmCache *cache) const noexcept {
+  delete cache;
+}
+
+namespace {
+
+/// Makes the plan of one call shape; on failure, records it in `c` and
+/// returns false (`plan` then holds what must be destroyed).
+bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
+              cudaDataType_t typeAB, cudaDataType_t typeC,
+              const std::string &what, GemmPlan &plan) {
+  const CublasLt &api = cache.Api;
+  const int64_t batch = key[2], m = key[3], n = key[4], k = key[5];
+  const int64_t lda = key[6], strideA = key[7], transA = key[8];
+  const int64_t ldb = key[9], strideB = key[10], transB = key[11];
+  const int64_t ldc = key[12], strideC = key[13];
+  auto check = [&](cublasStatus_t status, const char *call) {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      return true;
+    c.recordFailure(blasStatus(status), what + ": " + call + " failed: " +
+                                            blasStatusText(api, status));
+    return false;
+  };
+  // cuBLASLt's A is our b, read column-major: n x k (or k x n transposed).
+  const int32_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (!check(api.cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F,
+                                          CUDA_R_32F),
+             "cublasLtMatmulDescCreate") ||
+      !check(api.cublasLtMatmulDescSetAttribute(
+                 plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
+             "cublasLtMatmulDescSetAttribute(TRANSA)") ||
+      !check(api.cublasLtMatmulDescSetAttribute(
+                 plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
+             "cublasLtMatmulDescSetAttribute(TRANSB)"))
+    return false;
+  auto layout = [&](cublasLtMatrixLayout_t &out, cudaDataType_t type,
+                    int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+    const int32_t count = static_cast<int32_t>(batch);
+    return check(api.cublasLtMatrixLayoutCreate(
+                     &out, type, static_cast<uint64_t>(rows),
+                     static_cast<uint64_t>(cols), ld),
+                 "cublasLtMatrixLayoutCreate") &&
+           check(api.cublasLtMatrixLayoutSetAttribute(
+                     out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                     sizeof(count)),
+                 "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)") &&
+           check(api.cublasLtMatrixLayoutSetAttribute(
+                     out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                     sizeof(stride)),
+                 "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+  };
+  if (!layout(plan.a, typeAB, transB ? k : n, transB ? n : k, ldb, strideB) ||
+      !layout(plan.b, typeAB, transA ? m : k, transA ? k : m, lda, strideA) ||
+      !layout(plan.c, typeC, n, m, ldc, strideC))
+    return false;
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (!check(api.cublasLtMatmulPreferenceCreate(&pref),
+             "cublasLtMatmulPreferenceCreate"))
+    return false;
+  const uint64_t maxWorkspace = c.blasWorkspaceBytes;
+  // Our a is cuBLASLt's B and our b its A.
+  const uint32_t alignA = static_cast<uint32_t>(key[15]);
+  const uint32_t alignB = static_cast<uint32_t>(key[14]);
+  const uint32_t alignC = static_cast<uint32_t>(key[16]);
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  bool ok =
+      check(api.cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+                sizeof(maxWorkspace)),
+            "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)") &&
+      check(api.cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA,
+                sizeof(alignA)),
+            "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_A_BYTES)") &&
+      check(api.cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB,
+                sizeof(alignB)),
+            "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_B_BYTES)") &&
+      check(api.cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
+                sizeof(alignC)),
+            "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_C_BYTES)") &&
+      check(api.cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
+                sizeof(alignC)),
+            "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_D_BYTES)") &&
+      check(api.cublasLtMatmulAlgoGetHeuristic(cache.Handle, plan.desc, plan.a,
+                                               plan.b, plan.c, plan.c, pref, 1,
+                                               &result, &returned),
+            "cublasLtMatmulAlgoGetHeuristic");
+  api.cublasLtMatmulPreferenceDestroy(pref);
+  if (!ok)
+    return false;
+  if (returned < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+    c.recordFailure(DLC_ERR_DEVICE_UNAVAILABLE,
+                    what + ": cuBLASLt has no algorithm for it on " +
+                        c.description);
+    return false;
+  }
+  plan.algo = result.algo;
+  plan.workspaceBytes = result.workspaceSize;
+  return true;
+}
+
+} // namespace
+
+extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
+                              int64_t batch, int64_t m, int64_t n, int64_t k,
+                              const void *a, int64_t lda, int64_t stride_a,
+                              int32_t trans_a, const void *b, int64_t ldb,
+                              int64_t stride_b, int32_t trans_b, float beta,
+                              void *c, int64_t ldc, int64_t stride_c) {
+  auto *cuda = static_cast<CudaContext *>(ctx);
+  if (!cuda || cuda->failed())
+    return;
+  try {
+    auto dtypeText = [](int32_t dtype) -> std::string {
+      const char *name = isValidDType(dtype)
+                             ? dtypeName(static_cast<dlc_dtype>(dtype))
+                             : nullptr;
+      return name ? name : "dtype " + std::to_string(dtype);
+    };
+    std::string what = "dlc_cuda_gemm (" + dtypeText(dtype_ab) + " x " +
+                       dtypeText(dtype_ab) + " -> " + dtypeText(dtype_c) +
+                       ", batch " + std::to_string(batch) + ", m " +
+                       std::to_string(m) + ", n " + std::to_string(n) + ", k " +
+                       std::to_string(k) + ")";
+    cudaDataType_t typeAB = CUDA_R_32F, typeC = CUDA_R_32F;
+    if (!gemmTypes(dtype_ab, dtype_c, typeAB, typeC)) {
+      cuda->recordFailure(DLC_ERR_INTERNAL,
+                          what + ": unsupported dtypes (expected f32 -> f32, "
+                                 "f16 -> f16/f32 or bf16 -> bf16/f32)");
+      return;
+    }
+    constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+    if (batch < 1 || m < 1 || n < 1 || k < 1 || batch > kMaxInt32 || !a || !b ||
+        !c) {
+      cuda->recordFailure(DLC_ERR_INTERNAL,
+                          what + ": sizes must be >= 1 (batch below 2^31) "
+                                 "and pointers non-NULL");
+      return;
+    }
+
+    const BlasLibrary &blas = blasLibrary();
+    if (!blas.loaded) {
+      cuda->recordFailure(DLC_ERR_DEVICE_UNAVAILABLE,
+                          what + ": " + blas.reason);
+      return;
+    }
+    if (!cuda->gemm) {
+      std::unique_ptr<GemmCache, GemmCacheDeleter> cache(
+          new GemmCache(blas.api));
+      cublasLtHandle_t handle = nullptr;
+      if (cublasStatus_t s = blas.api.cublasLtCreate(&handle)) {
+        cuda->recordFailure(blasStatus(s), what + ": cublasLtCreate failed: " +
+                                               blasStatusText(blas.api, s));
+        return;
+      }
+      cache->Handle = handle;
+      cuda->gemm = std::move(cache);
+    }
+    GemmCache &cache = *cuda->gemm;
+
+    const size_t sizeAB = dtypeSize(static_cast<dlc_dtype>(dtype_ab));
+    const size_t sizeC = dtypeSize(static_cast<dlc_dtype>(dtype_c));
+    const GemmKey key = {dtype_ab,
+                         dtype_c,
+                         batch,
+                         m,
+                         n,
+                         k,
+                         lda,
+                         stride_a,
+                         trans_a ? 1 : 0,
+                         ldb,
+                         stride_b,
+                         trans_b ? 1 : 0,
+                         ldc,
+                         stride_c,
+                         batchAlignment(a, stride_a, batch, sizeAB),
+                         batchAlignment(b, stride_b, batch, sizeAB),
+                         batchAlignment(c, stride_c, batch, sizeC)};
+    auto it = cache.Plans.find(key);
+    if (it == cache.Plans.end()) {
+      GemmPlan plan;
+      if (!makePlan(*cuda, cache, key, typeAB, typeC, what, plan)) {
+        cache.destroy(plan);
+        return;
+      }
+      it = cache.Plans.emplace(key, plan).first;
+    }
+    const GemmPlan &plan = it->second;
+    const float alpha = 1.0f;
+    // Swapped operands: C^T = opB^T * opA^T, column-major.
+    if (cublasStatus_t s = blas.api.cublasLtMatmul(
+            cache.Handle, plan.desc, &alpha, b, plan.a, a, plan.b, &beta, c,
+            plan.c, c, plan.c, &plan.algo,
+            reinterpret_cast<void *>(
+                static_cast<uintptr_t>(cuda->blasWorkspace)),
+            plan.workspaceBytes, cuda->stream))
+      cuda->recordFailure(blasStatus(s), what + ": cublasLtMatmul failed: " +
+                                             blasStatusText(blas.api, s));
+  } catch (...) {
+    cuda->recordFailure(DLC_ERR_OUT_OF_MEMORY,
+                        "out of memory in dlc_cuda_gemm");
+  }
+}

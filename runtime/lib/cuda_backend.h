@@ -1,0 +1,131 @@
+//===- cuda_backend.h - The CUDA backend of libdlcrt ------------*- C++ -*-===//
+//
+// What model.cpp and device.cpp need from the CUDA backend (cuda.cpp), and
+// the per-model CUDA context that generated code receives as `ctx` and hands
+// back to dlc_cuda_launch / dlc_cuda_gemm / dlc_cuda_memcpy (cuda.cpp,
+// cublaslt.cpp). docs/runtime-abi.md describes the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLCRT_CUDA_BACKEND_H
+#define DLCRT_CUDA_BACKEND_H
+
+#include "cuda_api.h"
+#include "internal.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::rt {
+
+//===-- The driver -------------------------------------------------------===//
+
+/// libcuda.so.1, loaded and probed once per process.
+struct CudaDriverState {
+  bool usable = false;
+  std::string reason; ///< Why CUDA is not usable; empty when it is.
+  int deviceCount = 0;
+  cuapi::Driver api;
+};
+
+/// Loads libcuda.so.1 (dlopen, then every entry point through
+/// cuGetProcAddress_v2), calls cuInit(0) and counts the devices, once.
+const CudaDriverState &cudaDriver();
+
+/// "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory", or "CUDA error 2".
+std::string cudaErrorText(cuapi::CUresult result);
+
+//===-- The per-model context --------------------------------------------===//
+
+class GemmCache; // cublaslt.cpp
+struct GemmCacheDeleter {
+  void operator()(GemmCache *cache) const noexcept;
+};
+
+/// Where an entry's inputs and outputs live in the staging area (the same
+/// offsets on the device and in the pinned host buffer).
+struct EntryStaging {
+  std::vector<size_t> inputs;
+  std::vector<size_t> outputs;
+};
+
+/// One entry's CUDA graph: captured after the entry's first successful run.
+struct EntryGraph {
+  int64_t successfulRuns = 0;
+  bool disabled = false; ///< Capture or instantiation failed: run directly.
+  cuapi::CUgraph graph = nullptr;
+  cuapi::CUgraphExec exec = nullptr;
+};
+
+/// The CUDA side of a model. Its address is the `ctx` of the generated code.
+struct CudaContext {
+  const cuapi::Driver *api = nullptr;
+  std::string modelName;
+  int ordinal = 0;
+  cuapi::CUdevice device = 0;
+  cuapi::CUcontext context = nullptr; ///< The device's primary context.
+  cuapi::CUstream stream = nullptr;
+  cuapi::CUmodule module = nullptr;
+  std::vector<cuapi::CUfunction> kernels;
+  std::vector<std::string> kernelNames;
+  std::string description; ///< "cuda:0 (NVIDIA H200)"
+
+  /// The device arena: params, workspace, staging, cuBLASLt workspace.
+  cuapi::CUdeviceptr arena = 0;
+  size_t arenaBytes = 0;
+  cuapi::CUdeviceptr params = 0, workspace = 0, staging = 0;
+  cuapi::CUdeviceptr blasWorkspace = 0;
+  size_t paramBytes = 0, stagingBytes = 0, blasWorkspaceBytes = 0;
+  void *hostStaging = nullptr; ///< Pinned, stagingBytes.
+  std::vector<EntryStaging> entryStaging;
+  std::vector<EntryGraph> graphs;
+  std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
+
+  /// The first failure of the current run (sticky until the run ends).
+  dlc_status failStatus = DLC_OK;
+  std::string failMessage;
+
+  CudaContext() = default;
+  CudaContext(const CudaContext &) = delete;
+  CudaContext &operator=(const CudaContext &) = delete;
+  /// Frees everything: graphs, cuBLASLt state, module, memory, stream, and
+  /// releases the primary context.
+  ~CudaContext();
+
+  bool failed() const { return failStatus != DLC_OK; }
+  /// Records a failure unless one is recorded already.
+  void recordFailure(dlc_status status, std::string message) noexcept;
+  /// Records the failure of a CUDA call `what` unless one is recorded.
+  void recordCudaFailure(const std::string &what,
+                         cuapi::CUresult result) noexcept;
+};
+
+/// The status a failing CUDA call maps to: DLC_ERR_OUT_OF_MEMORY for
+/// CUDA_ERROR_OUT_OF_MEMORY, DLC_ERR_DEVICE_UNAVAILABLE otherwise.
+dlc_status cudaStatus(cuapi::CUresult result);
+
+/// Checks the CUDA part of a descriptor: DLC_ERR_FORMAT when malformed.
+dlc_status checkCudaModule(const std::string &model,
+                           const dlc_cuda_module &module, size_t numEntries);
+
+/// Sets up `model` on CUDA device `ordinal` (primary context, stream, PTX
+/// module and kernels, device arena, pinned staging).
+dlc_status createCudaContext(const ModelDecl &model,
+                             const dlc_cuda_module &module, int ordinal,
+                             std::unique_ptr<CudaContext> &out);
+
+/// Copies the params (the host mirror, `bytes` long) to / from the device.
+dlc_status cudaUploadParams(CudaContext &cuda, const void *host, size_t bytes);
+dlc_status cudaDownloadParams(CudaContext &cuda, void *host, size_t bytes);
+
+/// Runs entry `e` (host function `fn`) on the device: stages the inputs,
+/// runs the entry directly or as a CUDA graph, copies the outputs back and
+/// synchronizes.
+dlc_status cudaRunEntry(CudaContext &cuda, const ModelDecl &model, size_t e,
+                        dlc_entry_fn fn, const void *const *inputs,
+                        void *const *outputs);
+
+} // namespace dlc::rt
+
+#endif // DLCRT_CUDA_BACKEND_H

@@ -1,0 +1,512 @@
+//===- CudaFakeTest.cpp - The CUDA backend against a fake driver ----------===//
+//
+// Runs with LD_LIBRARY_PATH pointing at the fake libcuda.so.1 and
+// libcublasLt.so.13 of test/fake_cuda (see fake_cuda.h), one process per
+// FAKE_CUDA_MODE (the driver is probed once per process): the suites
+// FakeCuda* need a working fake, FakeCudaNoDevice / ZeroDevices /
+// MissingSymbol the failing ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "fake_cuda/fake_cuda.h"
+
+#include "dlc/dlc_cuda_abi.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <dlfcn.h>
+#include <memory>
+
+using namespace dlc::test;
+
+namespace {
+
+FakeCudaState &fake() {
+  static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  static auto *get = lib ? reinterpret_cast<FakeCudaState *(*)()>(
+                               ::dlsym(lib, "fake_cuda_state"))
+                         : nullptr;
+  if (!get) {
+    ADD_FAILURE() << "the fake libcuda.so.1 is not on LD_LIBRARY_PATH";
+    static FakeCudaState none;
+    return none;
+  }
+  return *get();
+}
+
+//===-- A hand-written "compiled model" with CUDA code --------------------===//
+
+// forward: y = x * w (fake_mul), through the workspace with two device
+// copies. train: w += 1 (fake_add_one). gemm: c1 = a * bt^T (2x3 by 3x4),
+// c2[b] = at[b]^T * b2[b] (batch 2 of 2x3 by 3x2, at stored 3x2).
+const char *const kText = "dlc-model 1\n"
+                          "name fake\n"
+                          "param w f32 4 ones 0\n"
+                          "param unused f32 3 zeros 0\n"
+                          "entry forward\n"
+                          "workspace 64\n"
+                          "in x f32 4\n"
+                          "out y f32 4\n"
+                          "end\n"
+                          "entry train\n"
+                          "end\n"
+                          "entry gemm\n"
+                          "in a f32 2,3\n"
+                          "in bt f32 4,3\n"
+                          "in at f32 2,3,2\n"
+                          "in b2 f32 2,3,2\n"
+                          "out c1 f32 2,4\n"
+                          "out c2 f32 2,2,2\n"
+                          "end\n"
+                          "entry bad\n"
+                          "end\n";
+
+const char *const kPtx =
+    ".version 8.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry fake_mul(\n\t.param .u64 p0,\n\t.param .u64 p1,\n"
+    "\t.param .u64 p2,\n\t.param .u64 p3\n)\n{\n\tret;\n}\n"
+    ".visible .entry fake_add_one(\n\t.param .u64 p0,\n\t.param .u64 p1\n)\n"
+    "{\n\tret;\n}\n";
+const char *const kKernels[] = {"fake_mul", "fake_add_one"};
+
+int64_t i64(void *p) {
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+void *LastArgs[16];
+
+void cudaForward(void *const *args) {
+  // w, unused, x, y, workspace, ctx
+  for (int i = 0; i < 6; ++i)
+    LastArgs[i] = args[i];
+  void *ctx = args[5];
+  const int64_t launch[] = {i64(args[2]), i64(args[0]), i64(args[4]), 4};
+  dlc_cuda_launch(ctx, 0, 1, 1, 1, 4, 1, 1, 4, launch);
+  dlc_cuda_memcpy(ctx, args[3], args[4], 16);
+}
+
+void cudaTrain(void *const *args) {
+  // w, unused, workspace, ctx
+  const int64_t launch[] = {i64(args[0]), 4};
+  dlc_cuda_launch(args[3], 1, 2, 1, 1, 32, 1, 1, 2, launch);
+}
+
+void cudaGemm(void *const *args) {
+  // w, unused, a, bt, at, b2, c1, c2, workspace, ctx
+  void *ctx = args[9];
+  dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 1, 2, 4, 3, args[2], 3, 0, 0, args[3], 3,
+                0, 1, 0.0f, args[6], 4, 0);
+  dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 2, 2, 2, 3, args[4], 2, 6, 1, args[5], 2,
+                6, 0, 0.0f, args[7], 2, 4);
+}
+
+void cudaBad(void *const *args) {
+  // w, unused, workspace, ctx: kernel 5 does not exist.
+  dlc_cuda_launch(args[3], 5, 1, 1, 1, 1, 1, 1, 0, nullptr);
+  dlc_cuda_launch(args[3], 0, 1, 1, 1, 1, 1, 1, 0, nullptr); // not reached
+}
+
+int CpuCalls = 0;
+void cpuEntry(void *const *) { ++CpuCalls; }
+
+const dlc_entry_fn kCudaEntries[] = {cudaForward, cudaTrain, cudaGemm, cudaBad};
+const dlc_entry_fn kCpuEntries[] = {cpuEntry, cpuEntry, cpuEntry, cpuEntry};
+const dlc_cuda_module kModule = {kPtx, 2, kKernels, kCudaEntries};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   4,
+                              kCpuEntries,     nullptr, &kModule};
+
+struct ModelDeleter {
+  void operator()(dlc_model *m) const { dlc_model_destroy(m); }
+};
+using ModelPtr = std::unique_ptr<dlc_model, ModelDeleter>;
+
+ModelPtr create(const dlc_model_desc &desc = kDesc,
+                dlc_device_kind device = DLC_DEVICE_AUTO) {
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create(&desc, device, &m), DLC_OK) << dlc_last_error();
+  return ModelPtr(m);
+}
+
+dlc_status forward(dlc_model *m, const float *x, float *y) {
+  const void *inputs[] = {x};
+  void *outputs[] = {y};
+  return dlc_model_run(m, 0, inputs, outputs);
+}
+
+float *paramF32(dlc_model *m, int32_t i) {
+  dlc_tensor_info info;
+  EXPECT_EQ(dlc_model_param_info(m, i, &info), DLC_OK) << dlc_last_error();
+  return static_cast<float *>(info.data);
+}
+
+class FakeCuda : public ::testing::Test {
+protected:
+  void SetUp() override {
+    FakeCudaState &f = fake();
+    f.resetRecords();
+    f.failLaunchAt = -1;
+    f.failBeginCapture = false;
+    f.freeBytes = size_t(1) << 30;
+    ExecsDestroyedBefore = f.execsDestroyed;
+  }
+  void TearDown() override {
+    // Every model is destroyed by now: everything was given back.
+    FakeCudaState &f = fake();
+    EXPECT_EQ(f.liveDeviceAllocations, 0);
+    EXPECT_EQ(f.liveHostAllocations, 0);
+    EXPECT_EQ(f.primaryRetains, f.primaryReleases);
+    EXPECT_EQ(f.streamsCreated, f.streamsDestroyed);
+    EXPECT_EQ(f.moduleLoads, f.moduleUnloads);
+    EXPECT_EQ(f.graphsInstantiated, f.execsDestroyed - ExecsDestroyedBefore);
+  }
+  int ExecsDestroyedBefore = 0;
+};
+
+//===-- A working fake driver ---------------------------------------------===//
+
+TEST_F(FakeCuda, CreateDescribeDestroy) {
+  char reason[128];
+  ASSERT_EQ(dlc_cuda_available(reason, sizeof(reason)), 1) << reason;
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(dlc_model_device(m.get()), DLC_DEVICE_CUDA);
+  EXPECT_STREQ(dlc_model_device_name(m.get()), "cuda:0 (Fake GPU 0)");
+  EXPECT_EQ(fake().ptx, kPtx);
+  EXPECT_EQ(fake().liveDeviceAllocations, 1); // one arena
+  EXPECT_EQ(fake().liveHostAllocations, 1);   // one pinned staging buffer
+  // params 128 (w at 0, unused at 64), workspace 64 at 256, staging at 512:
+  // gemm's 6 tensors of 24..32 bytes, 256 each; then 32 MiB for cuBLASLt.
+  EXPECT_EQ(dlc_model_memory_bytes(m.get()), 512 + 6 * 256 + (32 << 20));
+  EXPECT_EQ(dlc_model_workspace_bytes(m.get()), 64);
+  // Params are on the device; param_info hands out the host mirror.
+  const float *w = paramF32(m.get(), 0);
+  EXPECT_EQ(w[0], 0.0f); // zero-filled until init, as on the CPU
+}
+
+TEST_F(FakeCuda, ForwardStagesAndReplaysAGraph) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(dlc_model_init(m.get(), 7), DLC_OK) << dlc_last_error();
+  const float x[4] = {1, 2, 3, 4};
+  for (int run = 0; run < 3; ++run) {
+    float y[4] = {0, 0, 0, 0};
+    ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(y[i], x[i]) << run; // w is ones
+  }
+  FakeCudaState &f = fake();
+  ASSERT_EQ(f.launches.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    const FakeLaunch &l = f.launches[r];
+    EXPECT_EQ(l.kernel, "fake_mul");
+    EXPECT_EQ(l.grid[0], 1u);
+    EXPECT_EQ(l.block[0], 4u);
+    EXPECT_EQ(l.block[1], 1u);
+    ASSERT_EQ(l.args.size(), 4u);
+    EXPECT_EQ(l.args[0], i64(LastArgs[2])); // x: the device staging copy
+    EXPECT_NE(l.args[0], i64(const_cast<float *>(x)));
+    EXPECT_EQ(l.args[1], i64(LastArgs[0])); // w
+    EXPECT_EQ(l.args[2], i64(LastArgs[4])); // the workspace
+    EXPECT_EQ(l.args[3], 4);
+    EXPECT_EQ(l.fromGraph, r > 0) << r;
+  }
+  // Run 1 direct, run 2 captured and launched, run 3 replayed.
+  EXPECT_EQ(f.captures, 1);
+  EXPECT_EQ(f.graphsInstantiated, 1);
+  EXPECT_EQ(f.graphLaunches, 2);
+  EXPECT_EQ(f.copiesDtoD, 3);
+  // Device pointers: params at the arena start, 256-aligned workspace.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(LastArgs[1]) -
+                reinterpret_cast<uintptr_t>(LastArgs[0]),
+            64u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(LastArgs[4]) % 256, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(LastArgs[2]) % 256, 0u);
+}
+
+TEST_F(FakeCuda, ParamsLiveOnTheDevice) {
+  TempDir dir;
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(dlc_model_init(m.get(), 7), DLC_OK);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(dlc_model_run(m.get(), 1, nullptr, nullptr), DLC_OK)
+        << dlc_last_error();
+  // Three training steps on the device (the last two in a graph).
+  float *w = paramF32(m.get(), 0);
+  EXPECT_EQ(w[0], 4.0f);
+  EXPECT_EQ(w[3], 4.0f);
+  EXPECT_EQ(fake().launches.back().kernel, "fake_add_one");
+  EXPECT_EQ(fake().launches.back().grid[0], 2u);
+  EXPECT_EQ(fake().launches.back().block[0], 32u);
+
+  // Writes through param_info's pointer reach the device at the next run.
+  w[0] = 10.0f;
+  const float x[4] = {1, 2, 3, 4};
+  float y[4];
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK);
+  EXPECT_EQ(y[0], 10.0f);
+  EXPECT_EQ(y[1], 8.0f);
+
+  // Save downloads; load uploads.
+  ASSERT_EQ(dlc_model_save(m.get(), dir.file("a.safetensors").c_str()), DLC_OK);
+  ASSERT_EQ(dlc_model_init(m.get(), 1), DLC_OK); // back to ones
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK);
+  EXPECT_EQ(y[0], 1.0f);
+  ASSERT_EQ(dlc_model_load(m.get(), dir.file("a.safetensors").c_str()), DLC_OK);
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK);
+  EXPECT_EQ(y[0], 10.0f);
+  EXPECT_EQ(y[3], 16.0f);
+
+  // A second model from the same file (a plain CPU one, for comparison).
+  ModelPtr cpu = create(kDesc, DLC_DEVICE_CPU);
+  ASSERT_EQ(dlc_model_device(cpu.get()), DLC_DEVICE_CPU);
+  ASSERT_EQ(dlc_model_load(cpu.get(), dir.file("a.safetensors").c_str()),
+            DLC_OK);
+  EXPECT_EQ(paramF32(cpu.get(), 0)[0], 10.0f);
+  CpuCalls = 0;
+  ASSERT_EQ(forward(cpu.get(), x, y), DLC_OK);
+  EXPECT_EQ(CpuCalls, 1);
+}
+
+TEST_F(FakeCuda, GemmMapsRowMajorToCublasLt) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  float a[6], bt[12], at[12], b2[12];
+  for (int i = 0; i < 6; ++i)
+    a[i] = float(i + 1);
+  for (int i = 0; i < 12; ++i) {
+    bt[i] = float(i % 5) - 2;
+    at[i] = float(i) * 0.5f;
+    b2[i] = float(12 - i);
+  }
+  float c1[8], c2[8];
+  const void *inputs[] = {a, bt, at, b2};
+  void *outputs[] = {c1, c2};
+  for (int run = 0; run < 2; ++run) {
+    std::memset(c1, 0, sizeof(c1));
+    std::memset(c2, 0, sizeof(c2));
+    ASSERT_EQ(dlc_model_run(m.get(), 2, inputs, outputs), DLC_OK)
+        << dlc_last_error();
+    // c1 = a (2x3) * bt^T (bt is 4x3).
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) {
+        float sum = 0;
+        for (int p = 0; p < 3; ++p)
+          sum += a[i * 3 + p] * bt[j * 3 + p];
+        EXPECT_EQ(c1[i * 4 + j], sum) << i << "," << j;
+      }
+    // c2[b] = at[b]^T (at[b] is 3x2) * b2[b] (3x2).
+    for (int b = 0; b < 2; ++b)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          float sum = 0;
+          for (int p = 0; p < 3; ++p)
+            sum += at[b * 6 + p * 2 + i] * b2[b * 6 + p * 2 + j];
+          EXPECT_EQ(c2[b * 4 + i * 2 + j], sum) << b << ":" << i << "," << j;
+        }
+  }
+  // Two shapes, one heuristic each; the second run replays the graph.
+  EXPECT_EQ(fake().heuristics, 2);
+  EXPECT_EQ(fake().matmuls, 4);
+  EXPECT_EQ(fake().graphsInstantiated, 1);
+}
+
+TEST_F(FakeCuda, UnsupportedGemmIsReported) {
+  // bf16 inputs: the fake cuBLASLt has no algorithm (the real one has).
+  static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";
+  static const dlc_entry_fn cuda[] = {[](void *const *args) {
+    dlc_cuda_gemm(args[1], DLC_BF16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
+                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0);
+  }};
+  static const dlc_entry_fn cpu[] = {cpuEntry};
+  static const dlc_cuda_module module = {kPtx, 0, nullptr, cuda};
+  static const dlc_model_desc desc = {3, text, 1, cpu, nullptr, &module};
+  ModelPtr m = create(desc);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains("model 'g', entry 'e' on cuda:0 (Fake GPU 0): "
+                            "dlc_cuda_gemm (bf16 x bf16 -> f32, batch 1, m 1, "
+                            "n 1, k 1): cublasLtMatmul failed: "
+                            "CUBLAS_STATUS_NOT_SUPPORTED (15)"))
+      << dlc_last_error();
+
+  // Bad dtypes never reach cuBLASLt.
+  static const dlc_entry_fn badTypes[] = {[](void *const *args) {
+    dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
+                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0);
+  }};
+  static const dlc_cuda_module module2 = {kPtx, 0, nullptr, badTypes};
+  static const dlc_model_desc desc2 = {3, text, 1, cpu, nullptr, &module2};
+  ModelPtr m2 = create(desc2);
+  EXPECT_EQ(dlc_model_run(m2.get(), 0, nullptr, nullptr), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("unsupported dtypes")) << dlc_last_error();
+}
+
+TEST_F(FakeCuda, FailingLaunchIsAStatus) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  fake().failLaunchAt = 0;
+  const float x[4] = {1, 2, 3, 4};
+  float y[4] = {-1, -1, -1, -1};
+  EXPECT_EQ(forward(m.get(), x, y), DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains(
+      "model 'fake', entry 'forward' on cuda:0 (Fake GPU 0): launching kernel "
+      "'fake_mul' (grid 1x1x1, block 4x1x1) failed: CUDA_ERROR_LAUNCH_FAILED "
+      "(719)"))
+      << dlc_last_error();
+  EXPECT_EQ(y[0], -1.0f);          // outputs untouched
+  EXPECT_EQ(fake().copiesDtoD, 0); // later calls were no-ops
+  // The failure does not stick to the next run.
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+  EXPECT_STREQ(dlc_last_error(), "");
+
+  // A bad kernel index from the generated code.
+  EXPECT_EQ(dlc_model_run(m.get(), 3, nullptr, nullptr), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("dlc_cuda_launch: kernel index 5 out of range "
+                            "(the module has 2 kernels)"))
+      << dlc_last_error();
+}
+
+TEST_F(FakeCuda, FailedCaptureRunsDirectly) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(dlc_model_init(m.get(), 0), DLC_OK);
+  fake().failBeginCapture = true;
+  const float x[4] = {1, 2, 3, 4};
+  for (int run = 0; run < 3; ++run) {
+    float y[4] = {0, 0, 0, 0};
+    ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+    EXPECT_EQ(y[2], 3.0f);
+  }
+  EXPECT_EQ(fake().graphsInstantiated, 0);
+  EXPECT_EQ(fake().launches.size(), 3u);
+  EXPECT_FALSE(fake().launches.back().fromGraph);
+
+  // A launch failing inside the capture: the run falls back to a direct
+  // call, which launches fine.
+  fake().failBeginCapture = false;
+  ModelPtr m2 = create();
+  ASSERT_EQ(dlc_model_init(m2.get(), 0), DLC_OK);
+  float y[4];
+  ASSERT_EQ(forward(m2.get(), x, y), DLC_OK);
+  fake().failLaunchAt = fake().launchCalls; // the captured launch
+  ASSERT_EQ(forward(m2.get(), x, y), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(y[3], 4.0f);
+  EXPECT_EQ(fake().graphsInstantiated, 0);
+}
+
+TEST_F(FakeCuda, CreateFailures) {
+  dlc_model *m = nullptr;
+  // The PTX does not compile: the JIT log is in the message.
+  dlc_cuda_module module = kModule;
+  module.ptx = "FAKE_JIT_ERROR";
+  dlc_model_desc desc = kDesc;
+  desc.cuda = &module;
+  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CUDA, &m),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains("model 'fake' on cuda:0 (Fake GPU 0): loading the "
+                            "PTX module (cuModuleLoadDataEx) failed: "
+                            "CUDA_ERROR_INVALID_PTX (218): fake description; "
+                            "JIT log: ptxas fatal   : fake syntax error"))
+      << dlc_last_error();
+
+  // A kernel name the PTX lacks.
+  const char *const names[] = {"fake_mul", "fake_nope"};
+  module = kModule;
+  module.kernel_names = names;
+  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CUDA, &m), DLC_ERR_FORMAT);
+  EXPECT_TRUE(errorContains("kernel 'fake_nope' (kernel 1) is not in the PTX "
+                            "module"))
+      << dlc_last_error();
+
+  // Too little device memory: the plan's numbers.
+  fake().freeBytes = 1000;
+  EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
+            DLC_ERR_OUT_OF_MEMORY);
+  EXPECT_TRUE(errorContains(
+      "not enough device memory: the model needs 33556480 bytes (params and "
+      "optimizer state 128, workspace 64, input/output staging 1536, cuBLASLt "
+      "workspace 33554432, 256-byte aligned), 1000 of 2147483648 bytes are "
+      "free"))
+      << dlc_last_error();
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(FakeCuda, DeviceOrdinals) {
+  {
+    EnvGuard env("DLC_DEVICE", "cuda:1");
+    ModelPtr m = create();
+    ASSERT_TRUE(m);
+    EXPECT_STREQ(dlc_model_device_name(m.get()), "cuda:1 (Fake GPU 1)");
+  }
+  {
+    EnvGuard env("DLC_DEVICE", "CUDA:2");
+    dlc_model *m = nullptr;
+    EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m),
+              DLC_ERR_DEVICE_UNAVAILABLE);
+    EXPECT_TRUE(errorContains("CUDA device unavailable: no device cuda:2 "
+                              "(this machine has 2 CUDA devices, cuda:0 to "
+                              "cuda:1)"))
+        << dlc_last_error();
+    // An explicit ordinal wins over DLC_DEVICE's.
+    ASSERT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_AUTO, 1, &m), DLC_OK);
+    EXPECT_STREQ(dlc_model_device_name(m), "cuda:1 (Fake GPU 1)");
+    dlc_model_destroy(m);
+  }
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_CUDA, 7, &m),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains("no device cuda:7")) << dlc_last_error();
+  // DLC_DEVICE=cpu and models without CUDA code stay on the CPU.
+  {
+    EnvGuard env("DLC_DEVICE", "cpu");
+    ModelPtr cpu = create();
+    EXPECT_EQ(dlc_model_device(cpu.get()), DLC_DEVICE_CPU);
+  }
+  dlc_model_desc desc = kDesc;
+  desc.cuda = nullptr;
+  ModelPtr noCode = create(desc);
+  EXPECT_EQ(dlc_model_device(noCode.get()), DLC_DEVICE_CPU);
+  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CUDA, &m),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains("this model has no CUDA code"));
+}
+
+//===-- Failing fake drivers (one process each) ---------------------------===//
+
+void expectUnusable(const std::string &reason) {
+  char buf[256];
+  EXPECT_EQ(dlc_cuda_available(buf, sizeof(buf)), 0);
+  EXPECT_EQ(std::string(buf), reason);
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains("CUDA device unavailable: " + reason))
+      << dlc_last_error();
+  // AUTO falls back to the CPU and runs the CPU entries.
+  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK);
+  EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
+  CpuCalls = 0;
+  EXPECT_EQ(dlc_model_run(m, 1, nullptr, nullptr), DLC_OK);
+  EXPECT_EQ(CpuCalls, 1);
+  dlc_model_destroy(m);
+}
+
+TEST(FakeCudaNoDevice, CpuFallback) {
+  expectUnusable(
+      "cuInit(0) failed: CUDA_ERROR_NO_DEVICE (100): fake description");
+}
+
+TEST(FakeCudaZeroDevices, CpuFallback) {
+  expectUnusable("no CUDA device found");
+}
+
+TEST(FakeCudaMissingSymbol, CpuFallback) {
+  expectUnusable(
+      "libcuda.so.1 does not provide cuGraphLaunch (symbol not found)");
+}
+
+} // namespace

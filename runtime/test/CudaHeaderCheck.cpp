@@ -1,0 +1,97 @@
+//===- CudaHeaderCheck.cpp - cuda_api.h against the real CUDA headers -----===//
+//
+// Built only where CMake finds the CUDA toolkit's headers: every constant the
+// runtime copied into lib/cuda_api.h must equal the toolkit's, and the
+// structs it declares must have the toolkit's layout. Compiling is the test;
+// running it only reports.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda_api.h"
+
+#include <cstddef>
+#include <cstdio>
+#include <cublasLt.h>
+#include <cuda.h>
+
+namespace api = dlc::rt::cuapi;
+
+#define SAME(name) static_assert(api::name == name, #name)
+
+SAME(CUDA_SUCCESS);
+SAME(CUDA_ERROR_INVALID_VALUE);
+SAME(CUDA_ERROR_OUT_OF_MEMORY);
+SAME(CUDA_ERROR_NOT_INITIALIZED);
+SAME(CUDA_ERROR_NO_DEVICE);
+SAME(CUDA_ERROR_INVALID_PTX);
+SAME(CUDA_ERROR_NOT_FOUND);
+SAME(CUDA_ERROR_LAUNCH_FAILED);
+SAME(CU_GET_PROC_ADDRESS_DEFAULT);
+SAME(CU_GET_PROC_ADDRESS_SUCCESS);
+SAME(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+SAME(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+SAME(CU_JIT_INFO_LOG_BUFFER);
+SAME(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+SAME(CU_JIT_ERROR_LOG_BUFFER);
+SAME(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+SAME(CU_STREAM_NON_BLOCKING);
+SAME(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+
+SAME(CUBLAS_STATUS_SUCCESS);
+SAME(CUBLAS_STATUS_ALLOC_FAILED);
+SAME(CUBLAS_STATUS_NOT_SUPPORTED);
+SAME(CUBLAS_COMPUTE_32F);
+SAME(CUDA_R_32F);
+SAME(CUDA_R_16F);
+SAME(CUDA_R_16BF);
+SAME(CUBLAS_OP_N);
+SAME(CUBLAS_OP_T);
+SAME(CUBLASLT_MATMUL_DESC_TRANSA);
+SAME(CUBLASLT_MATMUL_DESC_TRANSB);
+SAME(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT);
+SAME(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET);
+SAME(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES);
+
+// The API version the driver is asked for must exist in the headers' ABI.
+static_assert(api::kCudaApiVersion <= CUDA_VERSION, "kCudaApiVersion");
+
+// Types: sizes and layouts.
+static_assert(sizeof(api::CUresult) == sizeof(CUresult), "CUresult");
+static_assert(sizeof(api::CUdevice) == sizeof(CUdevice), "CUdevice");
+static_assert(sizeof(api::CUdeviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
+static_assert(sizeof(api::CUjit_option) == sizeof(CUjit_option),
+              "CUjit_option");
+static_assert(sizeof(api::CUstreamCaptureMode) == sizeof(CUstreamCaptureMode),
+              "CUstreamCaptureMode");
+static_assert(sizeof(api::CUdriverProcAddressQueryResult) ==
+                  sizeof(CUdriverProcAddressQueryResult),
+              "CUdriverProcAddressQueryResult");
+static_assert(sizeof(api::cublasStatus_t) == sizeof(cublasStatus_t),
+              "cublasStatus_t");
+static_assert(sizeof(api::cudaDataType_t) == sizeof(cudaDataType_t),
+              "cudaDataType_t");
+static_assert(sizeof(api::cublasComputeType_t) == sizeof(cublasComputeType_t),
+              "cublasComputeType_t");
+static_assert(sizeof(api::cublasLtMatmulAlgo_t) == sizeof(cublasLtMatmulAlgo_t),
+              "cublasLtMatmulAlgo_t");
+static_assert(sizeof(api::cublasLtMatmulHeuristicResult_t) ==
+                  sizeof(cublasLtMatmulHeuristicResult_t),
+              "cublasLtMatmulHeuristicResult_t");
+#define SAME_OFFSET(field)                                                     \
+  static_assert(offsetof(api::cublasLtMatmulHeuristicResult_t, field) ==       \
+                    offsetof(cublasLtMatmulHeuristicResult_t, field),          \
+                #field)
+SAME_OFFSET(algo);
+SAME_OFFSET(workspaceSize);
+SAME_OFFSET(state);
+SAME_OFFSET(wavesCount);
+SAME_OFFSET(reserved);
+
+int main() {
+  std::printf("cuda_api.h matches the CUDA %d headers\n", CUDA_VERSION);
+  return 0;
+}

@@ -1,0 +1,205 @@
+//===- fake_cublaslt.cpp - A fake libcublasLt.so.13 for the libdlcrt tests ===//
+//
+// A column-major reference of cublasLtMatmul for f32 (D = alpha * op(A) *
+// op(B) + beta * C, strided batches), written from the cuBLASLt
+// documentation, so that the tests check libdlcrt's row-major to
+// column-major mapping. Work goes through the fake driver's stream (captured
+// into graphs like kernels). Other dtypes are CUBLAS_STATUS_NOT_SUPPORTED.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fake_cuda.h"
+
+#include <cstdint>
+#include <cstring>
+#include <dlfcn.h>
+
+namespace {
+
+using Status = int;
+constexpr Status kSuccess = 0, kInvalidValue = 7, kNotSupported = 15;
+
+struct Desc {
+  int computeType = 0, scaleType = 0;
+  int32_t transA = 0, transB = 0;
+};
+struct Layout {
+  int type = 0;
+  uint64_t rows = 0, cols = 0;
+  int64_t ld = 0;
+  int32_t batch = 1;
+  int64_t stride = 0;
+};
+struct Pref {
+  uint64_t maxWorkspace = 0;
+};
+int Handle = 0;
+
+FakeCudaState &state() {
+  // The fake driver, loaded by libdlcrt before any GEMM.
+  static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  static auto *get =
+      reinterpret_cast<FakeCudaState *(*)()>(::dlsym(lib, "fake_cuda_state"));
+  return *get();
+}
+
+void enqueue(void *stream, std::function<void()> work) {
+  static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  static auto *fn = reinterpret_cast<void (*)(void *, std::function<void()>)>(
+      ::dlsym(lib, "fake_cuda_enqueue"));
+  fn(stream, std::move(work));
+}
+
+} // namespace
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+EXPORT Status cublasLtCreate(void **handle) {
+  *handle = &Handle;
+  return kSuccess;
+}
+EXPORT Status cublasLtDestroy(void *handle) {
+  return handle == &Handle ? kSuccess : kInvalidValue;
+}
+EXPORT const char *cublasLtGetStatusName(Status status) {
+  return status == kNotSupported   ? "CUBLAS_STATUS_NOT_SUPPORTED"
+         : status == kInvalidValue ? "CUBLAS_STATUS_INVALID_VALUE"
+                                   : "CUBLAS_STATUS_SUCCESS";
+}
+EXPORT Status cublasLtMatmulDescCreate(Desc **desc, int computeType,
+                                       int scaleType) {
+  *desc = new Desc{computeType, scaleType, 0, 0};
+  return kSuccess;
+}
+EXPORT Status cublasLtMatmulDescDestroy(Desc *desc) {
+  delete desc;
+  return kSuccess;
+}
+EXPORT Status cublasLtMatmulDescSetAttribute(Desc *desc, int attr,
+                                             const void *buf, size_t size) {
+  if (size != sizeof(int32_t))
+    return kInvalidValue;
+  if (attr == 3)
+    std::memcpy(&desc->transA, buf, size);
+  else if (attr == 4)
+    std::memcpy(&desc->transB, buf, size);
+  else
+    return kInvalidValue;
+  return kSuccess;
+}
+EXPORT Status cublasLtMatrixLayoutCreate(Layout **layout, int type,
+                                         uint64_t rows, uint64_t cols,
+                                         int64_t ld) {
+  *layout = new Layout{type, rows, cols, ld, 1, 0};
+  return kSuccess;
+}
+EXPORT Status cublasLtMatrixLayoutDestroy(Layout *layout) {
+  delete layout;
+  return kSuccess;
+}
+EXPORT Status cublasLtMatrixLayoutSetAttribute(Layout *layout, int attr,
+                                               const void *buf, size_t size) {
+  if (attr == 5 && size == sizeof(int32_t))
+    std::memcpy(&layout->batch, buf, size);
+  else if (attr == 6 && size == sizeof(int64_t))
+    std::memcpy(&layout->stride, buf, size);
+  else
+    return kInvalidValue;
+  return kSuccess;
+}
+EXPORT Status cublasLtMatmulPreferenceCreate(Pref **pref) {
+  *pref = new Pref;
+  return kSuccess;
+}
+EXPORT Status cublasLtMatmulPreferenceDestroy(Pref *pref) {
+  delete pref;
+  return kSuccess;
+}
+EXPORT Status cublasLtMatmulPreferenceSetAttribute(Pref *pref, int attr,
+                                                   const void *buf,
+                                                   size_t size) {
+  if (attr == 1 && size == sizeof(uint64_t))
+    std::memcpy(&pref->maxWorkspace, buf, size);
+  else if (attr >= 5 && attr <= 8 && size == sizeof(uint32_t)) {
+    uint32_t alignment = 0;
+    std::memcpy(&alignment, buf, size);
+    if (alignment == 0 || (alignment & (alignment - 1)) || alignment > 256)
+      return kInvalidValue;
+  } else
+    return kInvalidValue;
+  return kSuccess;
+}
+
+struct AlgoAndMore {
+  uint64_t algo[8];
+  size_t workspaceSize;
+  int state;
+  float wavesCount;
+  int reserved[4];
+};
+
+EXPORT Status cublasLtMatmulAlgoGetHeuristic(void *, Desc *, Layout *, Layout *,
+                                             Layout *, Layout *, Pref *pref,
+                                             int requested,
+                                             AlgoAndMore *results,
+                                             int *returned) {
+  ++state().heuristics;
+  if (requested < 1)
+    return kInvalidValue;
+  std::memset(results, 0, sizeof(AlgoAndMore));
+  results[0].algo[0] = 42;
+  results[0].workspaceSize = pref->maxWorkspace < 4096 ? 0 : 4096;
+  *returned = 1;
+  return kSuccess;
+}
+
+EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
+                             const void *a, Layout *la, const void *b,
+                             Layout *lb, const void *beta, const void *c,
+                             Layout *lc, void *d, Layout *ld,
+                             const AlgoAndMore *algo, void *, size_t,
+                             void *stream) {
+  if (!algo || algo->algo[0] != 42)
+    return kInvalidValue;
+  if (desc->computeType != 68 || desc->scaleType != 0 || la->type != 0 ||
+      lb->type != 0 || lc->type != 0 || ld->type != 0)
+    return kNotSupported;
+  // op(A) is M x K, op(B) K x N, C and D M x N.
+  const uint64_t m = ld->rows, n = ld->cols;
+  const uint64_t k = desc->transA ? la->rows : la->cols;
+  const uint64_t am = desc->transA ? la->cols : la->rows;
+  const uint64_t bk = desc->transB ? lb->cols : lb->rows;
+  const uint64_t bn = desc->transB ? lb->rows : lb->cols;
+  if (am != m || bk != k || bn != n || lc->rows != m || lc->cols != n ||
+      la->ld < static_cast<int64_t>(la->rows) ||
+      lb->ld < static_cast<int64_t>(lb->rows) ||
+      lc->ld < static_cast<int64_t>(m) || ld->ld < static_cast<int64_t>(m) ||
+      la->batch != ld->batch || lb->batch != ld->batch ||
+      lc->batch != ld->batch)
+    return kInvalidValue;
+  const float al = *static_cast<const float *>(alpha);
+  const float be = *static_cast<const float *>(beta);
+  Desc op = *desc;
+  Layout A = *la, B = *lb, C = *lc, D = *ld;
+  enqueue(stream, [=] {
+    ++state().matmuls;
+    for (int32_t batch = 0; batch < D.batch; ++batch) {
+      const float *pa = static_cast<const float *>(a) + batch * A.stride;
+      const float *pb = static_cast<const float *>(b) + batch * B.stride;
+      const float *pc = static_cast<const float *>(c) + batch * C.stride;
+      float *pd = static_cast<float *>(d) + batch * D.stride;
+      for (uint64_t j = 0; j < n; ++j)
+        for (uint64_t i = 0; i < m; ++i) {
+          float sum = 0;
+          for (uint64_t p = 0; p < k; ++p) {
+            float x = op.transA ? pa[p + i * A.ld] : pa[i + p * A.ld];
+            float y = op.transB ? pb[j + p * B.ld] : pb[p + j * B.ld];
+            sum += x * y;
+          }
+          float prior = be == 0.0f ? 0.0f : be * pc[i + j * C.ld];
+          pd[i + j * D.ld] = al * sum + prior;
+        }
+    }
+  });
+  return kSuccess;
+}

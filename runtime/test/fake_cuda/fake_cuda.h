@@ -1,0 +1,74 @@
+//===- fake_cuda.h - A fake CUDA driver for the libdlcrt tests --*- C++ -*-===//
+//
+// The state of fake_libcuda.cpp (built as libcuda.so.1) and
+// fake_cublaslt.cpp (libcublasLt.so.13), which stand in for the real
+// libraries in the dlcrt-fake-cuda tests: device memory is host memory,
+// streams run their work at once (or record it while capturing a graph), and
+// the few kernels named below run on the host. A test reaches the state with
+// dlopen("libcuda.so.1") and dlsym("fake_cuda_state").
+//
+// FAKE_CUDA_MODE, read when the runtime probes the driver, makes it fail:
+// "no-device" (cuInit returns CUDA_ERROR_NO_DEVICE), "zero-devices"
+// (cuDeviceGetCount reports 0), "missing-symbol" (no cuGraphLaunch).
+//
+// Kernels: fake_mul(a, b, out, n): out[i] = a[i] * b[i] (f32);
+// fake_add_one(p, n): p[i] += 1 (f32). Any other .entry only records its
+// launches. A PTX text containing FAKE_JIT_ERROR fails to load.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLCRT_TEST_FAKE_CUDA_H
+#define DLCRT_TEST_FAKE_CUDA_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+struct FakeLaunch {
+  std::string kernel;
+  unsigned grid[3];
+  unsigned block[3];
+  std::vector<int64_t> args;
+  bool fromGraph; ///< Replayed by cuGraphLaunch.
+};
+
+struct FakeCudaState {
+  // Configuration.
+  size_t freeBytes = size_t(1) << 30;
+  size_t totalBytes = size_t(2) << 30;
+  int64_t failLaunchAt = -1; ///< Fails cuLaunchKernel call number N (0-based).
+  int failLaunchCode = 719;  ///< CUDA_ERROR_LAUNCH_FAILED
+  bool failBeginCapture = false;
+
+  // Records.
+  int64_t launchCalls = 0; ///< cuLaunchKernel calls, captured ones included.
+  std::vector<FakeLaunch> launches; ///< Kernels that ran.
+  std::string ptx;
+  int moduleLoads = 0, moduleUnloads = 0;
+  int primaryRetains = 0, primaryReleases = 0;
+  int streamsCreated = 0, streamsDestroyed = 0;
+  int captures = 0, graphsInstantiated = 0, graphLaunches = 0;
+  int graphsDestroyed = 0, execsDestroyed = 0;
+  int64_t liveDeviceAllocations = 0, liveHostAllocations = 0;
+  int64_t copiesHtoD = 0, copiesDtoH = 0, copiesDtoD = 0;
+  int64_t matmuls = 0, heuristics = 0;
+
+  void resetRecords() {
+    launchCalls = 0;
+    launches.clear();
+    captures = graphsInstantiated = graphLaunches = 0;
+    copiesHtoD = copiesDtoH = copiesDtoD = 0;
+    matmuls = heuristics = 0;
+  }
+};
+
+extern "C" {
+/// The fake driver's state (exported by the fake libcuda.so.1).
+FakeCudaState *fake_cuda_state();
+/// Runs `work` on `stream` now, or records it while the stream captures.
+void fake_cuda_enqueue(void *stream, std::function<void()> work);
+}
+
+#endif // DLCRT_TEST_FAKE_CUDA_H
