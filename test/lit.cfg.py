@@ -45,3 +45,10 @@ config.substitutions.append(
 
 if shutil.which("ptxas", path=os.environ.get("PATH", "") + ":/usr/local/cuda/bin"):
     config.available_features.add("ptxas")
+
+# The runtime's CUDA tests, where they were built (Linux; the header check
+# only where CMake found the CUDA toolkit's headers).
+if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-fake-cuda-tests")):
+    config.available_features.add("fake-cuda")
+if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-cuda-header-check")):
+    config.available_features.add("cuda-headers")

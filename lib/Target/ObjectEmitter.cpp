@@ -20,6 +20,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
@@ -114,9 +115,10 @@ static Function *createPackedWrapper(Module &m, Function *kernel) {
   return w;
 }
 
-Expected<std::unique_ptr<Module>>
-mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
-                     LLVMContext &llvmContext, TargetMachine &tm) {
+/// The LLVM module of an LLVM-dialect module, for `tm`.
+static Expected<std::unique_ptr<Module>>
+translateModule(mlir::ModuleOp module, StringRef name,
+                LLVMContext &llvmContext, TargetMachine &tm) {
   // dlc's own attributes have served their purpose: they are not LLVM's.
   module.walk([](mlir::LLVM::LLVMFuncOp f) {
     f->removeAttr("dlc.entry");
@@ -124,7 +126,7 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
       f.removeArgAttr(i, "dlc.name");
   });
   std::unique_ptr<Module> m =
-      mlir::translateModuleToLLVMIR(module, llvmContext, info.name);
+      mlir::translateModuleToLLVMIR(module, llvmContext, name);
   if (!m)
     return createStringError(inconvertibleErrorCode(),
                              "translation to LLVM IR failed");
@@ -138,22 +140,52 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
       f->setName(to);
   m->setTargetTriple(tm.getTargetTriple());
   m->setDataLayout(tm.createDataLayout());
+  return std::move(m);
+}
 
-  PointerType *ptr = PointerType::getUnqual(llvmContext);
-  llvm::Type *i32 = llvm::Type::getInt32Ty(llvmContext);
+/// The packed wrappers of the entries, `<symbol><suffix>` each.
+static Expected<SmallVector<Constant *>>
+entryWrappers(Module &m, const mlir::dlc::ModelInfo &info, StringRef suffix) {
   SmallVector<Constant *> entries;
-  for (const EntryInfo &e : info.entries) {
-    llvm::Function *kernel = m->getFunction(e.symbol);
+  for (const mlir::dlc::EntryInfo &e : info.entries) {
+    std::string symbol = e.symbol + suffix.str();
+    llvm::Function *kernel = m.getFunction(symbol);
     if (!kernel)
       return createStringError(inconvertibleErrorCode(),
-                               "entry kernel " + e.symbol + " is missing");
-    llvm::Function *w = createPackedWrapper(*m, kernel);
+                               "entry kernel " + symbol + " is missing");
+    llvm::Function *w = createPackedWrapper(m, kernel);
     if (!w)
       return createStringError(inconvertibleErrorCode(),
-                               "entry kernel " + e.symbol +
+                               "entry kernel " + symbol +
                                    " does not take bare pointers");
     entries.push_back(w);
   }
+  return entries;
+}
+
+Expected<std::unique_ptr<Module>>
+mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
+                           LLVMContext &llvmContext, TargetMachine &tm,
+                           mlir::ModuleOp cuda, const CudaCode *cudaCode) {
+  auto translated = translateModule(module, info.name, llvmContext, tm);
+  if (!translated)
+    return translated.takeError();
+  std::unique_ptr<Module> m = std::move(*translated);
+  if (cuda) {
+    auto cudaModule = translateModule(cuda, info.name + "_cuda", llvmContext, tm);
+    if (!cudaModule)
+      return cudaModule.takeError();
+    if (Linker::linkModules(*m, std::move(*cudaModule)))
+      return createStringError(inconvertibleErrorCode(),
+                               "cannot link the CUDA host code");
+  }
+
+  PointerType *ptr = PointerType::getUnqual(llvmContext);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(llvmContext);
+  auto wrappers = entryWrappers(*m, info, "");
+  if (!wrappers)
+    return wrappers.takeError();
+  SmallVector<Constant *> entries = std::move(*wrappers);
 
   Constant *text = ConstantDataArray::getString(llvmContext,
                                                 info.descriptorText(), true);
@@ -193,12 +225,53 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
         "dlc_model_" + info.name + "_param_data");
   }
   // struct dlc_model_desc { uint32_t; const char *; int32_t; const fn *;
-  //                         const void *const *param_data; } (ABI version 2)
-  auto *descTy = StructType::get(llvmContext, {i32, ptr, i32, ptr, ptr});
-  Constant *desc = ConstantStruct::get(
-      descTy, {ConstantInt::get(i32, 2), textGlobal,
-               ConstantInt::get(i32, entries.size()), entriesGlobal,
-               paramDataGlobal});
+  //                         const void *const *param_data;  (version 2)
+  //                         const dlc_cuda_module *cuda; }  (version 3)
+  SmallVector<llvm::Type *> fields = {i32, ptr, i32, ptr, ptr};
+  SmallVector<Constant *> values = {ConstantInt::get(i32, 2), textGlobal,
+                                    ConstantInt::get(i32, entries.size()),
+                                    entriesGlobal, paramDataGlobal};
+  if (cuda && cudaCode) {
+    auto cudaWrappers = entryWrappers(*m, info, "_cuda");
+    if (!cudaWrappers)
+      return cudaWrappers.takeError();
+    std::string prefix = "dlc_model_" + info.name + "_cuda";
+    auto *cudaEntriesTy = ArrayType::get(ptr, cudaWrappers->size());
+    auto *cudaEntries = new GlobalVariable(
+        *m, cudaEntriesTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(cudaEntriesTy, *cudaWrappers), prefix + "_entries");
+    Constant *ptxText =
+        ConstantDataArray::getString(llvmContext, cudaCode->ptx, true);
+    auto *ptx = new GlobalVariable(*m, ptxText->getType(), true,
+                                   GlobalValue::PrivateLinkage, ptxText,
+                                   prefix + "_ptx");
+    SmallVector<Constant *> names;
+    for (const std::string &k : cudaCode->kernels) {
+      Constant *name = ConstantDataArray::getString(llvmContext, k, true);
+      names.push_back(new GlobalVariable(*m, name->getType(), true,
+                                         GlobalValue::PrivateLinkage, name,
+                                         prefix + "_kernel_name"));
+    }
+    auto *namesTy = ArrayType::get(ptr, names.size());
+    auto *namesGlobal = new GlobalVariable(
+        *m, namesTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(namesTy, names), prefix + "_kernel_names");
+    // struct dlc_cuda_module { const char *ptx; int32_t num_kernels;
+    //                          const char *const *kernel_names;
+    //                          const fn *entries; }
+    auto *cudaTy = StructType::get(llvmContext, {ptr, i32, ptr, ptr});
+    auto *cudaDesc = new GlobalVariable(
+        *m, cudaTy, true, GlobalValue::PrivateLinkage,
+        ConstantStruct::get(cudaTy,
+                            {ptx, ConstantInt::get(i32, names.size()),
+                             namesGlobal, cudaEntries}),
+        prefix);
+    fields.push_back(ptr);
+    values.push_back(cudaDesc);
+    values[0] = ConstantInt::get(i32, 3);
+  }
+  auto *descTy = StructType::get(llvmContext, fields);
+  Constant *desc = ConstantStruct::get(descTy, values);
   new GlobalVariable(*m, descTy, true, GlobalValue::ExternalLinkage, desc,
                      "dlc_model_" + info.name);
 

@@ -5,6 +5,7 @@
 #include "dlc/Target/ModelInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -49,7 +50,16 @@ LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
   return runPipeline(module, "builtin.module(" + passes + "dlc-fuse-layers,cse)");
 }
 
-LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info) {
+LogicalResult mlir::dlc::runPlacementPipeline(ModuleOp module,
+                                             StringRef device) {
+  return runPipeline(module, "builtin.module(dlc-place-devices{device=" +
+                                 device.str() + "})");
+}
+
+LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info,
+                                           StringRef device) {
+  if (failed(runPlacementPipeline(module, device)))
+    return failure();
   // The loss function is kept for training; inference compiles entries and
   // the helpers they call, which become private to the object.
   for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
@@ -99,33 +109,100 @@ mlir::dlc::runMemoryPlanPipeline(ModuleOp module,
       ",dlc-plan-memory)");
 }
 
+/// From bufferized, memory-planned loops and vectors to the LLVM dialect.
+static std::string cpuLowering() {
+  return "canonicalize,"
+         "convert-linalg-to-loops,canonicalize,cse,"
+         // The matmul cache tiles (scf.forall) become OpenMP worksharing
+         // loops; libdlcrt implements the __kmpc entry points on its thread
+         // pool.
+         "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
+         "dlc-approximate-math,"
+         // 16-bit floats: arithmetic in fp32, and bf16 conversions as integer
+         // code (no compiler-rt calls; fp16 conversions are F16C
+         // instructions).
+         "arith-emulate-unsupported-floats{source-types=bf16,f16 "
+         "target-type=f32},arith-expand{include-bf16=true},"
+         "convert-vector-to-scf{full-unroll=true},lower-affine,"
+         "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
+         "expand-strided-metadata,lower-affine,"
+         // The matmul kernels' packing buffers come from libdlcrt
+         // (dlc_workspace_*, see ObjectEmitter.cpp), which keeps them from
+         // one call to the next.
+         "finalize-memref-to-llvm{use-generic-functions=1},"
+         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+         "convert-openmp-to-llvm,"
+         "convert-to-llvm,reconcile-unrealized-casts";
+}
+
+/// Fusion and bufferization, as on the CPU.
+static const char *kFuseAndBufferize =
+    "dlc-fuse-elementwise,canonicalize,cse,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},canonicalize,";
+
+LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module) {
+  return runPipeline(module,
+                     std::string("builtin.module(") + kFuseAndBufferize +
+                         "dlc-map-to-gpu{library-calls=false},dlc-plan-memory,"
+                         "dlc-emulate-gpu-launches," +
+                         cpuLowering() + ")");
+}
+
 LogicalResult
 mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
                                  const CpuCodegenOptions &options) {
   if (failed(runMemoryPlanPipeline(module, options)))
     return failure();
-  return runPipeline(
-      module,
-      "builtin.module(canonicalize,"
-      "convert-linalg-to-loops,canonicalize,cse,"
-      // The matmul cache tiles (scf.forall) become OpenMP worksharing loops;
-      // libdlcrt implements the __kmpc entry points on its thread pool.
-      "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
-      "dlc-approximate-math,"
-      // 16-bit floats: arithmetic in fp32, and bf16 conversions as integer
-      // code (no compiler-rt calls; fp16 conversions are F16C instructions).
-      "arith-emulate-unsupported-floats{source-types=bf16,f16 "
-      "target-type=f32},arith-expand{include-bf16=true},"
-      "convert-vector-to-scf{full-unroll=true},lower-affine,"
-      "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
-      "expand-strided-metadata,lower-affine,"
-      // The matmul kernels' packing buffers come from libdlcrt
-      // (dlc_workspace_*, see ObjectEmitter.cpp), which keeps them from one
-      // call to the next.
-      "finalize-memref-to-llvm{use-generic-functions=1},"
-      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-      "convert-openmp-to-llvm,"
-      "convert-to-llvm,reconcile-unrealized-casts)");
+  return runPipeline(module, "builtin.module(" + cpuLowering() + ")");
+}
+
+LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
+                                               CudaCode &code) {
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr(kEntryAttrName))
+      f.setSymName((f.getSymName() + "_cuda").str());
+  if (failed(runPipeline(
+          module,
+          std::string("builtin.module(") + kFuseAndBufferize +
+          // Kernels before the memory plan: the device scalars' scratch
+          // buffers are planned with the rest.
+          "dlc-map-to-gpu,dlc-plan-memory,canonicalize,"
+          "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+          "dlc-lower-gpu-launches,"
+          // Kernels: polynomial math (no libdevice), 16-bit arithmetic in
+          // fp32, NVVM, PTX text.
+          "dlc-approximate-math,nvvm-attach-target{chip=" +
+              std::string(kCudaChip) +
+              " O=3},"
+              "gpu.module(lower-affine,arith-emulate-unsupported-floats{"
+              "source-types=bf16,f16 target-type=f32},"
+              "arith-expand{include-bf16=true},convert-scf-to-cf,"
+              "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}),"
+              "reconcile-unrealized-casts,gpu-module-to-binary{format=isa})")))
+    return failure();
+
+  // The PTX becomes data of the object (ObjectEmitter.cpp).
+  code = CudaCode();
+  for (auto f : module.getOps<func::FuncOp>())
+    if (auto bytes = f->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
+      code.workspaceBytes[f.getSymName().drop_back(5).str()] = bytes.getInt();
+  for (auto binary : llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
+    for (Attribute object : binary.getObjects())
+      code.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+    binary.erase();
+  }
+  if (auto names = module->getAttrOfType<ArrayAttr>("dlc.cuda_kernels"))
+    for (Attribute name : names)
+      code.kernels.push_back(cast<StringAttr>(name).getValue().str());
+  module->removeAttr("dlc.cuda_kernels");
+  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+
+  return runPipeline(module,
+                     "builtin.module(canonicalize,expand-strided-metadata,"
+                     "lower-affine,finalize-memref-to-llvm{use-generic-"
+                     "functions=1},convert-func-to-llvm{use-bare-ptr-memref-"
+                     "call-conv=1},convert-to-llvm,reconcile-unrealized-casts)");
 }
 
 unsigned mlir::dlc::vectorBitsOf(const llvm::TargetMachine &tm) {

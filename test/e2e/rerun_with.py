@@ -3,11 +3,12 @@
 flags, e.g. the other CPU schedule, so that every code path is checked
 against the PyTorch references whatever CPU the suite runs on.
 
-  rerun_with.py TMPDIR FLAG...
+  rerun_with.py TMPDIR [--tests DIR] FLAG...
 
-Each `<model>.test` file's RUN lines are executed with %S, %t and %python
-substituted and FLAGs appended to the `dlc run` command. Prints one line per
-model; exit status 1 if any failed."""
+Each `<model>.test` file's RUN lines (of this directory, or of DIR) are
+executed with %s, %S, %t, %dlc_src and %python substituted and FLAGs appended
+to the `dlc run` command. Prints one line per model; exit status 1 if any
+failed."""
 import glob
 import os
 import shlex
@@ -15,24 +16,51 @@ import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+src = os.path.dirname(os.path.dirname(here))
 tmp, flags = sys.argv[1], sys.argv[2:]
+tests_dir = here
+if flags[:1] == ["--tests"]:
+    tests_dir, flags = os.path.abspath(flags[1]), flags[2:]
 os.makedirs(tmp, exist_ok=True)
 failed = []
-tests = sorted(glob.glob(os.path.join(here, "*.test")))
+tests = sorted(glob.glob(os.path.join(tests_dir, "*.test")))
 for test in tests:
     name = os.path.splitext(os.path.basename(test))[0]
-    runs = [l.split("RUN:", 1)[1].strip() for l in open(test) if l.startswith("# RUN:")]
+    # RUN lines, with lit's `DEFINE: %{name} = value` substitutions.
+    defines, runs = {}, []
+    for line in open(test):
+        if line.startswith(("# DEFINE:", "# REDEFINE:")):
+            key, value = line.split(":", 1)[1].split("=", 1)
+            value = value.strip()
+            for k in sorted(defines, key=len, reverse=True):
+                value = value.replace(k, defines[k])
+            defines[key.strip()] = value
+        elif line.startswith("# RUN:"):
+            cmd = line.split("RUN:", 1)[1].strip()
+            for key in sorted(defines, key=len, reverse=True):
+                cmd = cmd.replace(key, defines[key])
+            runs.append(cmd)
     ok = True
     for cmd in runs:
-        cmd = (cmd.replace("%S", here).replace("%t", os.path.join(tmp, name))
+        cmd = (cmd.replace("%S", tests_dir).replace("%dlc_src", src)
+               .replace("%s", test)
+               .replace("%t", os.path.join(tmp, name))
                .replace("%python", shlex.quote(sys.executable)))
-        argv = shlex.split(cmd)
-        if argv[:2] == ["dlc", "run"]:
-            argv += flags
-        p = subprocess.run(argv, capture_output=True, text=True)
+        # Error-path checks (`not ...`) are not about numbers: skipped.
+        if cmd.startswith("not "):
+            continue
+        # FLAGs go after the `dlc run` arguments, before any redirection or
+        # pipe; the line then runs in the shell, as under lit.
+        if cmd.startswith("dlc run "):
+            words = shlex.split(cmd)
+            cut = next((i for i, w in enumerate(words)
+                        if w in (">", ">>", "<", "|", "2>&1")), len(words))
+            rest = cmd[len(cmd) - len(" ".join(words[cut:])):] if cut < len(words) else ""
+            cmd = " ".join([shlex.join(words[:cut] + flags), rest])
+        p = subprocess.run(cmd, shell=True, capture_output=True, text=True)
         if p.returncode != 0:
             ok = False
-            print(f"{name}: FAILED: {' '.join(argv)}\n{p.stdout}{p.stderr}")
+            print(f"{name}: FAILED: {cmd}\n{p.stdout}{p.stderr}")
             break
     if ok:
         print(f"{name}: ok")

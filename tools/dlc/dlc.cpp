@@ -50,7 +50,7 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.dlc|model
                                       cl::cat(dlcCat));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: <model>.o; the header goes next to it)"),
                                        cl::value_desc("file"), cl::cat(dlcCat));
-static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, linalg, llvm-dialect, llvm, asm, obj (default), header"),
+static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, dlc-placed, linalg, llvm-dialect, llvm, asm, ptx, obj (default), header"),
                                  cl::init("obj"), cl::cat(dlcCat));
 static cl::opt<std::string> inputLang("x", cl::desc("Input language: dlc, onnx or mlir (default: by extension)"),
                                       cl::cat(dlcCat));
@@ -65,7 +65,7 @@ static cl::opt<bool> listOnnxOps("list-onnx-ops", cl::desc("Print the ONNX op ty
                                  cl::Hidden, cl::cat(dlcCat));
 static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an LLVM CPU name"),
                                 cl::init("native"), cl::cat(dlcCat));
-static cl::opt<std::string> target("target", cl::desc("Code to generate: x86, or all (every available back end)"),
+static cl::opt<std::string> target("target", cl::desc("Code to generate: all (default: x86 and CUDA in one object), x86, or nvptx (--emit=ptx or dlc-placed only)"),
                                    cl::init("all"), cl::cat(dlcCat));
 static cl::opt<std::string> registerTile("register-tile", cl::desc("Matmul register tile M,N (default: from the CPU's vector width)"),
                                          cl::Hidden, cl::cat(dlcCat));
@@ -363,13 +363,87 @@ static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm) {
   return o;
 }
 
+static cl::opt<bool> cudaEmulate("cuda-emulate", cl::desc("Compile the CUDA lowering for the host instead of the CPU code: its kernels run as host loops (a test of the GPU lowering without a GPU)"),
+                                 cl::Hidden, cl::cat(dlcCat));
+
+/// Whether the object gets CUDA code besides the CPU code.
+static bool wantsCuda() { return target != "x86"; }
+
+/// The CUDA half of the object, from a copy of the dlc-level module. With
+/// --target=all a model the GPU lowering cannot take yet is a warning, and
+/// the object runs on the CPU only; with --target=nvptx it is an error.
+static mlir::OwningOpRef<mlir::ModuleOp>
+lowerToCuda(Compiled &c, mlir::dlc::CudaCode &code, bool &failedHard) {
+  failedHard = false;
+  mlir::OwningOpRef<mlir::ModuleOp> cuda = c.module->clone();
+  std::string firstError;
+  bool required = target == "nvptx";
+  LogicalResult result = success();
+  {
+    mlir::ScopedDiagnosticHandler collect(
+        c.module->getContext(), [&](mlir::Diagnostic &d) {
+          if (required)
+            return failure(); // to the file's diagnostic handler
+          if (d.getSeverity() == mlir::DiagnosticSeverity::Error &&
+              firstError.empty()) {
+            std::string loc;
+            llvm::raw_string_ostream os(loc);
+            d.getLocation().print(os);
+            firstError = d.str() + " (at " + loc + ")";
+          }
+          return success();
+        });
+    result = mlir::dlc::runLinalgPipeline(*cuda, c.info, "cuda");
+    if (succeeded(result))
+      result = mlir::dlc::runCudaCodegenPipeline(*cuda, code);
+  }
+  if (succeeded(result))
+    return cuda;
+  if (required) {
+    failedHard = true;
+    return nullptr;
+  }
+  WithColor::warning(errs(), "dlc")
+      << "no CUDA code for this model: " << firstError
+      << "; the object runs on the CPU only (use --target=x86 to say so)\n";
+  return nullptr;
+}
+
 static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
                                            TargetMachine &tm) {
+  mlir::dlc::CudaCode code;
+  mlir::OwningOpRef<mlir::ModuleOp> cuda;
+  if (cudaEmulate) {
+    if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info, "cuda")) ||
+        failed(mlir::dlc::runCudaEmulationPipeline(*c.module)))
+      return nullptr;
+    mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
+    auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm);
+    if (!m) {
+      fail(toString(m.takeError()));
+      return nullptr;
+    }
+    return std::move(*m);
+  }
+  if (wantsCuda()) {
+    bool failedHard = false;
+    cuda = lowerToCuda(c, code, failedHard);
+    if (failedHard)
+      return nullptr;
+  }
   if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
       failed(mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(tm))))
     return nullptr;
   mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
-  auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm);
+  // The runtime gives every entry one workspace, whichever device runs it.
+  for (mlir::dlc::EntryInfo &e : c.info.entries) {
+    auto it = code.workspaceBytes.find(e.symbol);
+    if (cuda && it != code.workspaceBytes.end())
+      e.workspaceBytes = std::max(e.workspaceBytes, it->second);
+  }
+  auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm,
+                                      cuda ? *cuda : mlir::ModuleOp(),
+                                      cuda ? &code : nullptr);
   if (!m) {
     fail(toString(m.takeError()));
     return nullptr;
@@ -572,14 +646,23 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
 }
 
 static int compileMain(mlir::MLIRContext &ctx) {
-  static const char *stages[] = {"dlc",  "linalg", "llvm-dialect", "llvm",
-                                 "asm", "obj",    "header"};
+  static const char *stages[] = {"dlc", "dlc-placed", "linalg",
+                                 "llvm-dialect", "llvm", "asm", "ptx", "obj",
+                                 "header"};
   if (!llvm::is_contained(stages, StringRef(emit)))
     return fail("unknown --emit stage '" + emit + "'",
-                "use one of dlc, linalg, llvm-dialect, llvm, asm, obj, header");
-  if (target != "x86" && target != "all")
+                "use one of dlc, dlc-placed, linalg, llvm-dialect, llvm, asm, ptx, "
+                "obj, header");
+  if (target != "x86" && target != "nvptx" && target != "all")
     return fail("unknown --target '" + target + "'",
-                "this build generates x86 code only: use --target=x86 or all");
+                "use all (x86 and CUDA in one object), x86 or nvptx");
+  if (target == "nvptx" && emit != "ptx" && emit != "dlc" &&
+      emit != "dlc-placed")
+    return fail("--target=nvptx cannot emit '" + emit + "'",
+                "an object always carries the CPU code the runtime falls "
+                "back to: use --target=all, or --emit=ptx for the kernels");
+  if (target == "x86" && emit == "ptx")
+    return fail("--emit=ptx needs CUDA code", "use --target=all or nvptx");
   SourceMgr sm;
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
   std::optional<OnnxDiagnosticHandler> onnxHandler;
@@ -606,6 +689,20 @@ static int compileMain(mlir::MLIRContext &ctx) {
   };
   if (emit == "dlc")
     return textOut([&](raw_ostream &os) { c->module->print(os); });
+  if (emit == "dlc-placed") {
+    // The placement of the device the runtime prefers.
+    if (failed(mlir::dlc::runPlacementPipeline(*c->module,
+                                               wantsCuda() ? "cuda" : "cpu")))
+      return 1;
+    return textOut([&](raw_ostream &os) { c->module->print(os); });
+  }
+  if (emit == "ptx") {
+    mlir::dlc::CudaCode code;
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info, "cuda")) ||
+        failed(mlir::dlc::runCudaCodegenPipeline(*c->module, code)))
+      return 1;
+    return textOut([&](raw_ostream &os) { os << code.ptx; });
+  }
 
   if (emit == "linalg") {
     if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)))

@@ -6,9 +6,13 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
+namespace affine { class AffineDialect; }
 namespace arith { class ArithDialect; }
 namespace bufferization { class BufferizationDialect; }
+namespace func { class FuncDialect; }
+namespace gpu { class GPUDialect; }
 namespace linalg { class LinalgDialect; }
+namespace LLVM { class LLVMDialect; }
 namespace math { class MathDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }

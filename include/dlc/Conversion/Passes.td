@@ -6,6 +6,7 @@
 //   2. calling convention: dlc-lower-entry-abi
 //   3. memory:             dlc-plan-memory (after bufferization)
 //   4. CPU code generation: dlc-tile-and-vectorize, dlc-approximate-math
+//   5. CUDA code generation: dlc-map-to-gpu, dlc-lower-gpu-launches
 // Each is implemented in lib/Conversion/<Group>/<Name>.cpp and tested in
 // test/Conversion/<snake_name>.mlir.
 //
@@ -203,6 +204,90 @@ def DlcApproximateMathPass : Pass<"dlc-approximate-math", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// 5. CUDA code generation
+//===----------------------------------------------------------------------===//
+
+def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Turn every loop nest of a bufferized entry into a GPU kernel or a cuBLASLt call";
+  let description = [{
+    Runs on entries placed on `cuda`, after bufferization and
+    `dlc-plan-memory`, so that every buffer is an entry argument or a view
+    of the workspace, all in device memory. The entry gets one more
+    argument, the runtime's CUDA context (`!llvm.ptr`, named `cuda_ctx`),
+    and each top-level op becomes:
+
+    | op | becomes |
+    |---|---|
+    | `linalg.matmul`, `linalg.batch_matmul` (row-major operands) | a call of `dlc_cuda_gemm` (cuBLASLt, fp32 accumulation; `beta = 1` keeps the accumulate-into-output semantics) |
+    | `memref.copy` between contiguous buffers | a call of `dlc_cuda_memcpy` |
+    | any other linalg op (after `dlc-fuse-elementwise`, one per fused region) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially |
+
+    Views, casts and constants stay on the host: they only compute
+    addresses. Anything else that would read device memory on the host is
+    an error naming the op. Pointers are passed to the runtime as `i64`
+    (the aligned pointer of the view, plus its static offset).
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : memref<1024xf32>) outs(%y : memref<1024xf32>) { ... }
+    ```
+    becomes a `gpu.launch` of 4 blocks of 256 threads whose body guards
+    `i < 1024`, loads `%x[i]`, runs the payload and stores `%y[i]`.
+
+    With `library-calls=false` (the host emulation of
+    `dlc-emulate-gpu-launches`), GEMMs and copies stay linalg and memref
+    ops and the entry gets no context argument.
+  }];
+  let options = [
+    Option<"libraryCalls", "library-calls", "bool", /*default=*/"true",
+           "GEMMs and copies become runtime calls, with a context argument">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def DlcLowerGpuLaunchesPass : Pass<"dlc-lower-gpu-launches", "::mlir::ModuleOp"> {
+  let summary = "Merge the outlined kernels into one module; launches become runtime calls";
+  let description = [{
+    After `gpu-kernel-outlining`: moves every kernel into one `gpu.module
+    @dlc_kernels` (kernel `k` is named after its outlined module, so names
+    stay unique) and replaces each `gpu.launch_func` with a call of
+    `dlc_cuda_launch(ctx, k, grid x/y/z, block x/y/z, num_args, args)`,
+    where `args` is a host array of 8-byte kernel parameters: the aligned
+    pointer of each memref (the kernels use the bare-pointer convention, so
+    memrefs must have the identity layout) and each index as `i64`. The
+    module gets `dlc.cuda_kernels`, the kernel names in index order, which
+    the object emitter writes next to the PTX (docs/runtime-abi.md).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::ModuleOp"> {
+  let summary = "Run the kernels of dlc-map-to-gpu as host loops (a test of the GPU lowering)";
+  let description = [{
+    Replaces every `gpu.launch` by two `scf.for` loops, over the blocks and
+    over the threads of a block, around the kernel body, with the block and
+    thread ids bound to the loop indices. The kernels then run on the CPU,
+    in order, with the same index arithmetic, guards, reduction loops and
+    device-scalar buffers as on the GPU: `dlc run --cuda-emulate` checks
+    the numerics of the whole CUDA lowering against PyTorch on a machine
+    without a GPU. Only one-dimensional grids and blocks (what
+    `dlc-map-to-gpu` emits) are accepted.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // DLC_CONVERSION_PASSES_TD

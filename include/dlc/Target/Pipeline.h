@@ -13,7 +13,9 @@
 #include "mlir/Support/LLVM.h"
 
 #include <memory>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -40,10 +42,17 @@ mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module,
                                    const TrainOptions *train = nullptr,
                                    llvm::StringRef precision = "fp32");
 
-/// Drops what no entry needs (the kept loss function), names the entry
-/// kernels, lowers to linalg on tensors and applies the entry ABI.
+/// dlc-place-devices: every entry on `device` (cpu or cuda), transfers at
+/// the host boundary.
+mlir::LogicalResult runPlacementPipeline(mlir::ModuleOp module,
+                                         llvm::StringRef device);
+
+/// Places the entries on `device` (runPlacementPipeline), drops what no
+/// entry needs (the kept loss function), names the entry kernels, lowers to
+/// linalg on tensors and applies the entry ABI.
 mlir::LogicalResult runLinalgPipeline(mlir::ModuleOp module,
-                                      const ModelInfo &info);
+                                      const ModelInfo &info,
+                                      llvm::StringRef device = "cpu");
 
 /// What the CPU code generator needs to know about the target.
 struct CpuCodegenOptions {
@@ -64,6 +73,31 @@ mlir::LogicalResult runMemoryPlanPipeline(mlir::ModuleOp module,
 mlir::LogicalResult runCpuCodegenPipeline(mlir::ModuleOp module,
                                           const CpuCodegenOptions &options);
 
+/// The CUDA code of a model: the PTX of every kernel and their names, in
+/// the order of dlc_cuda_launch's kernel index.
+struct CudaCode {
+  std::string ptx;
+  std::vector<std::string> kernels;
+  /// The planned workspace of each CUDA entry, by its CPU symbol.
+  std::map<std::string, int64_t> workspaceBytes;
+};
+
+/// The GPU to generate PTX for: sm_80 PTX, which the driver compiles for
+/// any later GPU (sm_90 included) when the model is created.
+inline constexpr const char *kCudaChip = "sm_80";
+
+/// The CUDA half of an object, from a module lowered by runLinalgPipeline
+/// with device "cuda": fusion, bufferization, dlc-map-to-gpu, the memory
+/// plan, kernel outlining, NVVM and PTX (into `code`), and the host side of
+/// every entry, renamed `<symbol>_cuda`, lowered to the LLVM dialect.
+mlir::LogicalResult runCudaCodegenPipeline(mlir::ModuleOp module,
+                                           CudaCode &code);
+
+/// The CUDA lowering run on the host, for tests without a GPU: the kernels
+/// of dlc-map-to-gpu become host loops (dlc-emulate-gpu-launches), GEMMs
+/// and copies keep their CPU lowering; the entries keep the CPU ABI.
+mlir::LogicalResult runCudaEmulationPipeline(mlir::ModuleOp module);
+
 /// The widest vector register of `tm`'s CPU, in bits (512 with AVX-512F,
 /// 256 with AVX, else 128).
 unsigned vectorBitsOf(const llvm::TargetMachine &tm);
@@ -74,10 +108,14 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createX86TargetMachine(llvm::StringRef cpu);
 
 /// Translates the LLVM-dialect module, adds the packed entry wrappers and
-/// the model descriptor (docs/runtime-abi.md) and optimises at O3.
+/// the model descriptor (docs/runtime-abi.md) and optimises at O3. With
+/// `cuda` (the LLVM-dialect module of runCudaCodegenPipeline) and its
+/// `cudaCode`, the object also carries the CUDA entries and the PTX
+/// (descriptor version 3).
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
-                llvm::LLVMContext &llvmContext, llvm::TargetMachine &tm);
+                llvm::LLVMContext &llvmContext, llvm::TargetMachine &tm,
+                mlir::ModuleOp cuda = {}, const CudaCode *cudaCode = nullptr);
 
 /// Emits an object file (or assembly) for `module`.
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,

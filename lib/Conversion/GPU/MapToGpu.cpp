@@ -1,0 +1,519 @@
+//===- MapToGpu.cpp - dlc-map-to-gpu --------------------------------------===//
+//
+// Turns every top-level op of a bufferized CUDA entry into a GPU kernel
+// (`gpu.launch`), a cuBLASLt GEMM or a device copy (runtime calls), leaving
+// only address arithmetic on the host. See Passes.td and docs/gpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCMAPTOGPUPASS
+#include "dlc/Conversion/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+constexpr int64_t kThreadsPerBlock = 256;
+
+/// The dlc_dtype code of an element type (runtime/include/dlc/dlc_runtime.h).
+std::optional<int32_t> dtypeCode(Type t) {
+  if (t.isF32())
+    return 0;
+  if (t.isF16())
+    return 1;
+  if (t.isBF16())
+    return 2;
+  return std::nullopt;
+}
+
+/// A memref the runtime can take as a pointer: static strides and offset.
+struct Strided {
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+std::optional<Strided> stridedOf(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  Strided s;
+  if (failed(type.getStridesAndOffset(s.strides, s.offset)) ||
+      ShapedType::isDynamic(s.offset) ||
+      llvm::any_of(s.strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return s;
+}
+
+/// The address of `buffer`'s first element, as i64.
+Value addressOf(OpBuilder &b, Location loc, Value buffer, int64_t offset) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  if (offset) {
+    int64_t bytes =
+        cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+    base = arith::AddIOp::create(
+        b, loc, base, arith::ConstantIndexOp::create(b, loc, offset * bytes));
+  }
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
+}
+
+Value i64(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+}
+
+Value i32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+
+struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (func->hasAttr(kEntryAttrName) && !func.isExternal() &&
+          failed(mapEntry(module, func)))
+        return signalPassFailure();
+  }
+
+  /// Declares `name` with `args` and no results, once per module.
+  func::FuncOp runtimeFunction(ModuleOp module, StringRef name,
+                               TypeRange args) {
+    if (auto f = module.lookupSymbol<func::FuncOp>(name))
+      return f;
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto f = func::FuncOp::create(b, module.getLoc(), name,
+                                  b.getFunctionType(args, {}));
+    f.setPrivate();
+    return f;
+  }
+
+  LogicalResult mapEntry(ModuleOp module, func::FuncOp func) {
+    MLIRContext *ctx = &getContext();
+    Block &body = func.front();
+    auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+    // The runtime's CUDA context comes last (docs/runtime-abi.md).
+    Value cudaCtx;
+    if (libraryCalls) {
+      unsigned ctxIndex = func.getNumArguments();
+      if (failed(func.insertArgument(
+              ctxIndex, ptrTy,
+              DictionaryAttr::get(ctx, {NamedAttribute(
+                                           StringAttr::get(ctx, kNameAttrName),
+                                           StringAttr::get(ctx, "cuda_ctx"))}),
+              func.getLoc())))
+        return failure();
+      cudaCtx = body.getArgument(ctxIndex);
+    }
+
+    // Scalars computed from device memory (the optimizer's step count and
+    // bias corrections) are computed by single-thread kernels that leave
+    // them in device scratch buffers, which later kernels read.
+    scratch.clear();
+    deviceValues.clear();
+    SmallVector<Operation *> ops, hostScalarOps;
+    for (Operation &op : body)
+      ops.push_back(&op);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation &op = *ops[i];
+      if (isDeviceScalar(op)) {
+        SmallVector<Operation *> run = {&op};
+        while (i + 1 < ops.size() && (isDeviceScalar(*ops[i + 1]) ||
+                                      isa<arith::ConstantOp>(ops[i + 1])))
+          run.push_back(ops[++i]);
+        mapScalars(run);
+        hostScalarOps.append(run);
+        continue;
+      }
+      if (isa<func::ReturnOp, arith::ConstantOp, memref::ViewOp,
+              memref::SubViewOp, memref::CollapseShapeOp,
+              memref::ExpandShapeOp, memref::ReinterpretCastOp,
+              memref::CastOp, memref::ExtractStridedMetadataOp,
+              memref::AllocOp, memref::DeallocOp>(op))
+        continue;
+      // Emulated on the host: GEMMs and copies keep their CPU lowering.
+      if (!libraryCalls &&
+          isa<linalg::MatmulOp, linalg::BatchMatmulOp, memref::CopyOp>(op))
+        continue;
+      LogicalResult mapped = failure();
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        mapped = mapGemm(module, cast<linalg::LinalgOp>(op), cudaCtx);
+      else if (auto copy = dyn_cast<memref::CopyOp>(op))
+        mapped = mapCopy(module, copy, cudaCtx);
+      else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        mapped = mapToKernel(linalgOp);
+      else
+        return op.emitOpError("cannot run in a CUDA entry: it would touch "
+                              "device memory from the host");
+      if (failed(mapped))
+        return failure();
+    }
+    // The host copies of the device scalars are dead now, unless a host op
+    // (an address computation) needed one.
+    for (Operation *op : llvm::reverse(hostScalarOps)) {
+      if (op->use_empty()) {
+        op->erase();
+        continue;
+      }
+      if (!isa<arith::ConstantOp>(op))
+        return (*op->user_begin())
+            ->emitOpError("uses a value computed from device memory on the "
+                          "host");
+    }
+    return success();
+  }
+
+  /// Results of device-scalar ops, and the scratch buffer of each one that
+  /// a later kernel reads.
+  DenseSet<Value> deviceValues;
+  DenseMap<Value, Value> scratch;
+
+  /// A load from or a store to device memory, or a pure scalar op of a
+  /// device scalar.
+  bool isDeviceScalar(Operation &op) {
+    bool scalar =
+        isa<memref::LoadOp, memref::StoreOp>(op) ||
+        (!op.getNumRegions() && op.getNumResults() && isPure(&op) &&
+         llvm::none_of(op.getResultTypes(),
+                       [](Type t) { return isa<ShapedType>(t); }) &&
+         llvm::any_of(op.getOperands(),
+                      [&](Value v) { return deviceValues.contains(v); }));
+    if (scalar)
+      deviceValues.insert(op.getResults().begin(), op.getResults().end());
+    return scalar;
+  }
+
+  /// Maps the device scalars that the ops about to be cloned into a kernel
+  /// use to loads of their scratch buffers, at the insertion point.
+  void loadScratch(OpBuilder &kb, IRMapping &mapping,
+                   ArrayRef<Operation *> cloned) {
+    for (Operation *op : cloned)
+      op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands()) {
+          auto it = scratch.find(v);
+          if (it == scratch.end() || mapping.contains(v))
+            continue;
+          mapping.map(v, memref::LoadOp::create(kb, v.getLoc(), it->second,
+                                                ValueRange{}));
+        }
+      });
+  }
+
+  /// A single-thread kernel computing `run` and storing each value that a
+  /// later op uses into a 0-d device buffer (placed by dlc-plan-memory).
+  void mapScalars(ArrayRef<Operation *> run) {
+    DenseSet<Operation *> inRun(run.begin(), run.end());
+    OpBuilder b(run.front());
+    Location loc = run.front()->getLoc();
+    Block *body = run.front()->getBlock();
+    SmallVector<std::pair<Value, Value>> escaping;
+    for (Operation *op : run) {
+      if (isa<arith::ConstantOp>(op))
+        continue;
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+              return !inRun.contains(body->findAncestorOpInBlock(*u));
+            }))
+          escaping.push_back({r, memref::AllocOp::create(
+                                     b, loc, MemRefType::get({}, r.getType()))});
+    }
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    IRMapping mapping;
+    loadScratch(kb, mapping, run);
+    for (Operation *op : run)
+      kb.clone(*op, mapping);
+    for (auto [value, buffer] : escaping) {
+      memref::StoreOp::create(kb, loc, mapping.lookup(value), buffer,
+                              ValueRange{});
+      scratch[value] = buffer;
+    }
+    gpu::TerminatorOp::create(kb, loc);
+  }
+
+  /// C += A * B through cuBLASLt; row-major operands with a unit inner
+  /// stride, any leading dimension.
+  LogicalResult mapGemm(ModuleOp module, linalg::LinalgOp op, Value cudaCtx) {
+    if (!op.hasPureBufferSemantics())
+      return op.emitOpError("must be bufferized before dlc-map-to-gpu");
+    // Named matmuls with the default maps only (transposes are kernels).
+    bool batched = isa<linalg::BatchMatmulOp>(op);
+    MLIRContext *ctx = op.getContext();
+    AffineExpr b_, m, n, k;
+    SmallVector<AffineMap> expected;
+    if (batched) {
+      bindDims(ctx, b_, m, n, k);
+      expected = {AffineMap::get(4, 0, {b_, m, k}, ctx),
+                  AffineMap::get(4, 0, {b_, k, n}, ctx),
+                  AffineMap::get(4, 0, {b_, m, n}, ctx)};
+    } else {
+      bindDims(ctx, m, n, k);
+      expected = {AffineMap::get(3, 0, {m, k}, ctx),
+                  AffineMap::get(3, 0, {k, n}, ctx),
+                  AffineMap::get(3, 0, {m, n}, ctx)};
+    }
+    if (op.getIndexingMapsArray() != expected)
+      return mapToKernel(op);
+    Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
+          c = op.getDpsInits()[0];
+    auto sa = stridedOf(a), sb = stridedOf(bm), sc = stridedOf(c);
+    auto ta = cast<MemRefType>(a.getType()), tc = cast<MemRefType>(c.getType());
+    auto dtA = dtypeCode(ta.getElementType()),
+         dtB = dtypeCode(cast<MemRefType>(bm.getType()).getElementType()),
+         dtC = dtypeCode(tc.getElementType());
+    if (!sa || !sb || !sc || !dtA || !dtB || !dtC || *dtA != *dtB ||
+        sa->strides.back() != 1 || sb->strides.back() != 1 ||
+        sc->strides.back() != 1)
+      return mapToKernel(op);
+
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    unsigned r = ta.getRank();
+    ArrayRef<int64_t> shapeA = ta.getShape(), shapeC = tc.getShape();
+    int64_t batch = batched ? shapeC[0] : 1;
+    int64_t mm = shapeC[r - 2], nn = shapeC[r - 1], kk = shapeA[r - 1];
+    auto batchStride = [&](const Strided &s) {
+      return batched ? s.strides[0] : 0;
+    };
+    auto i64Ty = b.getI64Type(), i32Ty = b.getI32Type();
+    SmallVector<Value> args = {
+        cudaCtx,
+        i32(b, loc, *dtA),
+        i32(b, loc, *dtC),
+        i64(b, loc, batch),
+        i64(b, loc, mm),
+        i64(b, loc, nn),
+        i64(b, loc, kk),
+        addressOf(b, loc, a, sa->offset),
+        i64(b, loc, sa->strides[r - 2]),
+        i64(b, loc, batchStride(*sa)),
+        i32(b, loc, 0),
+        addressOf(b, loc, bm, sb->offset),
+        i64(b, loc, sb->strides[r - 2]),
+        i64(b, loc, batchStride(*sb)),
+        i32(b, loc, 0),
+        arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                       APFloat(1.0f)),
+        addressOf(b, loc, c, sc->offset),
+        i64(b, loc, sc->strides[r - 2]),
+        i64(b, loc, batchStride(*sc))};
+    SmallVector<Type> types = {cudaCtx.getType(), i32Ty, i32Ty, i64Ty, i64Ty,
+                               i64Ty, i64Ty, i64Ty, i64Ty, i64Ty, i32Ty,
+                               i64Ty, i64Ty, i64Ty, i32Ty, b.getF32Type(),
+                               i64Ty, i64Ty, i64Ty};
+    func::FuncOp gemm = runtimeFunction(module, "dlc_cuda_gemm", types);
+    func::CallOp::create(b, loc, gemm, args);
+    op->erase();
+    return success();
+  }
+
+  /// A copy between contiguous buffers is one device-to-device memcpy;
+  /// any other copy is a kernel.
+  LogicalResult mapCopy(ModuleOp module, memref::CopyOp op, Value cudaCtx) {
+    auto src = cast<MemRefType>(op.getSource().getType());
+    auto dst = cast<MemRefType>(op.getTarget().getType());
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    if (src.getLayout().isIdentity() && dst.getLayout().isIdentity() &&
+        src.hasStaticShape() && src.getElementType() == dst.getElementType()) {
+      int64_t bytes = src.getNumElements() * src.getElementTypeBitWidth() / 8;
+      func::FuncOp memcpy = runtimeFunction(
+          module, "dlc_cuda_memcpy",
+          {cudaCtx.getType(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
+      func::CallOp::create(b, loc, memcpy,
+                           ValueRange{cudaCtx, addressOf(b, loc, op.getTarget(), 0),
+                                      addressOf(b, loc, op.getSource(), 0),
+                                      i64(b, loc, bytes)});
+      op->erase();
+      return success();
+    }
+    auto copy = linalg::CopyOp::create(b, loc, op.getSource(), op.getTarget());
+    op->erase();
+    return mapToKernel(cast<linalg::LinalgOp>(copy.getOperation()));
+  }
+
+  /// One thread per point of the parallel loops; the reduction loops run
+  /// sequentially inside it.
+  LogicalResult mapToKernel(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics())
+      return op.emitOpError("must be bufferized before dlc-map-to-gpu");
+    for (Value v : op.getDpsInits())
+      if (!isa<MemRefType>(v.getType()))
+        return op.emitOpError("has a non-buffer output; dlc-map-to-gpu "
+                              "expects memrefs");
+    IRRewriter rewriter(op.getContext());
+    rewriter.setInsertionPoint(op);
+    linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
+      if (failed(g))
+        return op.emitOpError("cannot be generalized for the GPU");
+      generic = *g;
+    }
+    SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return generic.emitOpError("has dynamic loop bounds; the GPU lowering "
+                                 "needs static shapes");
+    SmallVector<utils::IteratorType> iterators =
+        generic.getIteratorTypesArray();
+    SmallVector<unsigned> parallel, reduction;
+    for (auto [d, it] : llvm::enumerate(iterators))
+      (it == utils::IteratorType::parallel ? parallel : reduction)
+          .push_back(d);
+    int64_t points = 1;
+    for (unsigned d : parallel)
+      points *= ranges[d];
+
+    Location loc = generic.getLoc();
+    OpBuilder b(generic);
+    auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ob, loc, v);
+    };
+    int64_t threads = std::min(points, kThreadsPerBlock);
+    int64_t blocks = (points + threads - 1) / threads;
+    Value one = idx(b, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, idx(b, blocks), one, one,
+                                        idx(b, threads), one, one);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    gpu::TerminatorOp::create(kb, loc);
+    kb.setInsertionPointToStart(&launch.getBody().front());
+    // The linear index of this thread's point.
+    Value linear = arith::AddIOp::create(
+        kb, loc,
+        arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
+                              idx(kb, threads)),
+        launch.getThreadIds().x);
+    auto inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                         linear, idx(kb, points));
+    auto guard = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
+    kb.setInsertionPointToStart(&guard.getThenRegion().front());
+
+    // Delinearize, the last parallel dimension fastest.
+    SmallVector<Value> dims(ranges.size());
+    int64_t stride = 1;
+    for (unsigned d : llvm::reverse(parallel)) {
+      Value q = stride == 1 ? linear
+                            : arith::DivUIOp::create(kb, loc, linear,
+                                                     idx(kb, stride));
+      dims[d] = arith::RemUIOp::create(kb, loc, q, idx(kb, ranges[d]));
+      stride *= ranges[d];
+    }
+    // The reduction loops, outermost first.
+    for (unsigned d : reduction) {
+      auto loop = scf::ForOp::create(kb, loc, idx(kb, 0), idx(kb, ranges[d]),
+                                     idx(kb, 1));
+      dims[d] = loop.getInductionVar();
+      kb.setInsertionPoint(loop.getBody()->getTerminator());
+    }
+
+    // The payload: load every operand at its point, run the region, store.
+    // Kernels take identity-layout buffers (bare pointers): a strided view
+    // crosses as the flat buffer under it, indexed with its strides.
+    struct Flat {
+      Value buffer;
+      int64_t offset;
+      SmallVector<int64_t> strides;
+    };
+    DenseMap<Value, Flat> flats;
+    for (OpOperand &operand : generic->getOpOperands()) {
+      Value buffer = operand.get();
+      auto type = dyn_cast<MemRefType>(buffer.getType());
+      if (!type || type.getLayout().isIdentity() || flats.count(buffer))
+        continue;
+      std::optional<Strided> s = stridedOf(buffer);
+      if (!s)
+        return generic.emitOpError("reads or writes a buffer with a dynamic "
+                                   "layout; the GPU lowering needs static "
+                                   "strides");
+      int64_t extent = s->offset + 1;
+      for (auto [size, stride] : llvm::zip(type.getShape(), s->strides))
+        extent += (size - 1) * stride;
+      OpBuilder hb(launch);
+      Value flat = memref::ReinterpretCastOp::create(
+          hb, loc, MemRefType::get({extent}, type.getElementType()), buffer,
+          /*offset=*/0, ArrayRef<int64_t>{extent}, ArrayRef<int64_t>{1});
+      flats[buffer] = Flat{flat, s->offset, s->strides};
+    }
+    /// The buffer to access for `operand` and its indices there.
+    auto access = [&](OpOperand &operand, SmallVector<Value> indices)
+        -> std::pair<Value, SmallVector<Value>> {
+      auto it = flats.find(operand.get());
+      if (it == flats.end())
+        return {operand.get(), indices};
+      Value linear = idx(kb, it->second.offset);
+      for (auto [i, stride] : llvm::zip(indices, it->second.strides))
+        linear = arith::AddIOp::create(
+            kb, loc, linear,
+            arith::MulIOp::create(kb, loc, i, idx(kb, stride)));
+      return {it->second.buffer, {linear}};
+    };
+    auto indicesOf = [&](OpOperand &operand) {
+      AffineMap map = generic.getMatchingIndexingMap(&operand);
+      SmallVector<Value> indices;
+      for (AffineExpr e : map.getResults())
+        indices.push_back(affine::AffineApplyOp::create(
+            kb, loc, AffineMap::get(map.getNumDims(), 0, e), dims));
+      return indices;
+    };
+    Block &payload = generic.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand &operand : generic->getOpOperands()) {
+      BlockArgument arg = payload.getArgument(operand.getOperandNumber());
+      if (arg.use_empty())
+        continue;
+      // A scalar operand (a fill value) is passed as it is, or read from
+      // its scratch buffer if it was computed on the device.
+      if (!isa<MemRefType>(operand.get().getType())) {
+        auto it = scratch.find(operand.get());
+        mapping.map(arg, it == scratch.end()
+                             ? operand.get()
+                             : memref::LoadOp::create(kb, loc, it->second,
+                                                      ValueRange{})
+                                   .getResult());
+        continue;
+      }
+      auto [buffer, indices] = access(operand, indicesOf(operand));
+      mapping.map(arg, memref::LoadOp::create(kb, loc, buffer, indices));
+    }
+    SmallVector<Operation *> payloadOps;
+    for (Operation &inner : payload)
+      payloadOps.push_back(&inner);
+    loadScratch(kb, mapping, payloadOps);
+    for (Operation &inner : payload.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(index.getResult(), dims[index.getDim()]);
+        continue;
+      }
+      kb.clone(inner, mapping);
+    }
+    auto yield = cast<linalg::YieldOp>(payload.getTerminator());
+    for (auto [value, init] :
+         llvm::zip(yield.getValues(), generic.getDpsInitsMutable())) {
+      auto [buffer, indices] = access(init, indicesOf(init));
+      memref::StoreOp::create(kb, loc, mapping.lookupOrDefault(value), buffer,
+                              indices);
+    }
+    generic->erase();
+    return success();
+  }
+};
+
+} // namespace
