@@ -43,8 +43,14 @@ config.substitutions.append(
      (config.host_cc, config.dlcrt_include_dir, config.dlcrt_lib_dir,
       config.dlcrt_lib_dir)))
 
-if shutil.which("ptxas", path=os.environ.get("PATH", "") + ":/usr/local/cuda/bin"):
+# NVIDIA's PTX assembler checks every PTX the compiler emits, where the CUDA
+# toolkit is installed (on PATH, under $CUDA_HOME, or in its default place).
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = shutil.which("ptxas", path=os.environ.get("PATH", "") + os.pathsep +
+                     os.path.join(cuda_home, "bin"))
+if ptxas:
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
 
 # The runtime's CUDA tests, where they were built (Linux; the header check
 # only where CMake found the CUDA toolkit's headers).

@@ -274,6 +274,29 @@ def DlcLowerGpuLaunchesPass : Pass<"dlc-lower-gpu-launches", "::mlir::ModuleOp">
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def DlcLowerMathToNvptxPass : Pass<"dlc-lower-math-to-nvptx", "::mlir::ModuleOp"> {
+  let summary = "Lower the math ops left in GPU kernels to NVPTX intrinsics, not libdevice";
+  let description = [{
+    `convert-gpu-to-nvvm` turns math ops into calls of CUDA's libdevice
+    (`__nv_sqrtf`, `__nv_fmaf`, ...), which only link where the CUDA
+    toolkit is installed. After `dlc-approximate-math`, the kernels of a dlc
+    model only keep `fma`, `sqrt`, `floor`, `ceil` and `absf`, which PTX
+    has as instructions. In every `gpu.module`, this pass rewrites them:
+
+    | op (f32, f64) | becomes |
+    |---|---|
+    | `math.fma` | `llvm.intr.fma` (`fma.rn`) |
+    | `math.sqrt` | `llvm.nvvm.sqrt.rn.f` / `.d` (correctly rounded, as on the CPU) |
+    | `math.floor`, `math.ceil` | `llvm.nvvm.floor.f` / `llvm.nvvm.ceil.f` (`.d`) |
+    | `math.absf` | the sign bit cleared (`arith.andi` on the bits) |
+
+    Any other math op left in a kernel is an error: it would need
+    libdevice.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::ModuleOp"> {
   let summary = "Run the kernels of dlc-map-to-gpu as host loops (a test of the GPU lowering)";
   let description = [{

@@ -1,0 +1,128 @@
+// RUN: dlc-opt %s -dlc-map-to-gpu -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-to-gpu=library-calls=false -split-input-file | FileCheck %s --check-prefix=EMU
+
+// An elementwise loop nest: one thread per point, 256 per block, the last
+// dimension fastest; the entry gets the runtime's context last.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME: (%[[X:arg[0-9]+]]: memref<4x300xf32>, %[[Y:arg[0-9]+]]: memref<4x300xf32>, %{{.*}}: !llvm.ptr {dlc.name = "cuda_ctx"})
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C5]], {{.*}} threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C256]],
+// CHECK: %[[LIN:.*]] = arith.addi %{{.*}}, %[[T]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[LIN]], %{{.*}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: %[[J:.*]] = arith.remui %[[LIN]], %{{.*}} : index
+// CHECK: %[[Q:.*]] = arith.divui %[[LIN]], %{{.*}} : index
+// CHECK: %[[I:.*]] = arith.remui %[[Q]], %{{.*}} : index
+// CHECK: memref.load %[[X]]
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%x: memref<4x300xf32>, %y: memref<4x300xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x300xf32>) outs(%y : memref<4x300xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A row sum: a thread per row, the reduction loop inside it.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x1000xf32>
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<8xf32>
+// CHECK: arith.addf
+// CHECK: memref.store
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x1000xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// GEMMs go to cuBLASLt: C(64x10) += A(64x256) * B(256x10), row-major
+// leading dimensions, beta 1; a contiguous copy is one device memcpy.
+// CHECK-LABEL: func.func @gemm_and_copy
+// CHECK-SAME: %[[CTX:arg[0-9]+]]: !llvm.ptr {dlc.name = "cuda_ctx"})
+// CHECK-NOT: linalg.matmul
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c10_i64, %c256_i64, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_memcpy(%[[CTX]], %{{.*}}, %{{.*}}, %c2560_i64)
+// CHECK: func.func private @dlc_cuda_gemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, f32, i64, i64, i64)
+// CHECK: func.func private @dlc_cuda_memcpy(!llvm.ptr, i64, i64, i64)
+// Emulated on the host: the matmul and the copy stay, no context.
+// EMU-LABEL: func.func @gemm_and_copy
+// EMU-NOT: cuda_ctx
+// EMU: linalg.matmul
+// EMU: memref.copy
+func.func @gemm_and_copy(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: memref<64x10xf32>, %d: memref<64x10xf32>) attributes {dlc.entry} {
+  linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%c : memref<64x10xf32>)
+  memref.copy %c, %d : memref<64x10xf32> to memref<64x10xf32>
+  return
+}
+
+// -----
+
+// A scalar read from device memory (the optimizer's step) is computed by a
+// single-thread kernel into a scratch buffer, which the later kernel reads:
+// the step is read before the kernel that overwrites it.
+// CHECK-LABEL: func.func @device_scalar
+// CHECK-SAME: (%[[STEP:arg[0-9]+]]: memref<f32>, %[[W:arg[0-9]+]]: memref<16xf32>
+// CHECK: %[[SCRATCH:.*]] = memref.alloc() : memref<f32>
+// CHECK: gpu.launch {{.*}}in (%{{.*}} = %c1{{.*}}threads{{.*}}in (%{{.*}} = %c1
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %[[STEP]][] : memref<f32>
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK: memref.store %[[NEW]], %[[SCRATCH]][] : memref<f32>
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: %[[S:.*]] = memref.load %[[SCRATCH]][] : memref<f32>
+// CHECK: memref.store %[[S]], %[[STEP]][]
+// CHECK: gpu.launch
+// CHECK: %[[S2:.*]] = memref.load %[[SCRATCH]][] : memref<f32>
+// CHECK: arith.mulf %{{.*}}, %[[S2]]
+// CHECK-NOT: memref.load %[[STEP]]
+// CHECK: return
+func.func @device_scalar(%step: memref<f32>, %w: memref<16xf32>) attributes {dlc.entry} {
+  %one = arith.constant 1.0 : f32
+  %old = memref.load %step[] : memref<f32>
+  %new = arith.addf %old, %one : f32
+  linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} outs(%step : memref<f32>) {
+  ^bb0(%o: f32):
+    linalg.yield %new : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%w : memref<16xf32>) {
+  ^bb0(%o: f32):
+    %m = arith.mulf %o, %new : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A strided view crosses as the flat buffer under it (kernels take bare
+// pointers) and is indexed with its strides in the kernel.
+// CHECK-LABEL: func.func @strided
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [30], strides: [1] : memref<2x3xf32, strided<[10, 1], offset: 17>> to memref<30xf32>
+// CHECK: gpu.launch
+// CHECK: memref.load %[[FLAT]][%{{.*}}] : memref<30xf32>
+func.func @strided(%x: memref<4x10xf32>, %y: memref<2x3xf32>) attributes {dlc.entry} {
+  %v = memref.subview %x[1, 7] [2, 3] [1, 1] : memref<4x10xf32> to memref<2x3xf32, strided<[10, 1], offset: 17>>
+  linalg.copy ins(%v : memref<2x3xf32, strided<[10, 1], offset: 17>>) outs(%y : memref<2x3xf32>)
+  return
+}
