@@ -58,3 +58,12 @@ if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-fake-cuda-tests")):
     config.available_features.add("fake-cuda")
 if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-cuda-header-check")):
     config.available_features.add("cuda-headers")
+
+# A machine with an NVIDIA driver: tests that check the CPU fallback of a
+# CUDA-capable binary do not apply there (test/gpu/ covers it).
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
