@@ -8,11 +8,16 @@
  *
  *   run_model [--device auto|cpu|cuda] [--entry NAME] [--seed N]
  *             [WEIGHTS.safetensors] NAME=IN.npy ... [--out NAME=OUT.npy ...]
+ *             [--out OUT.npy] [--steps N] [--print-loss] [--save CKPT]
  *
  * Every input of the entry (default `forward`) must be given once as
  * NAME=FILE.npy, with exactly the input's dtype and shape; each --out writes
- * one output as .npy. The params are loaded from WEIGHTS, or set by
- * dlc_model_init with --seed. Exit status: 0 on success, 1 on a runtime
+ * one output as .npy (`--out FILE.npy`: the entry's only output). The params
+ * are loaded from WEIGHTS, or set by dlc_model_init with --seed. --steps
+ * runs the entry N times (a training step: N steps on the same batch);
+ * --print-loss prints `step N loss X` after each, from the scalar output
+ * `loss`, as `dlc run --print-loss` does; --save writes the params (and
+ * optimizer state) at the end. Exit status: 0 on success, 1 on a runtime
  * error (the message on stderr), 2 on a usage error. */
 #include <dlc/dlc_io.h>
 
@@ -68,6 +73,8 @@ int main(int argc, char **argv) {
   const char *entry_name = "forward", *weights = NULL;
   const char **in_specs = NULL, **out_specs = NULL;
   int num_in_specs = 0, num_out_specs = 0, use_seed = 0, rc = 1, i;
+  int steps = 1, print_loss = 0, step;
+  const char *save = NULL;
   unsigned long long seed = 0;
   dlc_model *model = NULL;
   dlc_tensor_list **in_lists = NULL, *outs = NULL, *one = NULL;
@@ -85,8 +92,11 @@ int main(int argc, char **argv) {
   }
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
-    if (strcmp(a, "--device") == 0 || strcmp(a, "--entry") == 0 ||
-        strcmp(a, "--seed") == 0 || strcmp(a, "--out") == 0) {
+    if (strcmp(a, "--print-loss") == 0) {
+      print_loss = 1;
+    } else if (strcmp(a, "--device") == 0 || strcmp(a, "--entry") == 0 ||
+        strcmp(a, "--seed") == 0 || strcmp(a, "--out") == 0 ||
+        strcmp(a, "--steps") == 0 || strcmp(a, "--save") == 0) {
       const char *v = i + 1 < argc ? argv[++i] : NULL;
       if (!v) {
         rc = usage("missing value after ", a);
@@ -94,14 +104,18 @@ int main(int argc, char **argv) {
       }
       if (strcmp(a, "--entry") == 0) {
         entry_name = v;
+      } else if (strcmp(a, "--steps") == 0) {
+        steps = atoi(v);
+        if (steps < 1) {
+          rc = usage("--steps wants a positive count, not ", v);
+          goto done;
+        }
+      } else if (strcmp(a, "--save") == 0) {
+        save = v;
       } else if (strcmp(a, "--seed") == 0) {
         seed = strtoull(v, NULL, 10);
         use_seed = 1;
       } else if (strcmp(a, "--out") == 0) {
-        if (!strchr(v, '=')) {
-          rc = usage("--out wants NAME=FILE.npy, not ", v);
-          goto done;
-        }
         out_specs[num_out_specs++] = v;
       } else if (strcmp(v, "auto") == 0) {
         device = DLC_DEVICE_AUTO;
@@ -209,23 +223,49 @@ int main(int argc, char **argv) {
     outputs[k] = info.data;
   }
 
-  if ((st = dlc_model_run(model, entry, inputs, outputs)) != DLC_OK) {
-    rc = fail("run", st);
+  for (step = 1; step <= steps; ++step) {
+    int32_t loss;
+    if ((st = dlc_model_run(model, entry, inputs, outputs)) != DLC_OK) {
+      rc = fail("run", st);
+      goto done;
+    }
+    if (print_loss && (loss = dlc_tensor_list_find(outs, "loss")) >= 0 &&
+        dlc_tensor_list_get(outs, loss, &info) == DLC_OK &&
+        info.dtype == DLC_F32 && info.rank == 0)
+      printf("step %d loss %.9g\n", step, (double)*(const float *)info.data);
+  }
+  if (save && (st = dlc_model_save(model, save)) != DLC_OK) {
+    rc = fail(save, st);
     goto done;
   }
 
   /* Each requested output as a one-tensor .npy file. */
   for (i = 0; i < num_out_specs; ++i) {
-    const char *eq = strchr(out_specs[i], '=');
+    const char *eq = strchr(out_specs[i], '='), *path;
     char name[256];
     int32_t idx;
-    size_t len = (size_t)(eq - out_specs[i]);
-    if (len >= sizeof(name)) {
-      rc = usage("output name too long: ", out_specs[i]);
-      goto done;
+    if (!eq) {
+      /* FILE.npy: the entry's only output. */
+      if (no != 1) {
+        rc = usage("--out FILE needs an entry with one output: ", out_specs[i]);
+        goto done;
+      }
+      if ((st = dlc_model_entry_output_info(model, entry, 0, &want)) != DLC_OK) {
+        rc = fail("output info", st);
+        goto done;
+      }
+      snprintf(name, sizeof(name), "%s", want.name);
+      path = out_specs[i];
+    } else {
+      size_t len = (size_t)(eq - out_specs[i]);
+      if (len >= sizeof(name)) {
+        rc = usage("output name too long: ", out_specs[i]);
+        goto done;
+      }
+      memcpy(name, out_specs[i], len);
+      name[len] = '\0';
+      path = eq + 1;
     }
-    memcpy(name, out_specs[i], len);
-    name[len] = '\0';
     if ((idx = dlc_tensor_list_find(outs, name)) < 0) {
       rc = usage("not an output of the entry: ", name);
       goto done;
@@ -234,15 +274,15 @@ int main(int argc, char **argv) {
         (st = dlc_tensor_list_create(&one)) != DLC_OK ||
         (st = dlc_tensor_list_add(one, name, info.dtype, info.rank,
                                   info.shape, info.data, NULL)) != DLC_OK ||
-        (st = dlc_tensor_file_write(eq + 1, DLC_FILE_NPY, one)) != DLC_OK) {
-      rc = fail(eq + 1, st);
+        (st = dlc_tensor_file_write(path, DLC_FILE_NPY, one)) != DLC_OK) {
+      rc = fail(path, st);
       goto done;
     }
     dlc_tensor_list_free(one);
     one = NULL;
     printf("wrote %s ", name);
     print_type(stdout, &info);
-    printf(" to %s\n", eq + 1);
+    printf(" to %s\n", path);
   }
   rc = 0;
 

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Builds the GPU suite: every end-to-end test of test/e2e (models, training
+runs, ONNX models, mixed precision) as self-contained executables with their
+data, for a machine that has a GPU and Python with NumPy but no LLVM, MLIR
+or dlc.
+
+  make_bundle.py OUT --lib DIR [--cpu CPU]
+
+For each `dlc run` line of a test, the model is compiled here (dlc,
+--target=all, for `--cpu`, default x86-64-v3) and linked with
+test/capi/Inputs/run_model.c and libdlcrt (found next to the executables,
+$ORIGIN/../lib, copied from DIR). The data files and check scripts the test names are copied
+under OUT/data. OUT/cases.json lists, per test, the commands to run (the
+runner instead of `dlc run`, then the test's own NumPy checks against the
+PyTorch references); lines that need the compiler or FileCheck are left
+out and counted. test/gpu/run.py executes the bundle on each device.
+Exit status 1 if a model fails to compile or link."""
+import argparse
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+E2E = os.path.join(SRC, "test", "e2e")
+RUNNER = os.path.join(SRC, "test", "capi", "Inputs", "run_model.c")
+TEST_DIRS = [("e2e", E2E), ("train", os.path.join(E2E, "train")),
+             ("onnx", os.path.join(E2E, "onnx")),
+             ("autocast", os.path.join(E2E, "autocast"))]
+
+# `dlc run` options that belong to the run (the runner's), with a value.
+RUN_VALUE = {"--weights", "--seed", "--input", "--output", "--steps", "--save",
+             "--entry", "--benchmark"}
+# Compile options that take a separate value.
+COMPILE_VALUE = {"--loss", "--optimizer", "--lr", "--momentum", "--dampening",
+                 "--nesterov", "--weight-decay", "--betas", "--eps",
+                 "--precision", "--batch", "--input-shape", "--label",
+                 "--init-loss-scale", "-x", "--vector-bits", "--register-tile",
+                 "--cache-tile", "--device-memory"}
+REDIRECTS = (">", ">>", "<", "|", "2>&1")
+
+
+def run_lines(test):
+    """The RUN lines of a lit test, with DEFINE substitutions applied."""
+    defines, runs = {}, []
+    for line in open(test):
+        if line.startswith(("# DEFINE:", "# REDEFINE:")):
+            key, value = line.split(":", 1)[1].split("=", 1)
+            value = value.strip()
+            for k in sorted(defines, key=len, reverse=True):
+                value = value.replace(k, defines[k])
+            defines[key.strip()] = value
+        elif line.startswith("# RUN:"):
+            cmd = line.split("RUN:", 1)[1].strip()
+            for key in sorted(defines, key=len, reverse=True):
+                cmd = cmd.replace(key, defines[key])
+            runs.append(cmd)
+    return runs
+
+
+class Bundle:
+    def __init__(self, out, cpu):
+        self.out, self.cpu = out, cpu
+        self.objects = {}  # (model, flags) -> executable name
+        for d in ("bin", "lib", "obj", "data"):
+            os.makedirs(os.path.join(out, d), exist_ok=True)
+
+    def data(self, path):
+        """A repository file as {data}/<relative path>, copied once."""
+        rel = os.path.relpath(os.path.realpath(path), SRC)
+        dest = os.path.join(self.out, "data", rel)
+        if not os.path.exists(dest):
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(path, dest)
+        return "{data}/" + rel
+
+    def rewrite(self, word):
+        """Repository paths inside a word (also NAME=PATH) become {data}."""
+        name, eq, path = word.rpartition("=")
+        cand = path if eq else word
+        if os.path.isfile(cand) and os.path.realpath(cand).startswith(SRC + os.sep):
+            return (name + eq if eq else "") + self.data(cand)
+        return word
+
+    def executable(self, model, flags):
+        key = (os.path.realpath(model), tuple(flags))
+        if key in self.objects:
+            return self.objects[key]
+        exe = "m%03d_%s" % (len(self.objects),
+                            re.sub(r"[^A-Za-z0-9_]", "_",
+                                   os.path.splitext(os.path.basename(model))[0]))
+        obj = os.path.join(self.out, "obj", exe + ".o")
+        subprocess.run(["dlc", model, *flags, "--cpu=" + self.cpu, "-o", obj],
+                       check=True)
+        header = open(obj[:-2] + ".h").read()
+        desc = re.search(r"dlc_model_[A-Za-z0-9_]+", header.split("dlc_model_desc", 1)[1]).group(0)
+        subprocess.run(
+            [os.environ.get("CC", "cc"), "-std=c11", "-O2",
+             "-I" + os.path.join(SRC, "runtime", "include"),
+             "-include", obj[:-2] + ".h", "-DDLC_TEST_MODEL=" + desc, RUNNER,
+             obj, "-L" + os.path.join(self.out, "lib"), "-ldlcrt",
+             "-Wl,-rpath,$ORIGIN/../lib", "-o",
+             os.path.join(self.out, "bin", exe)], check=True)
+        self.objects[key] = exe
+        return exe
+
+    def translate_run(self, words):
+        """`dlc run MODEL ...` as a runner command, or None."""
+        model, args = words[2], words[3:]
+        cut = next((i for i, w in enumerate(args) if w in REDIRECTS), len(args))
+        args, tail = args[:cut], args[cut:]
+        # A pipe into FileCheck checks text the bundle cannot check (no
+        # FileCheck there); the outputs are still compared across devices.
+        if "|" in tail and "FileCheck" in tail[tail.index("|") + 1:]:
+            tail = tail[:tail.index("|")]
+        flags, run, i = [], [], 0
+        train, weights, seed = False, None, None
+        while i < len(args):
+            a = args[i]
+            key = a.split("=", 1)[0] if a.startswith("--") else a
+            inline = "=" in a and a.startswith("--")
+            value = a.split("=", 1)[1] if inline else (args[i + 1] if i + 1 < len(args) else None)
+            step = 1 if inline else 2
+            if key in RUN_VALUE:
+                if key == "--weights":
+                    weights = self.rewrite(value)
+                elif key == "--seed":
+                    seed = value
+                elif key == "--input":
+                    if "=" not in value:
+                        return None  # a .safetensors of inputs: not in the runner
+                    run.append(self.rewrite(value))
+                elif key == "--output":
+                    run += ["--out", value]
+                elif key == "--benchmark":
+                    pass
+                else:
+                    run += [key, self.rewrite(value)]
+                i += step
+            elif key == "--print-loss":
+                run.append(key)
+                i += 1
+            else:
+                if key == "--train":
+                    train = True
+                    flags.append(a)
+                    i += 1
+                elif key in COMPILE_VALUE and not inline:
+                    flags += [a, value]
+                    i += 2
+                else:
+                    flags.append(a)
+                    i += 1
+        exe = self.executable(model, flags)
+        cmd = ["{bin}/" + exe]
+        if train and "--entry" not in run:
+            cmd += ["--entry", "train_step"]
+        cmd += run
+        cmd += [weights] if weights else ["--seed", seed or "0"]
+        return " ".join(shlex.quote(c) if "{" not in c else c for c in cmd) + \
+            ("" if not tail else " " + " ".join(tail))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--lib", required=True, help="the directory of libdlcrt.so")
+    ap.add_argument("--cpu", default="x86-64-v3")
+    opts = ap.parse_args()
+    out = os.path.abspath(opts.out)
+    b = Bundle(out, opts.cpu)
+    for f in glob.glob(os.path.join(opts.lib, "libdlcrt.so*")):
+        shutil.copy(f, os.path.join(out, "lib"), follow_symlinks=False)
+    # The NumPy check scripts (they import each other).
+    for script in glob.glob(os.path.join(E2E, "**", "*.py"), recursive=True):
+        b.data(script)
+    shutil.copy(os.path.join(HERE, "run.py"), out)
+    shutil.copy(os.path.join(HERE, "run.sh"), out)
+    # The CUDA probe: the runtime's own answer, and why not.
+    subprocess.run([os.environ.get("CC", "cc"), "-std=c11",
+                    "-I" + os.path.join(SRC, "runtime", "include"),
+                    os.path.join(HERE, "Inputs", "probe.c"), "-L" + os.path.join(out, "lib"),
+                    "-ldlcrt", "-Wl,-rpath,$ORIGIN/../lib", "-o",
+                    os.path.join(out, "bin", "probe")], check=True)
+
+    cases, left_out = [], 0
+    for group, d in TEST_DIRS:
+        for test in sorted(glob.glob(os.path.join(d, "*.test"))):
+            name = group + "/" + os.path.splitext(os.path.basename(test))[0]
+            commands, usable = [], True
+            for cmd in run_lines(test):
+                cmd = (cmd.replace("%S", d).replace("%dlc_src", SRC)
+                       .replace("%s", test).replace("%python", "{python}"))
+                cmd = cmd.replace("%t", "{out}/t")
+                words = shlex.split(cmd)
+                if words[:2] == ["dlc", "run"]:
+                    runner = b.translate_run(words)
+                    if runner is None:
+                        usable = False
+                        break
+                    commands.append(runner)
+                elif words[:1] == ["{python}"] and "FileCheck" not in cmd:
+                    commands.append(" ".join(b.rewrite(w) if "{" not in w else w
+                                             for w in words))
+                elif words[:1] in (["rm"], ["mkdir"]):
+                    continue
+                else:
+                    left_out += 1
+            if usable and any(c.startswith("{bin}/") for c in commands):
+                cases.append({"name": name, "commands": commands})
+    json.dump({"cases": cases}, open(os.path.join(out, "cases.json"), "w"),
+              indent=1)
+    shutil.rmtree(os.path.join(out, "obj"))
+    size = sum(os.path.getsize(os.path.join(r, f))
+               for r, _, fs in os.walk(out) for f in fs)
+    print(f"{len(cases)} tests, {len(b.objects)} executables, "
+          f"{left_out} compiler-only lines left out, {size / 2**20:.1f} MiB in {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
