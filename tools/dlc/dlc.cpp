@@ -810,6 +810,20 @@ static int runMain(mlir::MLIRContext &ctx) {
   std::optional<Compiled> c = loadModel(ctx, sm);
   if (!c)
     return 1;
+  dlc_device_kind dev = DLC_DEVICE_AUTO;
+  if (device == "cpu")
+    dev = DLC_DEVICE_CPU;
+  else if (device == "cuda")
+    dev = DLC_DEVICE_CUDA;
+  else if (device != "auto")
+    return fail("unknown --device '" + device + "'", "use auto, cpu or cuda");
+  // `dlc run` compiles for the device it will run on: no CUDA code when the
+  // runtime would pick the CPU here (an explicit, unusable CUDA request
+  // keeps it, so that model creation reports why).
+  dlc_device_kind selected = DLC_DEVICE_AUTO;
+  if (target == "all" && dlc_select_device(dev, &selected) == DLC_OK &&
+      selected == DLC_DEVICE_CPU)
+    target = "x86";
   auto tm = mlir::dlc::createX86TargetMachine(cpu);
   if (!tm)
     return fail(toString(tm.takeError()));
@@ -835,13 +849,6 @@ static int runMain(mlir::MLIRContext &ctx) {
     return fail("JIT: " + toString(sym.takeError()));
   auto *desc = sym->toPtr<const dlc_model_desc *>();
 
-  dlc_device_kind dev = DLC_DEVICE_AUTO;
-  if (device == "cpu")
-    dev = DLC_DEVICE_CPU;
-  else if (device == "cuda")
-    dev = DLC_DEVICE_CUDA;
-  else if (device != "auto")
-    return fail("unknown --device '" + device + "'", "use auto, cpu or cuda");
   ModelHandle model;
   if (dlc_model_create(desc, dev, &model.model) != DLC_OK)
     return failRuntime("cannot create the model");
