@@ -144,7 +144,7 @@ static const char *kFuseAndBufferize =
 LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module) {
   return runPipeline(module,
                      std::string("builtin.module(") + kFuseAndBufferize +
-                         "dlc-map-to-gpu{library-calls=false},dlc-plan-memory,"
+                         "dlc-map-to-gpu,dlc-plan-memory,"
                          "dlc-emulate-gpu-launches," +
                          cpuLowering() + ")");
 }

@@ -293,8 +293,9 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
     return cudaFail("cuStreamCreate", r);
   c->stream = stream;
 
-  // The kernels: the driver JIT-compiles the PTX for this device.
-  {
+  // The kernels: the driver JIT-compiles the PTX for this device. A model
+  // whose every op is a GEMM or a copy has none, and an empty PTX text.
+  if (module.num_kernels > 0) {
     std::vector<char> infoLog(kJitLogBytes, '\0'), errorLog(kJitLogBytes, '\0');
     CUjit_option options[] = {
         CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,

@@ -126,3 +126,45 @@ func.func @strided(%x: memref<4x10xf32>, %y: memref<2x3xf32>) attributes {dlc.en
   linalg.copy ins(%v : memref<2x3xf32, strided<[10, 1], offset: 17>>) outs(%y : memref<2x3xf32>)
   return
 }
+
+// -----
+
+// x W^T as the lowering of a linear layer writes it: the transpose of the
+// weight and the zero fill of the accumulator fold into the call
+// (transpose flag, beta = 0); nothing else is left to run.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:arg[0-9]+]]: memref<64x784xf32>, %[[W:arg[0-9]+]]: memref<256x784xf32>, %[[Y:arg[0-9]+]]: memref<64x256xf32>, %[[CTX:arg[0-9]+]]: !llvm.ptr
+// CHECK-NOT: linalg.
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: arith.constant 1.000000e+00 : f32
+// CHECK: memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}})
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @linear(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %y: memref<64x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<784x256xf32>
+  linalg.transpose ins(%w : memref<256x784xf32>) outs(%wt : memref<784x256xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x256xf32>)
+  linalg.matmul ins(%x, %wt : memref<64x784xf32>, memref<784x256xf32>) outs(%y : memref<64x256xf32>)
+  return
+}
+
+// -----
+
+// Not folded: the transposed weight has another reader, and the
+// accumulator is read between its fill and the GEMM.
+// CHECK-LABEL: func.func @no_fold
+// CHECK-COUNT-4: gpu.launch
+// CHECK: %[[BETA:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i64, %c4_i64, %c3_i64, %{{[0-9]+}}, %c3_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %[[BETA]], %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}})
+func.func @no_fold(%x: memref<2x3xf32>, %w: memref<4x3xf32>, %y: memref<2x4xf32>, %z: memref<3x4xf32>, %s: memref<2x4xf32>) attributes {dlc.entry} {
+  %one = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<3x4xf32>
+  linalg.transpose ins(%w : memref<4x3xf32>) outs(%wt : memref<3x4xf32>) permutation = [1, 0]
+  linalg.copy ins(%wt : memref<3x4xf32>) outs(%z : memref<3x4xf32>)
+  linalg.fill ins(%one : f32) outs(%y : memref<2x4xf32>)
+  linalg.copy ins(%y : memref<2x4xf32>) outs(%s : memref<2x4xf32>)
+  linalg.matmul ins(%x, %wt : memref<2x3xf32>, memref<3x4xf32>) outs(%y : memref<2x4xf32>)
+  return
+}

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmulatedCuda.h"
+
 #include "dlc/Frontend/ModelImporter.h"
 #include "dlc/Frontend/OnnxImporter.h"
 #include "dlc/InitDlc.h"
@@ -653,6 +655,9 @@ static int compileMain(mlir::MLIRContext &ctx) {
     return fail("unknown --emit stage '" + emit + "'",
                 "use one of dlc, dlc-placed, linalg, llvm-dialect, llvm, asm, ptx, "
                 "obj, header");
+  if (cudaEmulate && emit != "llvm")
+    return fail("--cuda-emulate belongs to 'dlc run' (or --emit=llvm)",
+                "it runs the CUDA lowering on this machine's CPU, for tests");
   if (target != "x86" && target != "nvptx" && target != "all")
     return fail("unknown --target '" + target + "'",
                 "use all (x86 and CUDA in one object), x86 or nvptx");
@@ -841,6 +846,9 @@ static int runMain(mlir::MLIRContext &ctx) {
   if (!gen)
     return fail(toString(gen.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  if (cudaEmulate)
+    if (Error e = dlc::defineEmulatedCuda(**jit))
+      return fail("JIT: " + toString(std::move(e)));
   if (Error e = (*jit)->addIRModule(
           orc::ThreadSafeModule(std::move(m), std::move(llctx))))
     return fail("JIT: " + toString(std::move(e)));

@@ -307,10 +307,17 @@ def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::Module
     device-scalar buffers as on the GPU: `dlc run --cuda-emulate` checks
     the numerics of the whole CUDA lowering against PyTorch on a machine
     without a GPU. Only one-dimensional grids and blocks (what
-    `dlc-map-to-gpu` emits) are accepted.
+    `dlc-map-to-gpu` emits) are accepted. The runtime calls become calls of
+    host references with the same arguments (`dlc_cuda_gemm` ->
+    `dlc_emulated_gemm`, `dlc_cuda_memcpy` -> `dlc_emulated_memcpy`, which
+    `dlc run --cuda-emulate` provides), so the GEMM arguments (leading
+    dimensions, transposes, beta, batch strides) are checked too, and the
+    entries lose the `cuda_ctx` argument: they keep the CPU calling
+    convention.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // DLC_CONVERSION_PASSES_TD

@@ -94,8 +94,10 @@ mlir::LogicalResult runCudaCodegenPipeline(mlir::ModuleOp module,
                                            CudaCode &code);
 
 /// The CUDA lowering run on the host, for tests without a GPU: the kernels
-/// of dlc-map-to-gpu become host loops (dlc-emulate-gpu-launches), GEMMs
-/// and copies keep their CPU lowering; the entries keep the CPU ABI.
+/// of dlc-map-to-gpu become host loops (dlc-emulate-gpu-launches) and the
+/// GEMM and copy calls go to host references (dlc_emulated_gemm,
+/// dlc_emulated_memcpy, which the caller provides); the entries keep the
+/// CPU ABI.
 mlir::LogicalResult runCudaEmulationPipeline(mlir::ModuleOp module);
 
 /// The widest vector register of `tm`'s CPU, in bits (512 with AVX-512F,

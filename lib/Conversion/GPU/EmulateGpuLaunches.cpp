@@ -8,8 +8,12 @@
 
 #include "dlc/Conversion/Passes.h"
 
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -33,6 +37,34 @@ struct DlcEmulateGpuLaunchesPass
     for (gpu::LaunchOp launch : launches)
       if (failed(emulate(launch)))
         return signalPassFailure();
+    // The runtime calls go to host references (`dlc run --cuda-emulate`
+    // defines them), and the entries lose the CUDA context: they keep the
+    // CPU calling convention.
+    ModuleOp module = getOperation();
+    for (auto [from, to] : {std::pair{"dlc_cuda_gemm", "dlc_emulated_gemm"},
+                            {"dlc_cuda_memcpy", "dlc_emulated_memcpy"}})
+      if (auto f = module.lookupSymbol<func::FuncOp>(from)) {
+        if (failed(SymbolTable::replaceAllSymbolUses(
+                f, StringAttr::get(&getContext(), to), module)))
+          return signalPassFailure();
+        f.setSymName(to);
+      }
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto name = func.getArgAttrOfType<StringAttr>(i, dlc::kNameAttrName);
+        if (!name || name.getValue() != "cuda_ctx")
+          continue;
+        OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+        Value null = LLVM::ZeroOp::create(
+            b, func.getLoc(), LLVM::LLVMPointerType::get(&getContext()));
+        func.getArgument(i).replaceAllUsesWith(null);
+        if (failed(func.eraseArgument(i)))
+          return signalPassFailure();
+        break;
+      }
+    }
   }
 
   LogicalResult emulate(gpu::LaunchOp launch) {

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::dlc {
@@ -128,6 +130,17 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // them in device scratch buffers, which later kernels read.
     scratch.clear();
     deviceValues.clear();
+    // GEMMs first, so that they can take in the transposes and the zero
+    // fills that feed them before those become kernels.
+    if (libraryCalls) {
+      SmallVector<linalg::LinalgOp> gemms;
+      for (Operation &op : body)
+        if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+          gemms.push_back(cast<linalg::LinalgOp>(op));
+      for (linalg::LinalgOp gemm : gemms)
+        if (failed(mapGemm(module, gemm, cudaCtx)))
+          return failure();
+    }
     SmallVector<Operation *> ops, hostScalarOps;
     for (Operation &op : body)
       ops.push_back(&op);
@@ -142,7 +155,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         hostScalarOps.append(run);
         continue;
       }
-      if (isa<func::ReturnOp, arith::ConstantOp, memref::ViewOp,
+      // Address arithmetic (views, casts, pointers, index math) stays on
+      // the host, as do the runtime calls and kernels made above.
+      if (isPure(&op) && !isa<linalg::LinalgOp>(op))
+        continue;
+      if (isa<func::ReturnOp, func::CallOp, gpu::LaunchOp, arith::ConstantOp,
+              memref::ViewOp,
               memref::SubViewOp, memref::CollapseShapeOp,
               memref::ExpandShapeOp, memref::ReinterpretCastOp,
               memref::CastOp, memref::ExtractStridedMetadataOp,
@@ -249,8 +267,79 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     gpu::TerminatorOp::create(kb, loc);
   }
 
-  /// C += A * B through cuBLASLt; row-major operands with a unit inner
-  /// stride, any leading dimension.
+  /// The values that may alias `buffer`: itself and its views.
+  static SmallVector<Value> aliasesOf(Value buffer) {
+    SmallVector<Value> all{buffer};
+    for (size_t i = 0; i < all.size(); ++i)
+      for (Operation *user : all[i].getUsers())
+        if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+            view && view.getViewSource() == all[i])
+          llvm::append_range(all, user->getResults());
+    return all;
+  }
+
+  /// Whether an op strictly between `from` and `to` (both in one block)
+  /// uses `buffer` or a view of it; with `writesOnly`, only uses that may
+  /// write (anything but an input of a linalg op).
+  static bool usedBetween(Value buffer, Operation *from, Operation *to,
+                          bool writesOnly) {
+    SmallVector<Value> aliases = aliasesOf(buffer);
+    for (Operation *op = from->getNextNode(); op && op != to;
+         op = op->getNextNode()) {
+      bool used = false;
+      op->walk([&](Operation *inner) {
+        for (OpOperand &use : inner->getOpOperands()) {
+          if (!llvm::is_contained(aliases, use.get()))
+            continue;
+          auto linalgOp = dyn_cast<linalg::LinalgOp>(inner);
+          bool read = linalgOp && linalgOp.isDpsInput(&use);
+          used |= !writesOnly || !read;
+        }
+      });
+      if (used)
+        return true;
+    }
+    return false;
+  }
+
+  /// The top-level op that writes `buffer` last before `user`, if it is a
+  /// `T` and nothing in between touches the buffer.
+  template <typename T>
+  static T producerOf(Value buffer, Operation *user) {
+    for (Operation *op = user->getPrevNode(); op; op = op->getPrevNode()) {
+      auto producer = dyn_cast<T>(op);
+      if (producer && llvm::is_contained(
+                          cast<linalg::LinalgOp>(op).getDpsInits(), buffer))
+        return usedBetween(buffer, op, user, /*writesOnly=*/false) ? T()
+                                                                   : producer;
+    }
+    return T();
+  }
+
+  /// A GEMM operand read through the transpose that produced it: the
+  /// transpose's source, with cuBLASLt transposing it. Only when the
+  /// transposed buffer has no other reader and the source is not written
+  /// in between; the transpose is then dead.
+  linalg::TransposeOp foldableTranspose(Value operand, Operation *gemm,
+                                        bool batched) {
+    auto t = producerOf<linalg::TransposeOp>(operand, gemm);
+    SmallVector<int64_t> perm = batched ? SmallVector<int64_t>{0, 2, 1}
+                                        : SmallVector<int64_t>{1, 0};
+    if (!t || SmallVector<int64_t>(t.getPermutation()) != perm ||
+        llvm::any_of(operand.getUsers(),
+                     [&](Operation *u) { return u != t && u != gemm; }) ||
+        usedBetween(t.getInput(), t, gemm, /*writesOnly=*/true))
+      return {};
+    std::optional<Strided> s = stridedOf(t.getInput());
+    if (!s || s->strides.back() != 1)
+      return {};
+    return t;
+  }
+
+  /// C = A * B (+ C) through cuBLASLt; row-major operands with a unit inner
+  /// stride, any leading dimension. An operand produced by a transpose is
+  /// read through it (cuBLASLt's transpose flag), and an accumulator
+  /// filled with zeros just before gives beta = 0 instead of the fill.
   LogicalResult mapGemm(ModuleOp module, linalg::LinalgOp op, Value cudaCtx) {
     if (!op.hasPureBufferSemantics())
       return op.emitOpError("must be bufferized before dlc-map-to-gpu");
@@ -290,6 +379,27 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     ArrayRef<int64_t> shapeA = ta.getShape(), shapeC = tc.getShape();
     int64_t batch = batched ? shapeC[0] : 1;
     int64_t mm = shapeC[r - 2], nn = shapeC[r - 1], kk = shapeA[r - 1];
+
+    // Transposed operands and a zero accumulator, folded into the call.
+    int32_t transA = 0, transB = 0;
+    linalg::TransposeOp foldA = foldableTranspose(a, op, batched);
+    linalg::TransposeOp foldB = foldableTranspose(bm, op, batched);
+    if (foldA) {
+      a = foldA.getInput();
+      sa = stridedOf(a);
+      transA = 1;
+    }
+    if (foldB) {
+      bm = foldB.getInput();
+      sb = stridedOf(bm);
+      transB = 1;
+    }
+    float beta = 1.0f;
+    auto fill = producerOf<linalg::FillOp>(c, op);
+    if (fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+      beta = 0.0f;
+    else
+      fill = {};
     auto batchStride = [&](const Strided &s) {
       return batched ? s.strides[0] : 0;
     };
@@ -305,13 +415,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         addressOf(b, loc, a, sa->offset),
         i64(b, loc, sa->strides[r - 2]),
         i64(b, loc, batchStride(*sa)),
-        i32(b, loc, 0),
+        i32(b, loc, transA),
         addressOf(b, loc, bm, sb->offset),
         i64(b, loc, sb->strides[r - 2]),
         i64(b, loc, batchStride(*sb)),
-        i32(b, loc, 0),
+        i32(b, loc, transB),
         arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                       APFloat(1.0f)),
+                                       APFloat(beta)),
         addressOf(b, loc, c, sc->offset),
         i64(b, loc, sc->strides[r - 2]),
         i64(b, loc, batchStride(*sc))};
@@ -322,6 +432,18 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     func::FuncOp gemm = runtimeFunction(module, "dlc_cuda_gemm", types);
     func::CallOp::create(b, loc, gemm, args);
     op->erase();
+    // What the call took in is dead now, with its buffer if nothing else
+    // uses it.
+    for (Operation *dead : {foldA.getOperation(), foldB.getOperation(),
+                            fill.getOperation()}) {
+      if (!dead)
+        continue;
+      Value buffer = cast<linalg::LinalgOp>(dead).getDpsInits()[0];
+      dead->erase();
+      if (auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+          alloc && alloc->use_empty())
+        alloc->erase();
+    }
     return success();
   }
 

@@ -60,7 +60,8 @@ typedef void (*dlc_entry_fn)(void *const *args);
  * of its kernels and one host function per entry that launches them through
  * dlc/dlc_cuda_abi.h. */
 typedef struct dlc_cuda_module {
-  const char *ptx;                 /* NUL-terminated PTX of every kernel */
+  const char *ptx;                 /* NUL-terminated PTX of every kernel;
+                                      empty (not loaded) without kernels */
   int32_t num_kernels;             /* entries of kernel_names */
   const char *const *kernel_names; /* kernel k: its .entry name in the PTX */
   const dlc_entry_fn *entries;     /* one per `entry` block, in order */

@@ -14,7 +14,7 @@ import sys
 
 tmp, ptxas, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
 models = sorted(m for d in dirs for m in glob.glob(os.path.join(d, "*.dlc")))
-failed, modules = [], 0
+failed, modules, gemm_only = [], 0, 0
 for model in models:
     name = os.path.splitext(os.path.basename(model))[0]
     for precision in ("fp32", "bf16", "fp16"):
@@ -27,7 +27,12 @@ for model in models:
         if p.returncode != 0:
             failed.append(f"{name} {precision}: dlc failed:\n{p.stderr}")
             continue
-        if ".extern" in open(ptx).read():
+        text = open(ptx).read()
+        if not text:
+            # Every op is a cuBLASLt GEMM or a copy: no kernel, no PTX.
+            gemm_only += 1
+            continue
+        if ".extern" in text:
             failed.append(f"{name} {precision}: the PTX declares an external function")
             continue
         a = subprocess.run([ptxas, "-arch=sm_90", ptx, "-o", ptx + ".cubin"],
@@ -38,5 +43,6 @@ for model in models:
         modules += 1
 for f in failed:
     print(f)
-print(f"{modules} PTX modules from {len(models)} models pass ptxas -arch=sm_90")
+print(f"{modules} PTX modules from {len(models)} models pass ptxas -arch=sm_90 "
+      f"({gemm_only} without kernels)")
 sys.exit(1 if failed else 0)

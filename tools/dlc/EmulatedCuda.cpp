@@ -1,0 +1,112 @@
+//===- EmulatedCuda.cpp - host references of the CUDA runtime calls -------===//
+//
+// dlc_emulated_gemm follows dlc_cuda_gemm's contract
+// (runtime/include/dlc/dlc_cuda_abi.h) literally, one element at a time, so
+// that `dlc run --cuda-emulate` checks the arguments the compiler computes
+// (leading dimensions, transposes, beta, batch strides, offsets) against
+// PyTorch. Pointers arrive as 64-bit integers, as the generated code passes
+// them.
+//
+//===----------------------------------------------------------------------===//
+#include "EmulatedCuda.h"
+
+#include "dlc/dlc_runtime.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+
+#include <cstdint>
+#include <cstring>
+
+using namespace llvm;
+
+namespace {
+
+const fltSemantics &semanticsOf(int32_t dtype) {
+  if (dtype == DLC_F16)
+    return APFloat::IEEEhalf();
+  if (dtype == DLC_BF16)
+    return APFloat::BFloat();
+  return APFloat::IEEEsingle();
+}
+
+double load(int64_t base, int32_t dtype, int64_t i) {
+  if (dtype == DLC_F32)
+    return reinterpret_cast<const float *>(base)[i];
+  uint16_t bits = reinterpret_cast<const uint16_t *>(base)[i];
+  return APFloat(semanticsOf(dtype), APInt(16, bits)).convertToFloat();
+}
+
+void store(int64_t base, int32_t dtype, int64_t i, double v) {
+  if (dtype == DLC_F32) {
+    reinterpret_cast<float *>(base)[i] = static_cast<float>(v);
+    return;
+  }
+  APFloat f(v);
+  bool lost;
+  f.convert(semanticsOf(dtype), APFloat::rmNearestTiesToEven, &lost);
+  reinterpret_cast<uint16_t *>(base)[i] =
+      static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+}
+
+extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
+                                int32_t dtypeC, int64_t batch, int64_t m,
+                                int64_t n, int64_t k, int64_t a, int64_t lda,
+                                int64_t strideA, int32_t transA, int64_t b,
+                                int64_t ldb, int64_t strideB, int32_t transB,
+                                float beta, int64_t c, int64_t ldc,
+                                int64_t strideC) {
+  for (int64_t q = 0; q < batch; ++q)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          int64_t ia = q * strideA + (transA ? p * lda + i : i * lda + p);
+          int64_t ib = q * strideB + (transB ? j * ldb + p : p * ldb + j);
+          acc += load(a, dtypeAB, ia) * load(b, dtypeAB, ib);
+        }
+        int64_t ic = q * strideC + i * ldc + j;
+        // beta = 0 does not read C (cuBLASLt's rule: NaNs there vanish).
+        if (beta != 0.0f)
+          acc += beta * load(c, dtypeC, ic);
+        store(c, dtypeC, ic, acc);
+      }
+}
+
+extern "C" void dlcEmulatedMemcpy(void * /*ctx*/, int64_t dst, int64_t src,
+                                  int64_t bytes) {
+  std::memmove(reinterpret_cast<void *>(dst),
+               reinterpret_cast<const void *>(src), static_cast<size_t>(bytes));
+}
+
+/// compiler-rt's f32 -> bf16 rounding (to nearest even, NaNs quiet), which
+/// LLVM calls for a scalar bf16 select on x86 without AVX512-BF16: the
+/// emulated kernels are scalar loops, where the CPU code is vectorised. The
+/// result travels in the low 16 bits of xmm0, as a float's bits would.
+extern "C" float dlcTruncSfBf2(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  uint32_t rounded = (bits & 0x7fffffffu) > 0x7f800000u
+                         ? ((bits >> 16) | 0x40u)
+                         : (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  uint32_t out = rounded & 0xffffu;
+  float result;
+  std::memcpy(&result, &out, 4);
+  return result;
+}
+
+} // namespace
+
+Error dlc::defineEmulatedCuda(orc::LLJIT &jit) {
+  orc::MangleAndInterner mangle(jit.getExecutionSession(), jit.getDataLayout());
+  orc::SymbolMap symbols;
+  symbols[mangle("dlc_emulated_gemm")] = {
+      orc::ExecutorAddr::fromPtr(&dlcEmulatedGemm), JITSymbolFlags::Exported};
+  symbols[mangle("dlc_emulated_memcpy")] = {
+      orc::ExecutorAddr::fromPtr(&dlcEmulatedMemcpy), JITSymbolFlags::Exported};
+  symbols[mangle("__truncsfbf2")] = {orc::ExecutorAddr::fromPtr(&dlcTruncSfBf2),
+                                     JITSymbolFlags::Exported};
+  return jit.getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)));
+}
