@@ -510,3 +510,18 @@ TEST(FakeCudaMissingSymbol, CpuFallback) {
 }
 
 } // namespace
+
+//===-- A model without kernels -------------------------------------------===//
+
+TEST_F(FakeCuda, NoKernelsLoadsNoModule) {
+  // Every op a GEMM or a copy: the compiler emits an empty PTX text and no
+  // kernel names; the runtime loads no module and the entries still run.
+  static const dlc_cuda_module noKernels = {"", 0, nullptr, kCudaEntries};
+  static const dlc_model_desc desc = {DLC_ABI_VERSION, kText,   4,
+                                      kCpuEntries,     nullptr, &noKernels};
+  int loadsBefore = fake().moduleLoads;
+  ModelPtr m = create(desc);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(dlc_model_device(m.get()), DLC_DEVICE_CUDA);
+  EXPECT_EQ(fake().moduleLoads, loadsBefore);
+}
