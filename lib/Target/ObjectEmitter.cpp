@@ -232,7 +232,7 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                                     ConstantInt::get(i32, entries.size()),
                                     entriesGlobal, paramDataGlobal};
   if (cuda && cudaCode) {
-    auto cudaWrappers = entryWrappers(*m, info, "_cuda");
+    auto cudaWrappers = entryWrappers(*m, info, kCudaEntrySuffix);
     if (!cudaWrappers)
       return cudaWrappers.takeError();
     std::string prefix = "dlc_model_" + info.name + "_cuda";

@@ -161,7 +161,7 @@ LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
                                                CudaCode &code) {
   for (auto f : module.getOps<func::FuncOp>())
     if (f->hasAttr(kEntryAttrName))
-      f.setSymName((f.getSymName() + "_cuda").str());
+      f.setSymName((f.getSymName() + kCudaEntrySuffix).str());
   if (failed(runPipeline(
           module,
           std::string("builtin.module(") + kFuseAndBufferize +
@@ -187,7 +187,8 @@ LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
   code = CudaCode();
   for (auto f : module.getOps<func::FuncOp>())
     if (auto bytes = f->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
-      code.workspaceBytes[f.getSymName().drop_back(5).str()] = bytes.getInt();
+      code.workspaceBytes[f.getSymName().drop_back(kCudaEntrySuffix.size()).str()] =
+          bytes.getInt();
   for (auto binary : llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
     for (Attribute object : binary.getObjects())
       code.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();

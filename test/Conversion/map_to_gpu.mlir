@@ -1,5 +1,4 @@
 // RUN: dlc-opt %s -dlc-map-to-gpu -split-input-file | FileCheck %s
-// RUN: dlc-opt %s -dlc-map-to-gpu=library-calls=false -split-input-file | FileCheck %s --check-prefix=EMU
 
 // An elementwise loop nest: one thread per point, 256 per block, the last
 // dimension fastest; the entry gets the runtime's context last.
@@ -65,11 +64,6 @@ func.func @row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.en
 // CHECK: call @dlc_cuda_memcpy(%[[CTX]], %{{.*}}, %{{.*}}, %c2560_i64)
 // CHECK: func.func private @dlc_cuda_gemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, f32, i64, i64, i64)
 // CHECK: func.func private @dlc_cuda_memcpy(!llvm.ptr, i64, i64, i64)
-// Emulated on the host: the matmul and the copy stay, no context.
-// EMU-LABEL: func.func @gemm_and_copy
-// EMU-NOT: cuda_ctx
-// EMU: linalg.matmul
-// EMU: memref.copy
 func.func @gemm_and_copy(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: memref<64x10xf32>, %d: memref<64x10xf32>) attributes {dlc.entry} {
   linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%c : memref<64x10xf32>)
   memref.copy %c, %d : memref<64x10xf32> to memref<64x10xf32>

@@ -9,7 +9,7 @@ namespace mlir {
 namespace affine { class AffineDialect; }
 namespace arith { class ArithDialect; }
 namespace bufferization { class BufferizationDialect; }
-namespace func { class FuncDialect; }
+namespace func { class FuncDialect; class FuncOp; }
 namespace gpu { class GPUDialect; }
 namespace linalg { class LinalgDialect; }
 namespace LLVM { class LLVMDialect; }
@@ -27,6 +27,13 @@ namespace mlir::dlc {
 
 #define GEN_PASS_REGISTRATION
 #include "dlc/Conversion/Passes.h.inc"
+
+/// The `dlc.name` of the runtime's CUDA context argument, which
+/// dlc-map-to-gpu adds to every CUDA entry.
+inline constexpr llvm::StringLiteral kCudaContextName = "cuda_ctx";
+
+/// The CUDA context argument of `func`, or null if it has none.
+BlockArgument cudaContextArgument(func::FuncOp func);
 } // namespace mlir::dlc
 
 #endif // DLC_CONVERSION_PASSES_H

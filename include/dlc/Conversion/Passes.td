@@ -236,15 +236,7 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     ```
     becomes a `gpu.launch` of 4 blocks of 256 threads whose body guards
     `i < 1024`, loads `%x[i]`, runs the payload and stores `%y[i]`.
-
-    With `library-calls=false` (the host emulation of
-    `dlc-emulate-gpu-launches`), GEMMs and copies stay linalg and memref
-    ops and the entry gets no context argument.
   }];
-  let options = [
-    Option<"libraryCalls", "library-calls", "bool", /*default=*/"true",
-           "GEMMs and copies become runtime calls, with a context argument">,
-  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::affine::AffineDialect",

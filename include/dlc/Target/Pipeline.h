@@ -82,6 +82,9 @@ struct CudaCode {
   std::map<std::string, int64_t> workspaceBytes;
 };
 
+/// The suffix of a CUDA entry's symbol: `<CPU symbol>_cuda`.
+inline constexpr llvm::StringLiteral kCudaEntrySuffix = "_cuda";
+
 /// The GPU to generate PTX for: sm_80 PTX, which the driver compiles for
 /// any later GPU (sm_90 included) when the model is created.
 inline constexpr const char *kCudaChip = "sm_80";

@@ -8,8 +8,6 @@
 
 #include "dlc/Conversion/Passes.h"
 
-#include "dlc/Dialect/Dlc/IR/DlcOps.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -50,20 +48,14 @@ struct DlcEmulateGpuLaunchesPass
         f.setSymName(to);
       }
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal())
+      BlockArgument context = dlc::cudaContextArgument(func);
+      if (!context)
         continue;
-      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-        auto name = func.getArgAttrOfType<StringAttr>(i, dlc::kNameAttrName);
-        if (!name || name.getValue() != "cuda_ctx")
-          continue;
-        OpBuilder b = OpBuilder::atBlockBegin(&func.front());
-        Value null = LLVM::ZeroOp::create(
-            b, func.getLoc(), LLVM::LLVMPointerType::get(&getContext()));
-        func.getArgument(i).replaceAllUsesWith(null);
-        if (failed(func.eraseArgument(i)))
-          return signalPassFailure();
-        break;
-      }
+      OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+      context.replaceAllUsesWith(LLVM::ZeroOp::create(
+          b, func.getLoc(), LLVM::LLVMPointerType::get(&getContext())));
+      if (failed(func.eraseArgument(context.getArgNumber())))
+        return signalPassFailure();
     }
   }
 

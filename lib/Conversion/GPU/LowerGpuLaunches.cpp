@@ -80,28 +80,21 @@ struct DlcLowerGpuLaunchesPass
   }
 
   LogicalResult moveContextLast(func::FuncOp func) {
-    unsigned n = func.getNumArguments();
-    for (unsigned i = 0; i + 1 < n; ++i) {
-      auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName);
-      if (!name || name.getValue() != "cuda_ctx")
-        continue;
-      BlockArgument old = func.getArgument(i);
-      if (failed(func.insertArgument(n, old.getType(), func.getArgAttrDict(i),
-                                     old.getLoc())))
-        return failure();
-      old.replaceAllUsesWith(func.getArgument(n));
-      return func.eraseArgument(i);
-    }
-    return success();
+    BlockArgument old = cudaContextArgument(func);
+    unsigned n = func.getNumArguments(), i = old ? old.getArgNumber() : n;
+    if (i + 1 >= n)
+      return success();
+    if (failed(func.insertArgument(n, old.getType(), func.getArgAttrDict(i),
+                                   old.getLoc())))
+      return failure();
+    old.replaceAllUsesWith(func.getArgument(n));
+    return func.eraseArgument(i);
   }
 
   LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
                             int32_t kernel) {
     auto func = launch->getParentOfType<func::FuncOp>();
-    Value cudaCtx;
-    if (func && func.getNumArguments() > 0 &&
-        isa<LLVM::LLVMPointerType>(func.getArgumentTypes().back()))
-      cudaCtx = func.getArguments().back();
+    Value cudaCtx = func ? cudaContextArgument(func) : BlockArgument();
     if (!cudaCtx)
       return launch.emitOpError(
           "is not in an entry that dlc-map-to-gpu gave a CUDA context");

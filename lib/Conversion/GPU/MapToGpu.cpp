@@ -84,9 +84,21 @@ Value i32(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
 }
 
-struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
-  using Base::Base;
+} // namespace
 
+BlockArgument mlir::dlc::cudaContextArgument(func::FuncOp func) {
+  if (func.isExternal())
+    return {};
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName);
+        name && name.getValue() == kCudaContextName)
+      return func.getArgument(i);
+  return {};
+}
+
+namespace {
+
+struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
@@ -112,35 +124,31 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     Block &body = func.front();
     auto ptrTy = LLVM::LLVMPointerType::get(ctx);
     // The runtime's CUDA context comes last (docs/runtime-abi.md).
-    Value cudaCtx;
-    if (libraryCalls) {
-      unsigned ctxIndex = func.getNumArguments();
-      if (failed(func.insertArgument(
-              ctxIndex, ptrTy,
-              DictionaryAttr::get(ctx, {NamedAttribute(
-                                           StringAttr::get(ctx, kNameAttrName),
-                                           StringAttr::get(ctx, "cuda_ctx"))}),
-              func.getLoc())))
+    unsigned ctxIndex = func.getNumArguments();
+    if (failed(func.insertArgument(
+            ctxIndex, ptrTy,
+            DictionaryAttr::get(ctx, {NamedAttribute(
+                                         StringAttr::get(ctx, kNameAttrName),
+                                         StringAttr::get(ctx, kCudaContextName))}),
+            func.getLoc())))
+      return failure();
+    Value cudaCtx = body.getArgument(ctxIndex);
+
+    // GEMMs first, so that they can take in the transposes and the zero
+    // fills that feed them before those become kernels.
+    SmallVector<linalg::LinalgOp> gemms;
+    for (Operation &op : body)
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        gemms.push_back(cast<linalg::LinalgOp>(op));
+    for (linalg::LinalgOp gemm : gemms)
+      if (failed(mapGemm(module, gemm, cudaCtx)))
         return failure();
-      cudaCtx = body.getArgument(ctxIndex);
-    }
 
     // Scalars computed from device memory (the optimizer's step count and
     // bias corrections) are computed by single-thread kernels that leave
     // them in device scratch buffers, which later kernels read.
     scratch.clear();
     deviceValues.clear();
-    // GEMMs first, so that they can take in the transposes and the zero
-    // fills that feed them before those become kernels.
-    if (libraryCalls) {
-      SmallVector<linalg::LinalgOp> gemms;
-      for (Operation &op : body)
-        if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
-          gemms.push_back(cast<linalg::LinalgOp>(op));
-      for (linalg::LinalgOp gemm : gemms)
-        if (failed(mapGemm(module, gemm, cudaCtx)))
-          return failure();
-    }
     SmallVector<Operation *> ops, hostScalarOps;
     for (Operation &op : body)
       ops.push_back(&op);
@@ -155,25 +163,15 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         hostScalarOps.append(run);
         continue;
       }
-      // Address arithmetic (views, casts, pointers, index math) stays on
-      // the host, as do the runtime calls and kernels made above.
-      if (isPure(&op) && !isa<linalg::LinalgOp>(op))
-        continue;
-      if (isa<func::ReturnOp, func::CallOp, gpu::LaunchOp, arith::ConstantOp,
-              memref::ViewOp,
-              memref::SubViewOp, memref::CollapseShapeOp,
-              memref::ExpandShapeOp, memref::ReinterpretCastOp,
-              memref::CastOp, memref::ExtractStridedMetadataOp,
-              memref::AllocOp, memref::DeallocOp>(op))
-        continue;
-      // Emulated on the host: GEMMs and copies keep their CPU lowering.
-      if (!libraryCalls &&
-          isa<linalg::MatmulOp, linalg::BatchMatmulOp, memref::CopyOp>(op))
+      // Address arithmetic (views, casts, pointers, index math) and buffer
+      // allocation stay on the host, as do the GEMM calls and the kernels
+      // made above.
+      if ((isPure(&op) && !isa<linalg::LinalgOp>(op)) ||
+          isa<func::ReturnOp, func::CallOp, gpu::LaunchOp, memref::AllocOp,
+              memref::DeallocOp>(op))
         continue;
       LogicalResult mapped = failure();
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
-        mapped = mapGemm(module, cast<linalg::LinalgOp>(op), cudaCtx);
-      else if (auto copy = dyn_cast<memref::CopyOp>(op))
+      if (auto copy = dyn_cast<memref::CopyOp>(op))
         mapped = mapCopy(module, copy, cudaCtx);
       else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
         mapped = mapToKernel(linalgOp);
