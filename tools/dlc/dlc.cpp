@@ -416,26 +416,21 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
   mlir::dlc::CudaCode code;
   mlir::OwningOpRef<mlir::ModuleOp> cuda;
   if (cudaEmulate) {
+    // The CUDA lowering as the object's CPU code.
     if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info, "cuda")) ||
         failed(mlir::dlc::runCudaEmulationPipeline(*c.module)))
       return nullptr;
-    mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
-    auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm);
-    if (!m) {
-      fail(toString(m.takeError()));
-      return nullptr;
+  } else {
+    if (wantsCuda()) {
+      bool failedHard = false;
+      cuda = lowerToCuda(c, code, failedHard);
+      if (failedHard)
+        return nullptr;
     }
-    return std::move(*m);
-  }
-  if (wantsCuda()) {
-    bool failedHard = false;
-    cuda = lowerToCuda(c, code, failedHard);
-    if (failedHard)
+    if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
+        failed(mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(tm))))
       return nullptr;
   }
-  if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
-      failed(mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(tm))))
-    return nullptr;
   mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
   // The runtime gives every entry one workspace, whichever device runs it.
   for (mlir::dlc::EntryInfo &e : c.info.entries) {
