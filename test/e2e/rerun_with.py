@@ -15,18 +15,13 @@ import shlex
 import subprocess
 import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
-src = os.path.dirname(os.path.dirname(here))
-tmp, flags = sys.argv[1], sys.argv[2:]
-tests_dir = here
-if flags[:1] == ["--tests"]:
-    tests_dir, flags = os.path.abspath(flags[1]), flags[2:]
-os.makedirs(tmp, exist_ok=True)
-failed = []
-tests = sorted(glob.glob(os.path.join(tests_dir, "*.test")))
-for test in tests:
-    name = os.path.splitext(os.path.basename(test))[0]
-    # RUN lines, with lit's `DEFINE: %{name} = value` substitutions.
+# What ends the arguments of a command on a RUN line.
+REDIRECTS = (">", ">>", "<", "|", "2>&1")
+
+
+def run_lines(test):
+    """The RUN lines of a lit test, with lit's `DEFINE: %{name} = value`
+    substitutions applied."""
     defines, runs = {}, []
     for line in open(test):
         if line.startswith(("# DEFINE:", "# REDEFINE:")):
@@ -40,31 +35,51 @@ for test in tests:
             for key in sorted(defines, key=len, reverse=True):
                 cmd = cmd.replace(key, defines[key])
             runs.append(cmd)
-    ok = True
-    for cmd in runs:
-        cmd = (cmd.replace("%S", tests_dir).replace("%dlc_src", src)
-               .replace("%s", test)
-               .replace("%t", os.path.join(tmp, name))
-               .replace("%python", shlex.quote(sys.executable)))
-        # Error-path checks (`not ...`) are not about numbers: skipped.
-        if cmd.startswith("not "):
-            continue
-        # FLAGs go after the `dlc run` arguments, before any redirection or
-        # pipe; the line then runs in the shell, as under lit.
-        if cmd.startswith("dlc run "):
-            words = shlex.split(cmd)
-            cut = next((i for i, w in enumerate(words)
-                        if w in (">", ">>", "<", "|", "2>&1")), len(words))
-            rest = cmd[len(cmd) - len(" ".join(words[cut:])):] if cut < len(words) else ""
-            cmd = " ".join([shlex.join(words[:cut] + flags), rest])
-        p = subprocess.run(cmd, shell=True, capture_output=True, text=True)
-        if p.returncode != 0:
-            ok = False
-            print(f"{name}: FAILED: {cmd}\n{p.stdout}{p.stderr}")
-            break
-    if ok:
-        print(f"{name}: ok")
-    else:
-        failed.append(name)
-print(f"{len(tests) - len(failed)} of {len(tests)} models match PyTorch with {' '.join(flags)}")
-sys.exit(1 if failed else 0)
+    return runs
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.dirname(os.path.dirname(here))
+    tmp, flags = sys.argv[1], sys.argv[2:]
+    tests_dir = here
+    if flags[:1] == ["--tests"]:
+        tests_dir, flags = os.path.abspath(flags[1]), flags[2:]
+    os.makedirs(tmp, exist_ok=True)
+    failed = []
+    tests = sorted(glob.glob(os.path.join(tests_dir, "*.test")))
+    for test in tests:
+        name = os.path.splitext(os.path.basename(test))[0]
+        runs = run_lines(test)
+        ok = True
+        for cmd in runs:
+            cmd = (cmd.replace("%S", tests_dir).replace("%dlc_src", src)
+                   .replace("%s", test)
+                   .replace("%t", os.path.join(tmp, name))
+                   .replace("%python", shlex.quote(sys.executable)))
+            # Error-path checks (`not ...`) are not about numbers: skipped.
+            if cmd.startswith("not "):
+                continue
+            # FLAGs go after the `dlc run` arguments, before any redirection or
+            # pipe; the line then runs in the shell, as under lit.
+            if cmd.startswith("dlc run "):
+                words = shlex.split(cmd)
+                cut = next((i for i, w in enumerate(words)
+                            if w in REDIRECTS), len(words))
+                rest = cmd[len(cmd) - len(" ".join(words[cut:])):] if cut < len(words) else ""
+                cmd = " ".join([shlex.join(words[:cut] + flags), rest])
+            p = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+            if p.returncode != 0:
+                ok = False
+                print(f"{name}: FAILED: {cmd}\n{p.stdout}{p.stderr}")
+                break
+        if ok:
+            print(f"{name}: ok")
+        else:
+            failed.append(name)
+    print(f"{len(tests) - len(failed)} of {len(tests)} models match PyTorch with {' '.join(flags)}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -29,6 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 E2E = os.path.join(SRC, "test", "e2e")
 RUNNER = os.path.join(SRC, "test", "capi", "Inputs", "run_model.c")
+sys.path.insert(0, E2E)
+from rerun_with import REDIRECTS, run_lines  # noqa: E402
+
 TEST_DIRS = [("e2e", E2E), ("train", os.path.join(E2E, "train")),
              ("onnx", os.path.join(E2E, "onnx")),
              ("autocast", os.path.join(E2E, "autocast"))]
@@ -42,25 +45,6 @@ COMPILE_VALUE = {"--loss", "--optimizer", "--lr", "--momentum", "--dampening",
                  "--precision", "--batch", "--input-shape", "--label",
                  "--init-loss-scale", "-x", "--vector-bits", "--register-tile",
                  "--cache-tile", "--device-memory"}
-REDIRECTS = (">", ">>", "<", "|", "2>&1")
-
-
-def run_lines(test):
-    """The RUN lines of a lit test, with DEFINE substitutions applied."""
-    defines, runs = {}, []
-    for line in open(test):
-        if line.startswith(("# DEFINE:", "# REDEFINE:")):
-            key, value = line.split(":", 1)[1].split("=", 1)
-            value = value.strip()
-            for k in sorted(defines, key=len, reverse=True):
-                value = value.replace(k, defines[k])
-            defines[key.strip()] = value
-        elif line.startswith("# RUN:"):
-            cmd = line.split("RUN:", 1)[1].strip()
-            for key in sorted(defines, key=len, reverse=True):
-                cmd = cmd.replace(key, defines[key])
-            runs.append(cmd)
-    return runs
 
 
 class Bundle:
