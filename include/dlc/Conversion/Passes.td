@@ -146,8 +146,15 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
 
     A register tile that does not divide its M tile (e.g. 6 rows of 128)
     has its M loop peeled, so that the main loop and the remainder both
-    have static, full tiles. The schedule runs as two scripts: tiling, then
-    peeling and vectorisation on fresh handles.
+    have static, full tiles. The schedule runs as three scripts: cache
+    tiling, register tiling, then peeling and vectorisation on fresh
+    handles.
+
+    A matmul with 16-bit operands accumulating in fp32 (autocast's
+    `linear` and `matmul`) copies each 16-bit cache tile of A and B, widened
+    to fp32, into an aligned packing buffer inside the K loop; the register
+    tiles then run the fp32 kernel. The model's tensors stay 16-bit: no
+    fp32 copy of a weight or an activation exists outside the tiles.
 
     `register-tile` and `cache-tile` override the sizes for experiments.
 
@@ -164,6 +171,8 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
                "Upper bounds of the cache tile as M,N,K (default: from vector-bits)">,
   ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::linalg::LinalgDialect"];

@@ -8,7 +8,9 @@
 
 #include "dlc/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
@@ -43,9 +45,12 @@ int64_t largestDivisor(int64_t n, int64_t cap, int64_t step = 1) {
 /// matmul; every tile divides its dimension.
 struct MatmulTiles {
   int64_t mt, nt, kt, mr, nr;
+  /// Whether an operand is 16-bit: its cache tiles are widened into fp32
+  /// packing buffers (packNarrowOperands) instead of being promoted.
+  bool widen = false;
   bool operator<(const MatmulTiles &o) const {
-    return std::tie(mt, nt, kt, mr, nr) <
-           std::tie(o.mt, o.nt, o.kt, o.mr, o.nr);
+    return std::tie(mt, nt, kt, mr, nr, widen) <
+           std::tie(o.mt, o.nt, o.kt, o.mr, o.nr, o.widen);
   }
 };
 
@@ -84,20 +89,24 @@ module attributes {transform.with_named_sequence} {
 )mlir";
 
 constexpr const char *kPromoteB = R"mlir(
-    %p{0} = transform.structured.promote %k{0} {{operands_to_promote = [1], alignment = 64} : (!transform.any_op) -> !transform.any_op)mlir";
-constexpr const char *kKeepB = R"mlir(
-    %p{0} = transform.cast %k{0} : !transform.any_op to !transform.any_op)mlir";
+    %pb{0} = transform.structured.promote %k{0} {{operands_to_promote = [1], alignment = 64} : (!transform.any_op) -> !transform.any_op)mlir";
 
-constexpr const char *kTileGroup = R"mlir(
+// Cache tiles: the parallel M x N tiles, then the K loop inside each.
+constexpr const char *kCacheTileGroup = R"mlir(
     %mm{0} = transform.structured.match ops{{["linalg.matmul"]} attributes {{dlc.tile_group = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
     %t{0}, %f{0} = transform.structured.tile_using_forall %mm{0} tile_sizes [{1}, {2}]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %k{0}, %kl{0} = transform.structured.tile_using_for %t{0} tile_sizes [0, 0, {3}]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-{6}
-    %r{0}, %rl{0}:3 = transform.structured.tile_using_for %p{0} tile_sizes [{4}, {5}, 1]
+{4}
+)mlir";
+
+// Register tiles of the (packed) cache tiles, marked for the last script.
+constexpr const char *kRegisterTileGroup = R"mlir(
+    %p{0} = transform.structured.match ops{{["linalg.matmul"]} attributes {{dlc.tile_group = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %r{0}, %rl{0}:3 = transform.structured.tile_using_for %p{0} tile_sizes [{1}, {2}, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-{7}
+{3}
 )mlir";
 
 // Marks the register tile for the second script, and (when the register
@@ -168,6 +177,47 @@ constexpr const char *kScheduleTail = R"mlir(
     }
 )mlir";
 
+/// The 16-bit operands of the cache-tile matmuls (inside the K loop) are
+/// copied, widened to fp32, into a 64-byte-aligned packing buffer right
+/// before the matmul: the register tile then runs the fp32 kernel on
+/// contiguous data, and the conversion costs one pass over each tile
+/// instead of one per use (an M x K tile is read N / nr times). Exact: every
+/// bf16 or fp16 value is an fp32 one.
+void packNarrowOperands(ModuleOp module) {
+  SmallVector<linalg::MatmulOp> tiles;
+  module.walk([&](linalg::MatmulOp op) {
+    if (op->hasAttr("dlc.tile_group") && op.hasPureBufferSemantics())
+      tiles.push_back(op);
+  });
+  for (linalg::MatmulOp op : tiles) {
+    Type acc = cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
+    for (OpOperand *operand : op.getDpsInputOperands()) {
+      auto srcTy = cast<MemRefType>(operand->get().getType());
+      Type elem = srcTy.getElementType();
+      if (elem == acc || !isa<FloatType>(elem) || !isa<FloatType>(acc) ||
+          !srcTy.hasStaticShape())
+        continue;
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      auto bufTy = MemRefType::get(srcTy.getShape(), acc);
+      Value buf = memref::AllocOp::create(b, loc, bufTy, ValueRange{},
+                                          b.getI64IntegerAttr(64));
+      unsigned rank = srcTy.getRank();
+      linalg::GenericOp::create(
+          b, loc, ValueRange{operand->get()}, ValueRange{buf},
+          SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location nloc, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, nloc, arith::ExtFOp::create(nb, nloc, acc, a[0]).getResult());
+          });
+      operand->set(buf);
+      b.setInsertionPointAfter(op);
+      memref::DeallocOp::create(b, loc, buf);
+    }
+  }
+}
+
 struct DlcTileAndVectorizePass
     : dlc::impl::DlcTileAndVectorizePassBase<DlcTileAndVectorizePass> {
   using DlcTileAndVectorizePassBase::DlcTileAndVectorizePassBase;
@@ -210,6 +260,10 @@ struct DlcTileAndVectorizePass
         return;
       MatmulTiles t = chooseTiles(c.getDimSize(0), c.getDimSize(1),
                                   a.getDimSize(1), regM, regN, cache);
+      t.widen = llvm::any_of(op.getDpsInputs(), [&](Value v) {
+        return cast<ShapedType>(v.getType()).getElementType() !=
+               c.getElementType();
+      });
       auto [it, inserted] = groups.try_emplace(t, groups.size());
       op->setAttr("dlc.tile_group",
                   IntegerAttr::get(IntegerType::get(ctx, 64), it->second));
@@ -228,10 +282,12 @@ struct DlcTileAndVectorizePass
     if (groups.empty() && !anyTranspose)
       return;
 
-    // First script: tiling (and the transposes, start to finish).
-    std::string tiling = kScheduleHead;
+    // First script: cache tiling (and the transposes, start to finish);
+    // then the packing of 16-bit operands; the second script: register
+    // tiling.
+    std::string cacheTiling = kScheduleHead, registerTiling = kScheduleHead;
     if (anyTranspose)
-      tiling += llvm::formatv(kTransposes, tr).str();
+      cacheTiling += llvm::formatv(kTransposes, tr).str();
     bool anyPeel = false;
     for (auto &[t, id] : groups) {
       std::string marks = llvm::formatv(kMarkTile, id).str();
@@ -239,13 +295,17 @@ struct DlcTileAndVectorizePass
         marks += llvm::formatv(kMarkPeel, id).str();
         anyPeel = true;
       }
-      tiling += llvm::formatv(
-                    kTileGroup, id, t.mt, t.nt, t.kt, t.mr, t.nr,
-                    llvm::formatv(promoteB ? kPromoteB : kKeepB, id).str(),
-                    marks)
-                    .str();
+      cacheTiling +=
+          llvm::formatv(kCacheTileGroup, id, t.mt, t.nt, t.kt,
+                        promoteB && !t.widen
+                            ? llvm::formatv(kPromoteB, id).str()
+                            : std::string())
+              .str();
+      registerTiling +=
+          llvm::formatv(kRegisterTileGroup, id, t.mr, t.nr, marks).str();
     }
-    tiling += kScheduleEnd;
+    cacheTiling += kScheduleEnd;
+    registerTiling += kScheduleEnd;
     // Second script: peeling, vectorisation of the register tiles, and the
     // lowering of what was vectorised.
     std::string vectorizing = kScheduleHead;
@@ -259,18 +319,21 @@ struct DlcTileAndVectorizePass
                                      : "avx2_lowering_strategy = true")
                        .str();
     vectorizing += kScheduleEnd;
-    for (const std::string &script : {tiling, vectorizing}) {
+    auto apply = [&](const std::string &script) -> LogicalResult {
       OwningOpRef<ModuleOp> schedule =
           parseSourceString<ModuleOp>(script, ctx);
-      if (!schedule) {
-        module.emitError("internal error: the matmul schedule does not parse");
-        return signalPassFailure();
-      }
+      if (!schedule)
+        return module.emitError(
+            "internal error: the matmul schedule does not parse");
       auto entry = schedule->lookupSymbol("__transform_main");
-      if (failed(transform::applyTransformNamedSequence(
-              module, entry, *schedule, transform::TransformOptions())))
-        return signalPassFailure();
-    }
+      return transform::applyTransformNamedSequence(
+          module, entry, *schedule, transform::TransformOptions());
+    };
+    if (failed(apply(cacheTiling)))
+      return signalPassFailure();
+    packNarrowOperands(module);
+    if (failed(apply(registerTiling)) || failed(apply(vectorizing)))
+      return signalPassFailure();
     module.walk([](Operation *op) {
       op->removeAttr("dlc.vectorize");
       op->removeAttr("dlc.peel");

@@ -317,16 +317,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // small against the layer (a training batch against a wide layer). The
     // transpose of the result is folded into the epilogue loop.
     bool transposeInput = m * k + m * n < n * k;
-    // 16-bit operands: without the CPU's 16-bit dot products, widening them
-    // once and running the fp32 kernel is exact (a bf16 or fp16 value is an
-    // fp32 one) and much faster than converting inside the kernel.
+    // 16-bit operands stay 16-bit: the matmul reads them and accumulates in
+    // fp32 (linalg.matmul's mixed-precision form). dlc-tile-and-vectorize
+    // widens each cache tile into its packing buffer, and the CUDA lowering
+    // hands them to cuBLASLt as they are.
     Value w = op.getWeight();
-    Type mmElemTy = elemTy;
-    if (accElemTy != elemTy) {
-      x = convertTensor(b, loc, x, accElemTy);
-      w = convertTensor(b, loc, w, accElemTy);
-      mmElemTy = accElemTy;
-    }
     Value y;
     AffineMap yMap;
     if (m <= kDotProductRows) {
@@ -349,7 +344,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                                utils::IteratorType::parallel,
                                                utils::IteratorType::reduction},
               [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                Value p = arith::MulFOp::create(nb, nloc, a[0], a[1], fm);
+                Value p = arith::MulFOp::create(
+                    nb, nloc, convertFloat(nb, nloc, a[0], accElemTy),
+                    convertFloat(nb, nloc, a[1], accElemTy), fm);
                 linalg::YieldOp::create(
                     nb, nloc,
                     arith::AddFOp::create(nb, nloc, a[2], p, fm).getResult());
@@ -358,7 +355,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       yMap = AffineMap::get(2, 0, {d(1), d(0)}, ctx);
       transposeInput = true; // the epilogue transposes the result back
     } else if (!transposeInput) {
-      auto wtTy = RankedTensorType::get({k, n}, mmElemTy);
+      auto wtTy = RankedTensorType::get({k, n}, elemTy);
       Value wt = linalg::TransposeOp::create(b, loc, w,
                                              emptyTensor(b, loc, wtTy),
                                              ArrayRef<int64_t>{1, 0})
@@ -369,7 +366,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
               .getResult(0);
       yMap = b.getMultiDimIdentityMap(2);
     } else {
-      auto xtTy = RankedTensorType::get({k, m}, mmElemTy);
+      auto xtTy = RankedTensorType::get({k, m}, elemTy);
       Value xt = linalg::TransposeOp::create(b, loc, x,
                                              emptyTensor(b, loc, xtTy),
                                              ArrayRef<int64_t>{1, 0})
@@ -426,9 +423,8 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     Type accElemTy = accumulatorType(b, resTy.getElementType());
     auto accTy = RankedTensorType::get(resTy.getShape(), accElemTy);
     Value acc = filledTensor(b, loc, accTy, 0.0);
-    // 16-bit operands run the fp32 kernel (see LowerLinear).
-    Value lhs = convertTensor(b, loc, op.getLhs(), accElemTy);
-    Value rhs = convertTensor(b, loc, op.getRhs(), accElemTy);
+    // 16-bit operands accumulate in fp32 (see LowerLinear).
+    Value lhs = op.getLhs(), rhs = op.getRhs();
     Value y;
     if (resTy.getRank() == 2)
       y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
