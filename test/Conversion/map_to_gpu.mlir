@@ -162,3 +162,16 @@ func.func @no_fold(%x: memref<2x3xf32>, %w: memref<4x3xf32>, %y: memref<2x4xf32>
   linalg.matmul ins(%x, %wt : memref<2x3xf32>, memref<3x4xf32>) outs(%y : memref<2x4xf32>)
   return
 }
+
+// -----
+
+// Autocast's matmul (bf16 A and B, fp32 C) goes to cuBLASLt as it is:
+// dtype_ab = DLC_BF16 (2), dtype_c = DLC_F32 (0), no widening kernel.
+// CHECK-LABEL: func.func @gemm_bf16
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i32, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c10_i64, %c256_i64
+// CHECK-NOT: gpu.launch
+func.func @gemm_bf16(%a: memref<64x256xbf16>, %b: memref<256x10xbf16>, %c: memref<64x10xf32>) attributes {dlc.entry} {
+  linalg.matmul ins(%a, %b : memref<64x256xbf16>, memref<256x10xbf16>) outs(%c : memref<64x10xf32>)
+  return
+}

@@ -100,3 +100,25 @@ func.func @peeled(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
   return
 }
+
+// -----
+
+// 16-bit operands accumulating in fp32: each cache tile of A and of B is
+// widened into an aligned fp32 packing buffer inside the tile loops (B is
+// not also promoted), and the register tile is the fp32 kernel.
+// AVX2-LABEL: func.func @bf16
+// AVX2: scf.forall (%{{.*}}) in (4)
+// AVX2: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// AVX2: linalg.generic {{.*}} ins(%arg0 : memref<128x64xbf16>) outs(%[[A]] : memref<128x64xf32>)
+// AVX2: arith.extf %{{.*}} : bf16 to f32
+// AVX2: %[[B:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// AVX2: linalg.generic {{.*}} ins(%{{.*}} : memref<64x64xbf16, strided<[256, 1], offset: ?>>) outs(%[[B]] : memref<64x64xf32>)
+// AVX2-NOT: linalg.copy
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: bf16
+// AVX2: memref.dealloc %[[B]]
+// AVX2: memref.dealloc %[[A]]
+func.func @bf16(%a: memref<128x64xbf16>, %b: memref<64x256xbf16>, %c: memref<128x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
+  return
+}
