@@ -63,7 +63,10 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
       os << (i ? ", " : "") << "\"" << e.name << "\": {";
       for (auto [k, row] : llvm::enumerate(kRows))
         os << (k ? ", " : "") << "\"" << row.json << "\": " << u.*row.field;
-      os << ", \"buffers_without_reuse\": " << u.buffers << "}";
+      os << ", \"buffers_without_reuse\": " << u.buffers;
+      if (e.cudaWorkspaceBytes >= 0)
+        os << ", \"cuda_workspace\": " << e.cudaWorkspaceBytes;
+      os << "}";
     }
     os << "}}\n";
     return;
@@ -85,6 +88,9 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
          << " bytes of buffers share " << withCommas(u.workspace)
          << ": reuse factor " << llvm::format("%.2f", double(u.buffers) / u.workspace)
          << ")\n";
+    if (e.cudaWorkspaceBytes >= 0)
+      os << "    (on CUDA the workspace is " << withCommas(e.cudaWorkspaceBytes)
+         << " bytes, in device memory)\n";
   }
   os << "  the model allocates " << withCommas(info.arenaBytes()) << " bytes ("
      << humanBytes(info.arenaBytes())
@@ -106,7 +112,11 @@ void mlir::dlc::printPrecisionSaving(const ModelInfo &info,
       continue;
     MemoryUse u = memoryUse(info, e), v = memoryUse(fp32, *f);
     os << "  " << e.name << ": " << precision << " weight copies "
-       << withCommas(e.weightCopyBytes) << "; saved activations "
+       << withCommas(e.weightCopyBytes);
+    if (e.packedCastBytes)
+      os << " (" << withCommas(e.packedCastBytes)
+         << " bytes of 16-bit casts rounded in the matmul packing, not stored)";
+    os << "; saved activations "
        << withCommas(u.savedActivations) << " (fp32: "
        << withCommas(v.savedActivations) << "); workspace "
        << withCommas(u.workspace) << " (fp32: " << withCommas(v.workspace)

@@ -189,6 +189,9 @@ void mlir::dlc::collectWorkspaceSizes(ModuleOp module, ModelInfo &info) {
       e.workspaceBytes = bytes.getInt();
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>("dlc.buffer_bytes"))
       e.bufferBytes = bytes.getInt();
+    if (auto bytes =
+            kernel->getAttrOfType<IntegerAttr>("dlc.packed_cast_bytes"))
+      e.packedCastBytes = bytes.getInt();
   }
 }
 
@@ -266,6 +269,8 @@ std::string ModelInfo::descriptorText() const {
     os << "entry " << e.name << "\n";
     if (e.workspaceBytes >= 0)
       os << "workspace " << e.workspaceBytes << "\n";
+    if (e.workspaceBytes >= 0 && e.cudaWorkspaceBytes >= 0)
+      os << "cuda_workspace " << e.cudaWorkspaceBytes << "\n";
     for (const TensorInfo &t : e.inputs) {
       os << "in " << t.name << " " << t.dtype << " ";
       printShape(os, t.shape);

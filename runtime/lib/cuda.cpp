@@ -364,14 +364,14 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
   c->blasWorkspaceBytes = kBlasWorkspaceBytes;
   const size_t workspaceOffset = alignUp(c->paramBytes, kDeviceAlignment);
   const size_t stagingOffset =
-      alignUp(workspaceOffset + static_cast<size_t>(model.workspaceBytes),
+      alignUp(workspaceOffset + static_cast<size_t>(model.cudaWorkspaceBytes),
               kDeviceAlignment);
   const size_t blasOffset = alignUp(stagingOffset + staging, kDeviceAlignment);
   const size_t total = blasOffset + kBlasWorkspaceBytes;
   auto plan = [&] {
     return std::to_string(total) + " bytes (params and optimizer state " +
            std::to_string(model.paramBytes) + ", workspace " +
-           std::to_string(model.workspaceBytes) + ", input/output staging " +
+           std::to_string(model.cudaWorkspaceBytes) + ", input/output staging " +
            std::to_string(staging) + ", cuBLASLt workspace " +
            std::to_string(kBlasWorkspaceBytes) + ", 256-byte aligned)";
   };

@@ -165,6 +165,9 @@ struct EntryDecl {
   std::vector<TensorDecl> inputs;
   std::vector<TensorDecl> outputs;
   int64_t workspaceBytes = 0; ///< The `workspace` line: scratch of one call.
+  /// The `cuda_workspace` line: the same on CUDA (the CUDA lowering keeps
+  /// tensors the CPU code does not); the `workspace` one when absent.
+  int64_t cudaWorkspaceBytes = 0;
 };
 
 struct ModelDecl {
@@ -175,6 +178,9 @@ struct ModelDecl {
   /// The largest entry workspace, a multiple of 64: it follows the params
   /// in the arena and is shared by the entries.
   int64_t workspaceBytes = 0;
+  /// The largest entry CUDA workspace, a multiple of 64: in the device
+  /// arena.
+  int64_t cudaWorkspaceBytes = 0;
 };
 
 /// Parses and validates a model description (docs/runtime-abi.md). On

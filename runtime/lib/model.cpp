@@ -402,7 +402,11 @@ int64_t dlc_model_memory_bytes(const dlc_model *m) {
 
 int64_t dlc_model_workspace_bytes(const dlc_model *m) {
   return guardValue<int64_t>(
-      -1, [&] { return checkModel(m) ? -1 : m->decl.workspaceBytes; });
+      -1, [&] {
+        return checkModel(m)                    ? -1
+               : m->device == DLC_DEVICE_CUDA ? m->decl.cudaWorkspaceBytes
+                                              : m->decl.workspaceBytes;
+      });
 }
 
 int32_t dlc_model_num_params(const dlc_model *m) {

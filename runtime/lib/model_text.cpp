@@ -288,6 +288,7 @@ bool ModelTextParser::parseBody() {
   bool inEntry = false;
   bool inOutputs = false;
   int entryLine = 0;
+  int workspaceLine = 0;
 
   Line line;
   while ((line = nextLine()) == Line::Ok) {
@@ -323,21 +324,32 @@ bool ModelTextParser::parseBody() {
       inOutputs = false;
       entryLine = LineNo;
       tensorNames.clear();
-    } else if (keyword == "workspace") {
+    } else if (keyword == "workspace" || keyword == "cuda_workspace") {
+      // `workspace` follows `entry` directly, `cuda_workspace` follows
+      // `workspace`.
+      bool cuda = keyword == "cuda_workspace";
+      std::string kw(keyword);
       if (!inEntry)
-        return error("'workspace' outside an entry block");
+        return error(quote(kw) + " outside an entry block");
       EntryDecl &entry = Model.entries.back();
-      if (LineNo != entryLine + 1)
-        return error("'workspace' must follow 'entry' directly");
-      if (!expectFieldCount(2, "workspace BYTES"))
+      if (LineNo != entryLine + 1 + cuda ||
+          (cuda && workspaceLine != entryLine + 1))
+        return error(cuda ? "'cuda_workspace' must follow 'workspace' directly"
+                          : "'workspace' must follow 'entry' directly");
+      if (!expectFieldCount(2, cuda ? "cuda_workspace BYTES"
+                                    : "workspace BYTES"))
         return false;
       std::string_view f = Fields[1];
       int64_t bytes = -1;
       auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), bytes);
       if (ec != std::errc() || end != f.data() + f.size() || bytes < 0 ||
           bytes > kMaxBytes / 2)
-        return error("bad workspace size " + quote(f) +
+        return error("bad " + kw + " size " + quote(f) +
                      ": expected a byte count");
+      entry.cudaWorkspaceBytes = bytes;
+      if (cuda)
+        continue;
+      workspaceLine = LineNo;
       entry.workspaceBytes = bytes;
       int64_t rounded = roundUp(bytes, kArenaAlignment);
       if (rounded > Model.workspaceBytes)
@@ -367,11 +379,16 @@ bool ModelTextParser::parseBody() {
       if (!expectFieldCount(1, "end"))
         return false;
       inEntry = false;
+      Model.cudaWorkspaceBytes =
+          std::max(Model.cudaWorkspaceBytes,
+                   roundUp(Model.entries.back().cudaWorkspaceBytes,
+                           kArenaAlignment));
     } else if (keyword == "dlc-model" || keyword == "name") {
       return error(quote(keyword) + " may only appear once, at the top");
     } else {
       return error("unknown keyword " + quote(keyword) +
-                   " (expected param, state, entry, workspace, in, out or end)");
+                   " (expected param, state, entry, workspace, "
+                   "cuda_workspace, in, out or end)");
     }
   }
   if (line == Line::Bad)

@@ -47,6 +47,7 @@ const char *const kText = "dlc-model 1\n"
                           "param unused f32 3 zeros 0\n"
                           "entry forward\n"
                           "workspace 64\n"
+                          "cuda_workspace 200\n"
                           "in x f32 4\n"
                           "out y f32 4\n"
                           "end\n"
@@ -176,10 +177,11 @@ TEST_F(FakeCuda, CreateDescribeDestroy) {
   EXPECT_EQ(fake().ptx, kPtx);
   EXPECT_EQ(fake().liveDeviceAllocations, 1); // one arena
   EXPECT_EQ(fake().liveHostAllocations, 1);   // one pinned staging buffer
-  // params 128 (w at 0, unused at 64), workspace 64 at 256, staging at 512:
-  // gemm's 6 tensors of 24..32 bytes, 256 each; then 32 MiB for cuBLASLt.
+  // params 128 (w at 0, unused at 64), the CUDA workspace (200, rounded
+  // to 256, not the CPU's 64) at 256, staging at 512: gemm's 6 tensors of
+  // 24..32 bytes, 256 each; then 32 MiB for cuBLASLt.
   EXPECT_EQ(dlc_model_memory_bytes(m.get()), 512 + 6 * 256 + (32 << 20));
-  EXPECT_EQ(dlc_model_workspace_bytes(m.get()), 64);
+  EXPECT_EQ(dlc_model_workspace_bytes(m.get()), 256);
   // Params are on the device; param_info hands out the host mirror.
   const float *w = paramF32(m.get(), 0);
   EXPECT_EQ(w[0], 0.0f); // zero-filled until init, as on the CPU
@@ -428,7 +430,7 @@ TEST_F(FakeCuda, CreateFailures) {
             DLC_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(errorContains(
       "not enough device memory: the model needs 33556480 bytes (params and "
-      "optimizer state 128, workspace 64, input/output staging 1536, cuBLASLt "
+      "optimizer state 128, workspace 256, input/output staging 1536, cuBLASLt "
       "workspace 33554432, 256-byte aligned), 1000 of 2147483648 bytes are "
       "free"))
       << dlc_last_error();

@@ -250,4 +250,33 @@ TEST(ModelTextTest, WorkspaceLines) {
   EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nworkspace 1\n", model, err));
   EXPECT_EQ(err, "line 3: 'workspace' outside an entry block");
 }
+
+TEST(ModelTextTest, CudaWorkspaceLines) {
+  ModelDecl model;
+  std::string err;
+  // The CUDA plan may be larger or smaller than the CPU one; an entry
+  // without the line uses its CPU size on CUDA too.
+  ASSERT_TRUE(parseModelText("dlc-model 1\nname m\nparam w f32 4 zeros 0\n"
+                             "entry a\nworkspace 100\ncuda_workspace 300\n"
+                             "in x f32 4\nend\n"
+                             "entry b\nworkspace 700\ncuda_workspace 20\nend\n"
+                             "entry c\nworkspace 10\nend\n",
+                             model, err))
+      << err;
+  EXPECT_EQ(model.entries[0].workspaceBytes, 100);
+  EXPECT_EQ(model.entries[0].cudaWorkspaceBytes, 300);
+  EXPECT_EQ(model.entries[1].cudaWorkspaceBytes, 20);
+  EXPECT_EQ(model.entries[2].cudaWorkspaceBytes, 10);
+  EXPECT_EQ(model.workspaceBytes, 704);     // CPU: 700 rounded to 64
+  EXPECT_EQ(model.cudaWorkspaceBytes, 320); // CUDA: 300 rounded to 64
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry a\n"
+                              "cuda_workspace 100\nend\n",
+                              model, err));
+  EXPECT_EQ(err, "line 4: 'cuda_workspace' must follow 'workspace' directly");
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry a\nworkspace 1\n"
+                              "cuda_workspace x\nend\n",
+                              model, err));
+  EXPECT_EQ(err,
+            "line 5: bad cuda_workspace size 'x': expected a byte count");
+}
 } // namespace

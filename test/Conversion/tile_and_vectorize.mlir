@@ -122,3 +122,50 @@ func.func @bf16(%a: memref<128x64xbf16>, %b: memref<64x256xbf16>, %c: memref<128
   linalg.matmul ins(%a, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
   return
 }
+
+// -----
+
+// autocast's cast of a weight that only the matmul reads is not stored:
+// the packing reads the fp32 weight and rounds it (truncf, then extf), the
+// bits the cast would have stored; the copy and its buffer are gone, and
+// the function records their bytes for the memory report.
+// AVX2-LABEL: func.func @rounded_in_packing
+// AVX2-SAME: dlc.packed_cast_bytes = 16384 : i64
+// AVX2-NOT: memref<128x64xbf16>
+// AVX2: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// AVX2: linalg.generic {{.*}} ins(%arg0 : memref<128x64xf32>) outs(%[[A]] : memref<128x64xf32>)
+// AVX2: arith.truncf %{{.*}} : f32 to bf16
+// AVX2: arith.extf %{{.*}} : bf16 to f32
+// AVX2: vector.fma
+func.func @rounded_in_packing(%w: memref<128x64xf32>, %b: memref<64x256xbf16>, %c: memref<128x256xf32>) {
+  %w16 = memref.alloc() : memref<128x64xbf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : memref<128x64xf32>) outs(%w16 : memref<128x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.matmul ins(%w16, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
+  return
+}
+
+// -----
+
+// The weight changes between the cast and the matmul: the stored copy is
+// what the matmul must read, and it stays.
+// AVX2-LABEL: func.func @written_after_cast
+// AVX2-NOT: dlc.packed_cast_bytes
+// AVX2: memref.alloc() : memref<128x64xbf16>
+// AVX2: linalg.fill
+// AVX2: linalg.generic {{.*}} ins(%{{.*}} : memref<128x64xbf16{{.*}}>) outs(%{{.*}} : memref<128x64xf32>)
+func.func @written_after_cast(%w: memref<128x64xf32>, %b: memref<64x256xbf16>, %c: memref<128x256xf32>) {
+  %w16 = memref.alloc() : memref<128x64xbf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : memref<128x64xf32>) outs(%w16 : memref<128x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%w : memref<128x64xf32>)
+  linalg.matmul ins(%w16, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
+  return
+}

@@ -432,11 +432,12 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
       return nullptr;
   }
   mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
-  // The runtime gives every entry one workspace, whichever device runs it.
+  // The CUDA code has its own plan (cuBLASLt reads the 16-bit copies that
+  // the CPU code rounds while packing).
   for (mlir::dlc::EntryInfo &e : c.info.entries) {
     auto it = code.workspaceBytes.find(e.symbol);
     if (cuda && it != code.workspaceBytes.end())
-      e.workspaceBytes = std::max(e.workspaceBytes, it->second);
+      e.cudaWorkspaceBytes = it->second;
   }
   auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm,
                                       cuda ? *cuda : mlir::ModuleOp(),

@@ -44,6 +44,8 @@ struct EntryInfo {
   /// The planned workspace of one call (dlc-plan-memory); -1 until the
   /// module has been lowered.
   int64_t workspaceBytes = -1;
+  /// The same for the entry's CUDA code, when the object has it; -1 else.
+  int64_t cudaWorkspaceBytes = -1;
   /// The sum of the sizes of the workspace's buffers (no reuse).
   int64_t bufferBytes = 0;
   /// Training step: the parameters' gradients, and the forward values the
@@ -52,6 +54,9 @@ struct EntryInfo {
   int64_t savedActivationBytes = 0;
   /// Mixed precision: the 16-bit copies of the weights (autocast's casts).
   int64_t weightCopyBytes = 0;
+  /// Of the 16-bit casts of weights and inputs, the bytes that only matmuls
+  /// read, rounded inside their packing instead of stored (CPU code).
+  int64_t packedCastBytes = 0;
   int64_t ioBytes() const;
 };
 

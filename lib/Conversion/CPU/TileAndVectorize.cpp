@@ -9,6 +9,7 @@
 #include "dlc/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -177,18 +178,134 @@ constexpr const char *kScheduleTail = R"mlir(
     }
 )mlir";
 
+/// The generic that rounds `buffer` from another buffer and is the only op
+/// that writes it: `buffer[i] = truncf(source[i])` over identity maps.
+/// autocast's weight casts look like this once bufferized.
+linalg::GenericOp roundingProducer(Value buffer) {
+  linalg::GenericOp cast;
+  for (Operation *user : buffer.getUsers()) {
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    if (!g || g.getNumDpsInits() != 1 || g.getDpsInits()[0] != buffer)
+      continue;
+    if (cast)
+      return {};
+    cast = g;
+  }
+  if (!cast || cast.getNumDpsInputs() != 1 ||
+      !llvm::all_of(cast.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = cast.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 2 || !trunc || !yield ||
+      trunc.getIn() != body.getArgument(0) ||
+      yield.getOperand(0) != trunc.getResult())
+    return {};
+  return cast;
+}
+
+/// `root` and the views of it.
+SmallVector<Value> aliasesOf(Value root) {
+  SmallVector<Value> aliases{root};
+  for (unsigned i = 0; i < aliases.size(); ++i)
+    for (Operation *user : aliases[i].getUsers())
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == aliases[i])
+          llvm::append_range(aliases, user->getResults());
+  return aliases;
+}
+
+/// Whether `op` or an op nested in it may write memory that `aliases`
+/// names (an op that does not describe its effects may).
+bool mayWrite(Operation *op, ArrayRef<Value> aliases) {
+  bool writes = false;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands()) {
+      if (!llvm::is_contained(aliases, operand) ||
+          isa<ViewLikeOpInterface>(nested))
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+      if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(operand) ||
+          (nested->getNumRegions() && !isa<linalg::LinalgOp>(nested))) {
+        writes = true;
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return writes;
+}
+
+/// If the 16-bit cache tile `tile` (a view of a whole buffer, or the buffer)
+/// reads a buffer that a rounding generic fills from a function argument
+/// (autocast's cast of a weight or an input), and neither buffer is written
+/// between the generic and the matmul: the same view of the argument, to be
+/// rounded while it is packed. Returns null otherwise.
+Value roundedSource(Value tile, Operation *matmul, linalg::GenericOp &rounding) {
+  // The tile is a view of a view (M x N tile, then K) of the buffer.
+  SmallVector<memref::SubViewOp> views;
+  Value buffer = tile;
+  while (auto view = buffer.getDefiningOp<memref::SubViewOp>()) {
+    if (view.getType().getRank() != view.getSourceType().getRank())
+      return {};
+    views.push_back(view);
+    buffer = view.getSource();
+  }
+  if (!buffer.getDefiningOp<memref::AllocOp>())
+    return {};
+  rounding = roundingProducer(buffer);
+  if (!rounding)
+    return {};
+  Value source = rounding.getDpsInputs()[0];
+  auto arg = dyn_cast<BlockArgument>(source);
+  auto sourceTy = dyn_cast<MemRefType>(source.getType());
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
+      !sourceTy ||
+      sourceTy.getShape() != cast<MemRefType>(buffer.getType()).getShape())
+    return {};
+  // Nothing between the rounding and the matmul writes either buffer.
+  Operation *anchor = rounding->getBlock()->findAncestorOpInBlock(*matmul);
+  if (!anchor || !rounding->isBeforeInBlock(anchor))
+    return {};
+  SmallVector<Value> aliases = aliasesOf(source);
+  llvm::append_range(aliases, aliasesOf(buffer));
+  for (Operation *op = rounding->getNextNode();; op = op->getNextNode()) {
+    if (mayWrite(op, aliases))
+      return {};
+    if (op == anchor)
+      break;
+  }
+  // The same views of the argument.
+  for (memref::SubViewOp view : llvm::reverse(views)) {
+    OpBuilder b(view);
+    source = memref::SubViewOp::create(b, view.getLoc(), source,
+                                       view.getMixedOffsets(),
+                                       view.getMixedSizes(),
+                                       view.getMixedStrides());
+  }
+  return source;
+}
+
 /// The 16-bit operands of the cache-tile matmuls (inside the K loop) are
 /// copied, widened to fp32, into a 64-byte-aligned packing buffer right
 /// before the matmul: the register tile then runs the fp32 kernel on
 /// contiguous data, and the conversion costs one pass over each tile
 /// instead of one per use (an M x K tile is read N / nr times). Exact: every
 /// bf16 or fp16 value is an fp32 one.
+///
+/// A 16-bit operand that autocast rounded from a function argument (a
+/// weight, an input) is read from the argument and rounded in the packing
+/// instead: the same bits, and once no other op reads the 16-bit copy, the
+/// copy and its buffer are gone (the bytes are recorded on the function as
+/// `dlc.packed_cast_bytes` for the memory report).
 void packNarrowOperands(ModuleOp module) {
   SmallVector<linalg::MatmulOp> tiles;
   module.walk([&](linalg::MatmulOp op) {
     if (op->hasAttr("dlc.tile_group") && op.hasPureBufferSemantics())
       tiles.push_back(op);
   });
+  SetVector<linalg::GenericOp> fusedCasts;
   for (linalg::MatmulOp op : tiles) {
     Type acc = cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
     for (OpOperand *operand : op.getDpsInputOperands()) {
@@ -199,22 +316,60 @@ void packNarrowOperands(ModuleOp module) {
         continue;
       OpBuilder b(op);
       Location loc = op.getLoc();
+      Value from = operand->get();
+      linalg::GenericOp rounding;
+      if (Value source = roundedSource(from, op, rounding)) {
+        from = source;
+        fusedCasts.insert(rounding);
+      }
       auto bufTy = MemRefType::get(srcTy.getShape(), acc);
       Value buf = memref::AllocOp::create(b, loc, bufTy, ValueRange{},
                                           b.getI64IntegerAttr(64));
       unsigned rank = srcTy.getRank();
       linalg::GenericOp::create(
-          b, loc, ValueRange{operand->get()}, ValueRange{buf},
+          b, loc, ValueRange{from}, ValueRange{buf},
           SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
           [&](OpBuilder &nb, Location nloc, ValueRange a) {
+            Value v = a[0];
+            if (v.getType() != elem) // round as autocast's cast did
+              v = arith::TruncFOp::create(nb, nloc, elem, v);
             linalg::YieldOp::create(
-                nb, nloc, arith::ExtFOp::create(nb, nloc, acc, a[0]).getResult());
+                nb, nloc, arith::ExtFOp::create(nb, nloc, acc, v).getResult());
           });
+      Value old = operand->get();
       operand->set(buf);
+      // Views left without users (those of a rounded copy).
+      while (old && old.use_empty()) {
+        auto view = old.getDefiningOp<memref::SubViewOp>();
+        if (!view)
+          break;
+        old = view.getSource();
+        view->erase();
+      }
       b.setInsertionPointAfter(op);
       memref::DeallocOp::create(b, loc, buf);
     }
+  }
+  // The rounded copies nothing reads any more.
+  for (linalg::GenericOp rounding : fusedCasts) {
+    Value buffer = rounding.getDpsInits()[0];
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !llvm::all_of(buffer.getUsers(), [&](Operation *u) {
+          return u == rounding || isa<memref::DeallocOp>(u);
+        }))
+      continue;
+    auto func = rounding->getParentOfType<func::FuncOp>();
+    auto ty = alloc.getType();
+    int64_t bytes = ty.getNumElements() * ty.getElementTypeBitWidth() / 8;
+    if (auto prev = func->getAttrOfType<IntegerAttr>("dlc.packed_cast_bytes"))
+      bytes += prev.getInt();
+    func->setAttr("dlc.packed_cast_bytes",
+                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                   bytes));
+    for (Operation *u : llvm::make_early_inc_range(buffer.getUsers()))
+      u->erase();
+    alloc.erase();
   }
 }
 
