@@ -99,9 +99,9 @@ const BlasLibrary &blasLibrary() {
 }
 
 /// Everything a plan depends on: dtypes, batch, m, n, k, lda, stride_a,
-/// trans_a, ldb, stride_b, trans_b, ldc, stride_c, and the alignments of a,
-/// b and c.
-using GemmKey = std::array<int64_t, 17>;
+/// trans_a, ldb, stride_b, trans_b, ldc, stride_c, the alignments of a, b
+/// and c, and the epilogue.
+using GemmKey = std::array<int64_t, 18>;
 
 struct GemmPlan {
   cublasLtMatmulDesc_t desc = nullptr;
@@ -204,6 +204,11 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
   const int64_t lda = key[6], strideA = key[7], transA = key[8];
   const int64_t ldb = key[9], strideB = key[10], transB = key[11];
   const int64_t ldc = key[12], strideC = key[13];
+  const int32_t epilogue = key[17] == DLC_GEMM_EPILOGUE_RELU_BIAS
+                               ? CUBLASLT_EPILOGUE_RELU_BIAS
+                           : key[17] == DLC_GEMM_EPILOGUE_BIAS
+                               ? CUBLASLT_EPILOGUE_BIAS
+                               : CUBLASLT_EPILOGUE_DEFAULT;
   auto check = [&](cublasStatus_t status, const char *call) {
     if (status == CUBLAS_STATUS_SUCCESS)
       return true;
@@ -223,6 +228,13 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
       !check(api.cublasLtMatmulDescSetAttribute(
                  plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
              "cublasLtMatmulDescSetAttribute(TRANSB)"))
+    return false;
+  // The bias is per row of the column-major D: per column of our C.
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
+      !check(api.cublasLtMatmulDescSetAttribute(plan.desc,
+                                                CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                &epilogue, sizeof(epilogue)),
+             "cublasLtMatmulDescSetAttribute(EPILOGUE)"))
     return false;
   auto layout = [&](cublasLtMatrixLayout_t &out, cudaDataType_t type,
                     int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
@@ -302,7 +314,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                               const void *a, int64_t lda, int64_t stride_a,
                               int32_t trans_a, const void *b, int64_t ldb,
                               int64_t stride_b, int32_t trans_b, float beta,
-                              void *c, int64_t ldc, int64_t stride_c) {
+                              void *c, int64_t ldc, int64_t stride_c,
+                              int32_t epilogue, const void *bias) {
   auto *cuda = static_cast<CudaContext *>(ctx);
   if (!cuda || cuda->failed())
     return;
@@ -323,6 +336,16 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
       cuda->recordFailure(DLC_ERR_INTERNAL,
                           what + ": unsupported dtypes (expected f32 -> f32, "
                                  "f16 -> f16/f32 or bf16 -> bf16/f32)");
+      return;
+    }
+    if (epilogue != DLC_GEMM_EPILOGUE_NONE &&
+        ((epilogue != DLC_GEMM_EPILOGUE_BIAS &&
+          epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS) ||
+         dtype_c != DLC_F32 || !bias)) {
+      cuda->recordFailure(DLC_ERR_INTERNAL,
+                          what + ": bad epilogue " + std::to_string(epilogue) +
+                              " (BIAS and RELU_BIAS take an f32 output and "
+                              "a bias)");
       return;
     }
     constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
@@ -372,7 +395,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                          stride_c,
                          batchAlignment(a, stride_a, batch, sizeAB),
                          batchAlignment(b, stride_b, batch, sizeAB),
-                         batchAlignment(c, stride_c, batch, sizeC)};
+                         batchAlignment(c, stride_c, batch, sizeC),
+                         epilogue};
     auto it = cache.Plans.find(key);
     if (it == cache.Plans.end()) {
       GemmPlan plan;
@@ -383,6 +407,18 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
       it = cache.Plans.emplace(key, plan).first;
     }
     const GemmPlan &plan = it->second;
+    // The bias pointer changes from call to call; the rest of the plan not.
+    if (epilogue != DLC_GEMM_EPILOGUE_NONE) {
+      if (cublasStatus_t s = blas.api.cublasLtMatmulDescSetAttribute(
+              plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+              sizeof(bias))) {
+        cuda->recordFailure(blasStatus(s),
+                            what + ": cublasLtMatmulDescSetAttribute("
+                                   "BIAS_POINTER) failed: " +
+                                blasStatusText(blas.api, s));
+        return;
+      }
+    }
     const float alpha = 1.0f;
     // Swapped operands: C^T = opB^T * opA^T, column-major.
     if (cublasStatus_t s = blas.api.cublasLtMatmul(

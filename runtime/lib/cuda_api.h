@@ -176,6 +176,11 @@ constexpr int32_t CUBLAS_OP_N = 0;
 constexpr int32_t CUBLAS_OP_T = 1;
 constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_TRANSA = 3;
 constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_TRANSB = 4;
+constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
+constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+constexpr int32_t CUBLASLT_EPILOGUE_DEFAULT = 1;
+constexpr int32_t CUBLASLT_EPILOGUE_BIAS = 4;
+constexpr int32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
 constexpr cublasLtMatrixLayoutAttribute_t CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT =
     5;
 constexpr cublasLtMatrixLayoutAttribute_t

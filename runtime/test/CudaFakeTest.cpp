@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <dlfcn.h>
 #include <memory>
@@ -98,9 +99,9 @@ void cudaGemm(void *const *args) {
   // w, unused, a, bt, at, b2, c1, c2, workspace, ctx
   void *ctx = args[9];
   dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 1, 2, 4, 3, args[2], 3, 0, 0, args[3], 3,
-                0, 1, 0.0f, args[6], 4, 0);
+                0, 1, 0.0f, args[6], 4, 0, DLC_GEMM_EPILOGUE_NONE, nullptr);
   dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 2, 2, 2, 3, args[4], 2, 6, 1, args[5], 2,
-                6, 0, 0.0f, args[7], 2, 4);
+                6, 0, 0.0f, args[7], 2, 4, DLC_GEMM_EPILOGUE_NONE, nullptr);
 }
 
 void cudaBad(void *const *args) {
@@ -315,12 +316,76 @@ TEST_F(FakeCuda, GemmMapsRowMajorToCublasLt) {
   EXPECT_EQ(fake().graphsInstantiated, 1);
 }
 
+TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
+  // c1 = a * bt^T + bias, c2 = relu(a * bt^T + bias): the bias is one
+  // value per output column (row-major), i.e. per row of cuBLASLt's
+  // column-major D. A NaN in the bias stays NaN through BIAS and becomes 0
+  // through RELU_BIAS (cuBLASLt's rule, which the compiler must respect).
+  static const char *const text =
+      "dlc-model 1\nname g\nentry e\nin a f32 2,3\nin bt f32 4,3\n"
+      "in bias f32 4\nout c1 f32 2,4\nout c2 f32 2,4\nend\n";
+  static const dlc_entry_fn cuda[] = {[](void *const *args) {
+    // a, bt, bias, c1, c2, workspace, ctx
+    for (int32_t epilogue :
+         {DLC_GEMM_EPILOGUE_BIAS, DLC_GEMM_EPILOGUE_RELU_BIAS})
+      dlc_cuda_gemm(args[6], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
+                    args[1], 3, 0, 1, 0.0f,
+                    args[epilogue == DLC_GEMM_EPILOGUE_BIAS ? 3 : 4], 4, 0,
+                    epilogue, args[2]);
+  }};
+  static const dlc_entry_fn cpu[] = {cpuEntry};
+  static const dlc_cuda_module module = {kPtx, 0, nullptr, cuda};
+  static const dlc_model_desc desc = {3, text, 1, cpu, nullptr, &module};
+  ModelPtr m = create(desc);
+  ASSERT_TRUE(m);
+  const float a[6] = {1, -2, 3, 0.5f, 4, -1};
+  float bt[12];
+  for (int i = 0; i < 12; ++i)
+    bt[i] = float(i % 5) - 2;
+  const float bias[4] = {0.25f, -100.0f, NAN, 3.0f};
+  float c1[8], c2[8];
+  const void *inputs[] = {a, bt, bias};
+  void *outputs[] = {c1, c2};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
+      << dlc_last_error();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      float sum = 0;
+      for (int p = 0; p < 3; ++p)
+        sum += a[i * 3 + p] * bt[j * 3 + p];
+      float biased = sum + bias[j];
+      if (j == 2) {
+        EXPECT_TRUE(std::isnan(c1[i * 4 + j])) << i;
+        EXPECT_EQ(c2[i * 4 + j], 0.0f) << i;
+        continue;
+      }
+      EXPECT_EQ(c1[i * 4 + j], biased) << i << "," << j;
+      EXPECT_EQ(c2[i * 4 + j], biased > 0 ? biased : 0.0f) << i << "," << j;
+    }
+  // The epilogue is part of the plan: one heuristic query per epilogue.
+  EXPECT_EQ(fake().heuristics, 2);
+
+  // An epilogue needs fp32 output and a bias.
+  static const dlc_entry_fn noBias[] = {[](void *const *args) {
+    dlc_cuda_gemm(args[6], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
+                  args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
+                  DLC_GEMM_EPILOGUE_BIAS, nullptr);
+  }};
+  static const dlc_cuda_module module2 = {kPtx, 0, nullptr, noBias};
+  static const dlc_model_desc desc2 = {3, text, 1, cpu, nullptr, &module2};
+  ModelPtr m2 = create(desc2);
+  ASSERT_TRUE(m2);
+  EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("epilogue")) << dlc_last_error();
+}
+
 TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   // bf16 inputs: the fake cuBLASLt has no algorithm (the real one has).
   static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";
   static const dlc_entry_fn cuda[] = {[](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_BF16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
-                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0);
+                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
+                  DLC_GEMM_EPILOGUE_NONE, nullptr);
   }};
   static const dlc_entry_fn cpu[] = {cpuEntry};
   static const dlc_cuda_module module = {kPtx, 0, nullptr, cuda};
@@ -338,7 +403,8 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   // Bad dtypes never reach cuBLASLt.
   static const dlc_entry_fn badTypes[] = {[](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
-                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0);
+                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
+                  DLC_GEMM_EPILOGUE_NONE, nullptr);
   }};
   static const dlc_cuda_module module2 = {kPtx, 0, nullptr, badTypes};
   static const dlc_model_desc desc2 = {3, text, 1, cpu, nullptr, &module2};

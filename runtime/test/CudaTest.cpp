@@ -176,7 +176,8 @@ TEST(CudaTest, AbiFunctionsIgnoreANullContext) {
   dlc_cuda_launch(nullptr, 0, 1, 1, 1, 1, 1, 1, 1, args);
   dlc_cuda_memcpy(nullptr, nullptr, nullptr, 4);
   dlc_cuda_gemm(nullptr, DLC_F32, DLC_F32, 1, 1, 1, 1, nullptr, 1, 0, 0,
-                nullptr, 1, 0, 0, 0.0f, nullptr, 1, 0);
+                nullptr, 1, 0, 0, 0.0f, nullptr, 1, 0, DLC_GEMM_EPILOGUE_NONE,
+                nullptr);
   SUCCEED();
 }
 

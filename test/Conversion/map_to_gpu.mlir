@@ -60,9 +60,9 @@ func.func @row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.en
 // CHECK-LABEL: func.func @gemm_and_copy
 // CHECK-SAME: %[[CTX:arg[0-9]+]]: !llvm.ptr {dlc.name = "cuda_ctx"})
 // CHECK-NOT: linalg.matmul
-// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c10_i64, %c256_i64, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c10_i64, %c256_i64, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}})
 // CHECK: call @dlc_cuda_memcpy(%[[CTX]], %{{.*}}, %{{.*}}, %c2560_i64)
-// CHECK: func.func private @dlc_cuda_gemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, f32, i64, i64, i64)
+// CHECK: func.func private @dlc_cuda_gemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, f32, i64, i64, i64, i32, i64)
 // CHECK: func.func private @dlc_cuda_memcpy(!llvm.ptr, i64, i64, i64)
 func.func @gemm_and_copy(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: memref<64x10xf32>, %d: memref<64x10xf32>) attributes {dlc.entry} {
   linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%c : memref<64x10xf32>)
@@ -132,7 +132,7 @@ func.func @strided(%x: memref<4x10xf32>, %y: memref<2x3xf32>) attributes {dlc.en
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: arith.constant 1.000000e+00 : f32
 // CHECK: memref.extract_aligned_pointer_as_index %[[W]]
-// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}})
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @linear(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %y: memref<64x256xf32>) attributes {dlc.entry} {
@@ -151,7 +151,7 @@ func.func @linear(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %y: memref<64
 // CHECK-LABEL: func.func @no_fold
 // CHECK-COUNT-4: gpu.launch
 // CHECK: %[[BETA:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i64, %c4_i64, %c3_i64, %{{[0-9]+}}, %c3_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %[[BETA]], %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i64, %c4_i64, %c3_i64, %{{[0-9]+}}, %c3_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %[[BETA]], %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}})
 func.func @no_fold(%x: memref<2x3xf32>, %w: memref<4x3xf32>, %y: memref<2x4xf32>, %z: memref<3x4xf32>, %s: memref<2x4xf32>) attributes {dlc.entry} {
   %one = arith.constant 0.0 : f32
   %wt = memref.alloc() : memref<3x4xf32>
@@ -173,5 +173,106 @@ func.func @no_fold(%x: memref<2x3xf32>, %w: memref<4x3xf32>, %y: memref<2x4xf32>
 // CHECK-NOT: gpu.launch
 func.func @gemm_bf16(%a: memref<64x256xbf16>, %b: memref<256x10xbf16>, %c: memref<64x10xf32>) attributes {dlc.entry} {
   linalg.matmul ins(%a, %b : memref<64x256xbf16>, memref<256x10xbf16>) outs(%c : memref<64x10xf32>)
+  return
+}
+
+// -----
+
+// A linear layer as the training step lowers it with a small batch: W x^T
+// (the input transposed), then bias and ReLU in one loop that reads the
+// product transposed. cuBLASLt's epilogue takes both (RELU_BIAS = 2) and
+// the GEMM computes x W^T straight into the output (operands swapped, the
+// transposes now on W): no kernel is left, and no W x^T buffer.
+// CHECK-LABEL: func.func @bias_relu_epilogue
+// CHECK-SAME: (%[[X:arg[0-9]+]]: memref<64x784xf32>, %[[W:arg[0-9]+]]: memref<256x784xf32>, %[[B:arg[0-9]+]]: memref<256xf32>, %[[Y:arg[0-9]+]]: memref<64x256xf32>
+// CHECK-NOT: gpu.launch
+// CHECK-DAG: %[[PX:.*]] = memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK-DAG: %[[PW:.*]] = memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK-DAG: %[[PY:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK-DAG: %[[PB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c2_i32, %{{[0-9]+}})
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @bias_relu_epilogue(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %b: memref<256xf32>, %y: memref<64x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<784x64xf32>
+  linalg.transpose ins(%x : memref<64x784xf32>) outs(%xt : memref<784x64xf32>) permutation = [1, 0]
+  %yt = memref.alloc() : memref<256x64xf32>
+  linalg.fill ins(%zero : f32) outs(%yt : memref<256x64xf32>)
+  linalg.matmul ins(%w, %xt : memref<256x784xf32>, memref<784x64xf32>) outs(%yt : memref<256x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%yt, %b : memref<256x64xf32>, memref<256xf32>) outs(%y : memref<64x256xf32>) {
+  ^bb0(%v: f32, %bias: f32, %out: f32):
+    %s = arith.addf %v, %bias : f32
+    %neg = arith.cmpf olt, %s, %zero : f32
+    %r = arith.select %neg, %zero, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// The bias added in place (BIAS = 1); the result is read afterwards, which
+// is fine: it is the final value.
+// CHECK-LABEL: func.func @bias_in_place
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c1_i32{{[_0-9]*}}, %{{[0-9]+}})
+// CHECK: call @dlc_cuda_memcpy
+func.func @bias_in_place(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: memref<10xf32>, %out: memref<64x10xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64x10xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x10xf32>)
+  linalg.matmul ins(%h, %w : memref<64x256xf32>, memref<256x10xf32>) outs(%y : memref<64x10xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %b : memref<64x10xf32>, memref<10xf32>) outs(%y : memref<64x10xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %y, %out : memref<64x10xf32> to memref<64x10xf32>
+  return
+}
+
+// -----
+
+// fp16 loss scaling (the step has optimizer.loss_scale) must see NaNs, and
+// cuBLASLt's ReLU turns them into 0: the ReLU stays a kernel. The GEMM
+// keeps its plain form too.
+// CHECK-LABEL: func.func @no_relu_epilogue_with_loss_scaling
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+func.func @no_relu_epilogue_with_loss_scaling(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: memref<10xf32>, %out: memref<64x10xf32>, %scale: memref<f32> {dlc.name = "optimizer.loss_scale"}) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64x10xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x10xf32>)
+  linalg.matmul ins(%h, %w : memref<64x256xf32>, memref<256x10xf32>) outs(%y : memref<64x10xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %b : memref<64x10xf32>, memref<10xf32>) outs(%out : memref<64x10xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    %neg = arith.cmpf olt, %s, %zero : f32
+    %r = arith.select %neg, %zero, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// The raw product is read again after the epilogue (and not overwritten
+// first): it must exist, so nothing is folded.
+// CHECK-LABEL: func.func @product_read_later
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK-COUNT-2: gpu.launch
+func.func @product_read_later(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: memref<10xf32>, %out: memref<64x10xf32>, %raw: memref<64x10xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64x10xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x10xf32>)
+  linalg.matmul ins(%h, %w : memref<64x256xf32>, memref<256x10xf32>) outs(%y : memref<64x10xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %b : memref<64x10xf32>, memref<10xf32>) outs(%out : memref<64x10xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  linalg.copy ins(%y : memref<64x10xf32>) outs(%raw : memref<64x10xf32>)
   return
 }

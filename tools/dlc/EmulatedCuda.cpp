@@ -10,13 +10,14 @@
 //===----------------------------------------------------------------------===//
 #include "EmulatedCuda.h"
 
-#include "dlc/dlc_runtime.h"
+#include "dlc/dlc_cuda_abi.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -57,7 +58,8 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
                                 int64_t strideA, int32_t transA, int64_t b,
                                 int64_t ldb, int64_t strideB, int32_t transB,
                                 float beta, int64_t c, int64_t ldc,
-                                int64_t strideC) {
+                                int64_t strideC, int32_t epilogue,
+                                int64_t bias) {
   for (int64_t q = 0; q < batch; ++q)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -71,7 +73,18 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         // beta = 0 does not read C (cuBLASLt's rule: NaNs there vanish).
         if (beta != 0.0f)
           acc += beta * load(c, dtypeC, ic);
-        store(c, dtypeC, ic, acc);
+        if (epilogue == DLC_GEMM_EPILOGUE_NONE) {
+          store(c, dtypeC, ic, acc);
+          continue;
+        }
+        // The epilogue adds the fp32 bias to the fp32 result; cuBLASLt's
+        // ReLU makes a NaN 0.
+        float r = static_cast<float>(acc) +
+                  reinterpret_cast<const float *>(bias)[j];
+        if (epilogue == DLC_GEMM_EPILOGUE_RELU_BIAS &&
+            (std::isnan(r) || r < 0.0f))
+          r = 0.0f;
+        store(c, dtypeC, ic, r);
       }
 }
 

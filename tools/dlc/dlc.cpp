@@ -702,6 +702,11 @@ static int compileMain(mlir::MLIRContext &ctx) {
     if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info, "cuda")) ||
         failed(mlir::dlc::runCudaCodegenPipeline(*c->module, code)))
       return 1;
+    // Every op may have become a cuBLASLt call (GEMMs with their bias and
+    // ReLU epilogues): then there is no PTX at all.
+    if (code.kernels.empty())
+      errs() << "dlc: note: no kernels: every entry runs as cuBLASLt calls "
+                "and device copies\n";
     return textOut([&](raw_ostream &os) { os << code.ptx; });
   }
 

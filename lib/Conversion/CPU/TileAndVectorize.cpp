@@ -110,14 +110,14 @@ constexpr const char *kRegisterTileGroup = R"mlir(
 {3}
 )mlir";
 
-// Marks the register tile for the second script, and (when the register
+// Marks the register tile for the last script, and (when the register
 // tile does not divide the M tile) its M loop for peeling.
 constexpr const char *kMarkTile = R"mlir(
     transform.annotate %r{0} "dlc.vectorize" : !transform.any_op)mlir";
 constexpr const char *kMarkPeel = R"mlir(
     transform.annotate %rl{0}#0 "dlc.peel" : !transform.any_op)mlir";
 
-// The second script: peel the marked M loops so that both the main loop and
+// The last script: peel the marked M loops so that both the main loop and
 // the remainder have static, full tiles (canonicalisation folds their
 // sizes), then vectorise every marked register tile. It runs on fresh
 // handles, so the canonicalisation cannot invalidate any.
@@ -242,7 +242,8 @@ bool mayWrite(Operation *op, ArrayRef<Value> aliases) {
 /// (autocast's cast of a weight or an input), and neither buffer is written
 /// between the generic and the matmul: the same view of the argument, to be
 /// rounded while it is packed. Returns null otherwise.
-Value roundedSource(Value tile, Operation *matmul, linalg::GenericOp &rounding) {
+Value roundedSource(Value tile, Operation *matmul,
+                    linalg::GenericOp &rounding) {
   // The tile is a view of a view (M x N tile, then K) of the buffer.
   SmallVector<memref::SubViewOp> views;
   Value buffer = tile;

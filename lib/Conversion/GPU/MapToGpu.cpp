@@ -99,6 +99,9 @@ BlockArgument mlir::dlc::cudaContextArgument(func::FuncOp func) {
 namespace {
 
 struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
+  /// Whether GEMMs may take a ReLU into their epilogue (see matchEpilogue).
+  bool reluEpilogue = true;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
@@ -133,6 +136,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
             func.getLoc())))
       return failure();
     Value cudaCtx = body.getArgument(ctxIndex);
+    // fp16 loss scaling must see every NaN: no ReLU epilogues then.
+    reluEpilogue = true;
+    for (unsigned i = 0; i < ctxIndex; ++i)
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName))
+        if (name.getValue() == "optimizer.loss_scale")
+          reluEpilogue = false;
 
     // GEMMs first, so that they can take in the transposes and the zero
     // fills that feed them before those become kernels.
@@ -334,6 +343,162 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     return t;
   }
 
+  /// What cuBLASLt's epilogue can take over from the elementwise op that
+  /// follows a GEMM: `op` computes D[i, j] = C[i, j] + bias[j] (or reads C
+  /// transposed, C[j, i]), then maybe a ReLU, all in fp32, and is the only
+  /// other reader of C.
+  struct Epilogue {
+    linalg::GenericOp op;
+    Value bias, out;
+    bool relu = false, transposed = false;
+  };
+
+  /// The buffer `v` is a view of (or `v`).
+  static Value rootOf(Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  }
+
+  /// Whether the first op after `after` that touches `buffer` (one of
+  /// `users`, top-level ops) overwrites all of it without reading it: a
+  /// fill, or an all-parallel linalg op that writes it through a
+  /// permutation and neither reads it nor its old value (a transpose, a
+  /// copy, an elementwise op). The buffer's content after `after` is then
+  /// dead (bufferization reused it).
+  static bool overwrittenBeforeRead(Value buffer, Operation *after,
+                                    ArrayRef<Operation *> users) {
+    Operation *next = nullptr;
+    for (Operation *u : users)
+      if (after->isBeforeInBlock(u) && (!next || u->isBeforeInBlock(next)))
+        next = u;
+    auto op = dyn_cast_or_null<linalg::LinalgOp>(next);
+    if (!op || !op.hasPureBufferSemantics() ||
+        op.getNumLoops() != op.getNumParallelLoops())
+      return false;
+    if (llvm::is_contained(op.getDpsInputs(), buffer))
+      return false;
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (init.get() == buffer &&
+          (!op.getMatchingIndexingMap(&init).isPermutation() ||
+           op.payloadUsesValueFromOperand(&init)))
+        return false;
+    return llvm::is_contained(op.getDpsInits(), buffer);
+  }
+
+  /// The epilogue of a 2-D GEMM `gemm` writing `c` with beta = 0 (`fill`
+  /// was its zero fill), reading `a` and `b`. The ReLU only with `relu`:
+  /// cuBLASLt's ReLU makes a NaN 0 where PyTorch (and the CPU code) keep
+  /// it, which fp16 loss scaling must see.
+  std::optional<Epilogue> matchEpilogue(Operation *gemm, Value c,
+                                        Operation *fill, Value a, Value b,
+                                        bool relu) {
+    // The first reader of C after the GEMM; later ones only if it writes
+    // its result over C (they read the final value then).
+    SmallVector<Operation *> readers;
+    for (Operation *u : c.getUsers()) {
+      if (u == gemm || u == fill)
+        continue;
+      Operation *top = gemm->getBlock()->findAncestorOpInBlock(*u);
+      if (!top)
+        return std::nullopt;
+      if (!llvm::is_contained(readers, top))
+        readers.push_back(top);
+    }
+    if (readers.empty())
+      return std::nullopt;
+    Operation *user = *llvm::min_element(
+        readers, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    auto e = dyn_cast<linalg::GenericOp>(user);
+    if (!e || e->getBlock() != gemm->getBlock() ||
+        !gemm->isBeforeInBlock(e) || e.getNumDpsInputs() != 2 ||
+        e.getNumDpsInits() != 1 || e.getNumLoops() != 2 ||
+        e.getNumParallelLoops() != 2 || !e.hasPureBufferSemantics())
+      return std::nullopt;
+    MLIRContext *ctx = e.getContext();
+    AffineExpr i, j;
+    bindDims(ctx, i, j);
+    Epilogue epi;
+    epi.op = e;
+    epi.out = e.getDpsInits()[0];
+    unsigned cIndex = e.getDpsInputs()[0] == c ? 0 : 1;
+    if (e.getDpsInputs()[cIndex] != c)
+      return std::nullopt;
+    epi.bias = e.getDpsInputs()[1 - cIndex];
+    if (readers.size() > 1 && epi.out != c &&
+        !overwrittenBeforeRead(c, e, readers))
+      return std::nullopt;
+    auto maps = e.getIndexingMapsArray();
+    if (maps[cIndex] == AffineMap::get(2, 0, {j, i}, ctx))
+      epi.transposed = true;
+    else if (!maps[cIndex].isIdentity())
+      return std::nullopt;
+    auto f32 = Float32Type::get(ctx);
+    auto biasTy = dyn_cast<MemRefType>(epi.bias.getType());
+    auto outTy = dyn_cast<MemRefType>(epi.out.getType());
+    if (maps[1 - cIndex] != AffineMap::get(2, 0, {j}, ctx) ||
+        !maps[2].isIdentity() || !biasTy || !outTy ||
+        biasTy.getElementType() != f32 || outTy.getElementType() != f32 ||
+        cast<MemRefType>(c.getType()).getElementType() != f32)
+      return std::nullopt;
+    // The body: add, then maybe cmpf olt 0 + select 0, then yield.
+    Block &body = e.getRegion().front();
+    Value cArg = body.getArgument(cIndex), bArg = body.getArgument(1 - cIndex);
+    auto ops = llvm::map_to_vector(body.without_terminator(),
+                                   [](Operation &o) { return &o; });
+    auto add = ops.empty() ? arith::AddFOp() : dyn_cast<arith::AddFOp>(ops[0]);
+    if (!add || !((add.getLhs() == cArg && add.getRhs() == bArg) ||
+                  (add.getLhs() == bArg && add.getRhs() == cArg)))
+      return std::nullopt;
+    Value result = add;
+    if (ops.size() == 3) {
+      auto cmp = dyn_cast<arith::CmpFOp>(ops[1]);
+      auto sel = dyn_cast<arith::SelectOp>(ops[2]);
+      if (!relu || !cmp || !sel ||
+          cmp.getPredicate() != arith::CmpFPredicate::OLT ||
+          cmp.getLhs() != result ||
+          !matchPattern(cmp.getRhs(), m_AnyZeroFloat()) ||
+          sel.getCondition() != cmp ||
+          !matchPattern(sel.getTrueValue(), m_AnyZeroFloat()) ||
+          sel.getFalseValue() != result)
+        return std::nullopt;
+      result = sel;
+      epi.relu = true;
+    } else if (ops.size() != 1) {
+      return std::nullopt;
+    }
+    if (body.getTerminator()->getOperand(0) != result)
+      return std::nullopt;
+    // The GEMM writes D and reads the bias at its own place, not the
+    // epilogue's: nothing in between may touch D or write the bias, and D
+    // is none of the GEMM's inputs.
+    std::optional<Strided> so = stridedOf(epi.out), sb = stridedOf(epi.bias);
+    Value root = rootOf(epi.out);
+    if (!so || !sb || so->strides.back() != 1 || sb->strides.back() != 1 ||
+        root == rootOf(a) || root == rootOf(b) || root == rootOf(epi.bias) ||
+        usedBetween(epi.out, gemm, e, /*writesOnly=*/false) ||
+        usedBetween(epi.bias, gemm, e, /*writesOnly=*/true) ||
+        usedBetween(c, gemm, e, /*writesOnly=*/false))
+      return std::nullopt;
+    // Both must exist at the GEMM: a buffer allocated in between (the
+    // epilogue's output, usually) is allocated before it instead.
+    for (Value v : {epi.out, epi.bias}) {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != gemm->getBlock() ||
+          def->isBeforeInBlock(gemm))
+        continue;
+      auto alloc = dyn_cast<memref::AllocOp>(def);
+      if (!alloc || alloc->getNumOperands())
+        return std::nullopt;
+    }
+    for (Value v : {epi.out, epi.bias})
+      if (auto alloc = v.getDefiningOp<memref::AllocOp>();
+          alloc && alloc->getBlock() == gemm->getBlock() &&
+          gemm->isBeforeInBlock(alloc))
+        alloc->moveBefore(gemm);
+    return epi;
+  }
+
   /// C = A * B (+ C) through cuBLASLt; row-major operands with a unit inner
   /// stride, any leading dimension. An operand produced by a transpose is
   /// read through it (cuBLASLt's transpose flag), and an accumulator
@@ -360,7 +525,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     if (op.getIndexingMapsArray() != expected)
       return mapToKernel(op);
     Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
-          c = op.getDpsInits()[0];
+          c = op.getDpsInits()[0], gemmOut = c;
     auto sa = stridedOf(a), sb = stridedOf(bm), sc = stridedOf(c);
     auto ta = cast<MemRefType>(a.getType()), tc = cast<MemRefType>(c.getType());
     auto dtA = dtypeCode(ta.getElementType()),
@@ -398,6 +563,24 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       beta = 0.0f;
     else
       fill = {};
+    // A bias (and ReLU) right after: cuBLASLt's epilogue writes the final
+    // result. When the epilogue reads C transposed, the GEMM computes
+    // C^T = op(B)^T op(A)^T instead (swapped operands, flipped flags).
+    std::optional<Epilogue> epi;
+    if (!batched && fill)
+      epi = matchEpilogue(op, c, fill, a, bm, reluEpilogue);
+    int32_t epilogueCode = 0; // DLC_GEMM_EPILOGUE_NONE
+    if (epi) {
+      epilogueCode = epi->relu ? 2 : 1; // RELU_BIAS : BIAS
+      c = epi->out;
+      sc = stridedOf(c);
+      if (epi->transposed) {
+        std::swap(a, bm);
+        std::swap(sa, sb);
+        std::swap(mm, nn);
+        std::tie(transA, transB) = std::make_pair(!transB, !transA);
+      }
+    }
     auto batchStride = [&](const Strided &s) {
       return batched ? s.strides[0] : 0;
     };
@@ -422,11 +605,14 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                                        APFloat(beta)),
         addressOf(b, loc, c, sc->offset),
         i64(b, loc, sc->strides[r - 2]),
-        i64(b, loc, batchStride(*sc))};
+        i64(b, loc, batchStride(*sc)),
+        i32(b, loc, epilogueCode),
+        epi ? addressOf(b, loc, epi->bias, stridedOf(epi->bias)->offset)
+            : i64(b, loc, 0)};
     SmallVector<Type> types = {cudaCtx.getType(), i32Ty, i32Ty, i64Ty, i64Ty,
                                i64Ty, i64Ty, i64Ty, i64Ty, i64Ty, i32Ty,
                                i64Ty, i64Ty, i64Ty, i32Ty, b.getF32Type(),
-                               i64Ty, i64Ty, i64Ty};
+                               i64Ty, i64Ty, i64Ty, i32Ty, i64Ty};
     func::FuncOp gemm = runtimeFunction(module, "dlc_cuda_gemm", types);
     func::CallOp::create(b, loc, gemm, args);
     op->erase();
@@ -439,6 +625,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       Value buffer = cast<linalg::LinalgOp>(dead).getDpsInits()[0];
       dead->erase();
       if (auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+          alloc && alloc->use_empty())
+        alloc->erase();
+    }
+    if (epi) {
+      epi->op->erase();
+      if (auto alloc = gemmOut.getDefiningOp<memref::AllocOp>();
           alloc && alloc->use_empty())
         alloc->erase();
     }

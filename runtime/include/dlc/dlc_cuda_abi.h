@@ -30,6 +30,13 @@ DLC_API void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x,
                              int64_t block_y, int64_t block_z,
                              int32_t num_args, const int64_t *args);
 
+/* What dlc_cuda_gemm applies to its fp32 result before storing it. */
+enum {
+  DLC_GEMM_EPILOGUE_NONE = 0,
+  DLC_GEMM_EPILOGUE_BIAS = 1,     /* + bias[j] */
+  DLC_GEMM_EPILOGUE_RELU_BIAS = 2 /* max(. + bias[j], 0): a NaN becomes 0 */
+};
+
 /* Row-major batched GEMM with fp32 accumulation (cuBLASLt,
  * CUBLAS_COMPUTE_32F), for 0 <= b < batch, i < m, j < n:
  *   C[b](i,j) = sum_p opA[b](i,p) * opB[b](p,j) + beta * C[b](i,j)
@@ -38,13 +45,17 @@ DLC_API void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x,
  * + p] when trans_b; C[b](i,j) = c[b*stride_c + i*ldc + j]. Strides and
  * leading dimensions count elements. dtype_ab / dtype_c are dlc_dtype codes:
  * (F32, F32), (F16, F16), (F16, F32), (BF16, BF16) or (BF16, F32).
- * batch, m, n and k must be >= 1. */
+ * batch, m, n and k must be >= 1. With an `epilogue` other than NONE
+ * (dtype_c F32 only), `bias` points to n floats and C[b](i,j) becomes
+ * epilogue(sum + beta * C[b](i,j) + bias[j]) (cuBLASLt's BIAS and
+ * RELU_BIAS epilogues); `bias` is ignored otherwise. */
 DLC_API void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
                            const void *a, int64_t lda, int64_t stride_a,
                            int32_t trans_a, const void *b, int64_t ldb,
                            int64_t stride_b, int32_t trans_b, float beta,
-                           void *c, int64_t ldc, int64_t stride_c);
+                           void *c, int64_t ldc, int64_t stride_c,
+                           int32_t epilogue, const void *bias);
 
 /* Copies `bytes` (>= 0) from device memory `src` to device memory `dst` on
  * the model's stream. */

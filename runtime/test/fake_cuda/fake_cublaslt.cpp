@@ -1,7 +1,8 @@
 //===- fake_cublaslt.cpp - A fake libcublasLt.so.13 for the libdlcrt tests ===//
 //
 // A column-major reference of cublasLtMatmul for f32 (D = alpha * op(A) *
-// op(B) + beta * C, strided batches), written from the cuBLASLt
+// op(B) + beta * C, strided batches, and the BIAS and RELU_BIAS
+// epilogues), written from the cuBLASLt
 // documentation, so that the tests check libdlcrt's row-major to
 // column-major mapping. Work goes through the fake driver's stream (captured
 // into graphs like kernels). Other dtypes are CUBLAS_STATUS_NOT_SUPPORTED.
@@ -10,6 +11,7 @@
 
 #include "fake_cuda.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -22,6 +24,8 @@ constexpr Status kSuccess = 0, kInvalidValue = 7, kNotSupported = 15;
 struct Desc {
   int computeType = 0, scaleType = 0;
   int32_t transA = 0, transB = 0;
+  int32_t epilogue = 1; // CUBLASLT_EPILOGUE_DEFAULT
+  const float *bias = nullptr;
 };
 struct Layout {
   int type = 0;
@@ -68,7 +72,7 @@ EXPORT const char *cublasLtGetStatusName(Status status) {
 }
 EXPORT Status cublasLtMatmulDescCreate(Desc **desc, int computeType,
                                        int scaleType) {
-  *desc = new Desc{computeType, scaleType, 0, 0};
+  *desc = new Desc{computeType, scaleType, 0, 0, 1, nullptr};
   return kSuccess;
 }
 EXPORT Status cublasLtMatmulDescDestroy(Desc *desc) {
@@ -77,12 +81,18 @@ EXPORT Status cublasLtMatmulDescDestroy(Desc *desc) {
 }
 EXPORT Status cublasLtMatmulDescSetAttribute(Desc *desc, int attr,
                                              const void *buf, size_t size) {
+  if (attr == 8 && size == sizeof(desc->bias)) { // BIAS_POINTER
+    std::memcpy(&desc->bias, buf, size);
+    return kSuccess;
+  }
   if (size != sizeof(int32_t))
     return kInvalidValue;
   if (attr == 3)
     std::memcpy(&desc->transA, buf, size);
   else if (attr == 4)
     std::memcpy(&desc->transB, buf, size);
+  else if (attr == 7) // EPILOGUE: DEFAULT, BIAS or RELU_BIAS
+    std::memcpy(&desc->epilogue, buf, size);
   else
     return kInvalidValue;
   return kSuccess;
@@ -177,6 +187,9 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
       la->batch != ld->batch || lb->batch != ld->batch ||
       lc->batch != ld->batch)
     return kInvalidValue;
+  const bool bias = desc->epilogue == 4 || desc->epilogue == 6;
+  if ((desc->epilogue != 1 && !bias) || (bias && !desc->bias))
+    return kNotSupported;
   const float al = *static_cast<const float *>(alpha);
   const float be = *static_cast<const float *>(beta);
   Desc op = *desc;
@@ -197,7 +210,14 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
             sum += x * y;
           }
           float prior = be == 0.0f ? 0.0f : be * pc[i + j * C.ld];
-          pd[i + j * D.ld] = al * sum + prior;
+          float v = al * sum + prior;
+          // The bias is one value per row of D (column-major), for every
+          // column and batch; ReLU is fmax(v, 0), which makes a NaN 0.
+          if (op.epilogue == 4 || op.epilogue == 6)
+            v += op.bias[i];
+          if (op.epilogue == 6)
+            v = std::fmax(v, 0.0f);
+          pd[i + j * D.ld] = v;
         }
     }
   });
