@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -205,17 +207,6 @@ linalg::GenericOp roundingProducer(Value buffer) {
   return cast;
 }
 
-/// `root` and the views of it.
-SmallVector<Value> aliasesOf(Value root) {
-  SmallVector<Value> aliases{root};
-  for (unsigned i = 0; i < aliases.size(); ++i)
-    for (Operation *user : aliases[i].getUsers())
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-        if (view.getViewSource() == aliases[i])
-          llvm::append_range(aliases, user->getResults());
-  return aliases;
-}
-
 /// Whether `op` or an op nested in it may write memory that `aliases`
 /// names (an op that does not describe its effects may).
 bool mayWrite(Operation *op, ArrayRef<Value> aliases) {
@@ -269,8 +260,8 @@ Value roundedSource(Value tile, Operation *matmul,
   Operation *anchor = rounding->getBlock()->findAncestorOpInBlock(*matmul);
   if (!anchor || !rounding->isBeforeInBlock(anchor))
     return {};
-  SmallVector<Value> aliases = aliasesOf(source);
-  llvm::append_range(aliases, aliasesOf(buffer));
+  SmallVector<Value> aliases = dlc::bufferAndViews(source);
+  llvm::append_range(aliases, dlc::bufferAndViews(buffer));
   for (Operation *op = rounding->getNextNode();; op = op->getNextNode()) {
     if (mayWrite(op, aliases))
       return {};

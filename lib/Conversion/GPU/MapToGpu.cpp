@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
@@ -274,23 +275,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     gpu::TerminatorOp::create(kb, loc);
   }
 
-  /// The values that may alias `buffer`: itself and its views.
-  static SmallVector<Value> aliasesOf(Value buffer) {
-    SmallVector<Value> all{buffer};
-    for (size_t i = 0; i < all.size(); ++i)
-      for (Operation *user : all[i].getUsers())
-        if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-            view && view.getViewSource() == all[i])
-          llvm::append_range(all, user->getResults());
-    return all;
-  }
-
   /// Whether an op strictly between `from` and `to` (both in one block)
   /// uses `buffer` or a view of it; with `writesOnly`, only uses that may
   /// write (anything but an input of a linalg op).
   static bool usedBetween(Value buffer, Operation *from, Operation *to,
                           bool writesOnly) {
-    SmallVector<Value> aliases = aliasesOf(buffer);
+    SmallVector<Value> aliases = bufferAndViews(buffer);
     for (Operation *op = from->getNextNode(); op && op != to;
          op = op->getNextNode()) {
       bool used = false;
@@ -353,12 +343,6 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     bool relu = false, transposed = false;
   };
 
-  /// The buffer `v` is a view of (or `v`).
-  static Value rootOf(Value v) {
-    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-      v = view.getViewSource();
-    return v;
-  }
 
   /// Whether the first op after `after` that touches `buffer` (one of
   /// `users`, top-level ops) overwrites all of it without reading it: a
@@ -473,9 +457,10 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // epilogue's: nothing in between may touch D or write the bias, and D
     // is none of the GEMM's inputs.
     std::optional<Strided> so = stridedOf(epi.out), sb = stridedOf(epi.bias);
-    Value root = rootOf(epi.out);
+    Value root = viewedBuffer(epi.out);
     if (!so || !sb || so->strides.back() != 1 || sb->strides.back() != 1 ||
-        root == rootOf(a) || root == rootOf(b) || root == rootOf(epi.bias) ||
+        root == viewedBuffer(a) || root == viewedBuffer(b) ||
+        root == viewedBuffer(epi.bias) ||
         usedBetween(epi.out, gemm, e, /*writesOnly=*/false) ||
         usedBetween(epi.bias, gemm, e, /*writesOnly=*/true) ||
         usedBetween(c, gemm, e, /*writesOnly=*/false))

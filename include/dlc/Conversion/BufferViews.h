@@ -1,0 +1,24 @@
+//===- BufferViews.h - Buffers and their views ------------------*- C++ -*-===//
+//
+// Helpers shared by the passes that reason about bufferized IR (the CPU
+// tiling, the CUDA mapping): which values name the same memory.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_CONVERSION_BUFFERVIEWS_H
+#define DLC_CONVERSION_BUFFERVIEWS_H
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::dlc {
+
+/// `buffer` and every view of it (subviews, casts, reshapes: the results of
+/// view-like ops whose source is one of them), transitively.
+SmallVector<Value> bufferAndViews(Value buffer);
+
+/// The buffer that `value` is a view of (through view-like ops), or `value`.
+Value viewedBuffer(Value value);
+
+} // namespace mlir::dlc
+
+#endif // DLC_CONVERSION_BUFFERVIEWS_H
