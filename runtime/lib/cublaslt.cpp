@@ -197,7 +197,7 @@ namespace {
 /// Makes the plan of one call shape; on failure, records it in `c` and
 /// returns false (`plan` then holds what must be destroyed).
 bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
-              cudaDataType_t typeAB, cudaDataType_t typeC,
+              cudaDataType_t typeAB, cudaDataType_t typeC, const void *bias,
               const std::string &what, GemmPlan &plan) {
   const CublasLt &api = cache.Api;
   const int64_t batch = key[2], m = key[3], n = key[4], k = key[5];
@@ -229,12 +229,17 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
                  plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
              "cublasLtMatmulDescSetAttribute(TRANSB)"))
     return false;
-  // The bias is per row of the column-major D: per column of our C.
+  // The bias is per row of the column-major D: per column of our C. The
+  // heuristic sees the first call's bias pointer; each call sets its own.
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
-      !check(api.cublasLtMatmulDescSetAttribute(plan.desc,
-                                                CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                &epilogue, sizeof(epilogue)),
-             "cublasLtMatmulDescSetAttribute(EPILOGUE)"))
+      (!check(api.cublasLtMatmulDescSetAttribute(
+                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                  sizeof(epilogue)),
+              "cublasLtMatmulDescSetAttribute(EPILOGUE)") ||
+       !check(api.cublasLtMatmulDescSetAttribute(
+                  plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                  sizeof(bias)),
+              "cublasLtMatmulDescSetAttribute(BIAS_POINTER)")))
     return false;
   auto layout = [&](cublasLtMatrixLayout_t &out, cudaDataType_t type,
                     int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
@@ -400,7 +405,7 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
     auto it = cache.Plans.find(key);
     if (it == cache.Plans.end()) {
       GemmPlan plan;
-      if (!makePlan(*cuda, cache, key, typeAB, typeC, what, plan)) {
+      if (!makePlan(*cuda, cache, key, typeAB, typeC, bias, what, plan)) {
         cache.destroy(plan);
         return;
       }
