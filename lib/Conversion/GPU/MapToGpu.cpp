@@ -21,7 +21,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::dlc {
@@ -141,7 +140,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     reluEpilogue = true;
     for (unsigned i = 0; i < ctxIndex; ++i)
       if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName))
-        if (name.getValue() == "optimizer.loss_scale")
+        if (name.getValue() == kLossScaleStateName)
           reluEpilogue = false;
 
     // GEMMs first, so that they can take in the transposes and the zero
@@ -343,7 +342,6 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     bool relu = false, transposed = false;
   };
 
-
   /// Whether the first op after `after` that touches `buffer` (one of
   /// `users`, top-level ops) overwrites all of it without reading it: a
   /// fill, or an all-parallel linalg op that writes it through a
@@ -394,8 +392,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     Operation *user = *llvm::min_element(
         readers, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
     auto e = dyn_cast<linalg::GenericOp>(user);
-    if (!e || e->getBlock() != gemm->getBlock() ||
-        !gemm->isBeforeInBlock(e) || e.getNumDpsInputs() != 2 ||
+    if (!e || !gemm->isBeforeInBlock(e) || e.getNumDpsInputs() != 2 ||
         e.getNumDpsInits() != 1 || e.getNumLoops() != 2 ||
         e.getNumParallelLoops() != 2 || !e.hasPureBufferSemantics())
       return std::nullopt;
@@ -601,21 +598,18 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     func::FuncOp gemm = runtimeFunction(module, "dlc_cuda_gemm", types);
     func::CallOp::create(b, loc, gemm, args);
     op->erase();
-    // What the call took in is dead now, with its buffer if nothing else
-    // uses it.
-    for (Operation *dead : {foldA.getOperation(), foldB.getOperation(),
-                            fill.getOperation()}) {
-      if (!dead)
+    // What the call took in is dead now, with the buffer it wrote (the
+    // epilogue: the one it read) if nothing else uses it.
+    std::pair<Operation *, Value> dead[] = {
+        {foldA, foldA ? foldA.getInit() : Value()},
+        {foldB, foldB ? foldB.getInit() : Value()},
+        {fill, fill ? fill.getOutputs()[0] : Value()},
+        {epi ? epi->op : nullptr, gemmOut}};
+    for (auto [deadOp, buffer] : dead) {
+      if (!deadOp)
         continue;
-      Value buffer = cast<linalg::LinalgOp>(dead).getDpsInits()[0];
-      dead->erase();
+      deadOp->erase();
       if (auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-          alloc && alloc->use_empty())
-        alloc->erase();
-    }
-    if (epi) {
-      epi->op->erase();
-      if (auto alloc = gemmOut.getDefiningOp<memref::AllocOp>();
           alloc && alloc->use_empty())
         alloc->erase();
     }

@@ -58,7 +58,7 @@ struct DlcInsertLossScalingPass
     mb.setInsertionPointAfter(last);
     auto scalarTy = RankedTensorType::get({}, Float32Type::get(ctx));
     SmallVector<ParameterOp> decls;
-    for (StringRef name : {"optimizer.loss_scale", "optimizer.growth_tracker"}) {
+    for (StringRef name : {kLossScaleStateName, kGrowthTrackerStateName}) {
       if (symbols.lookup(name))
         return module.emitError("the optimizer state '")
                << name << "' clashes with a symbol of the model";

@@ -36,6 +36,12 @@ inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";
 inline constexpr llvm::StringLiteral kDeviceAttrName = "dlc.device";
 inline constexpr llvm::StringLiteral kRoleWeight = "weight";
 inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
+/// The optimizer state dlc-insert-loss-scaling adds (fp16 training): the
+/// dynamic loss scale and its growth tracker.
+inline constexpr llvm::StringLiteral kLossScaleStateName =
+    "optimizer.loss_scale";
+inline constexpr llvm::StringLiteral kGrowthTrackerStateName =
+    "optimizer.growth_tracker";
 
 /// The name dlc uses for an element type everywhere (model format,
 /// descriptor, header, messages): f32, f16, bf16, f64, i64, i32, i8; ""
