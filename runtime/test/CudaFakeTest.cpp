@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <dlfcn.h>
 #include <memory>
 
@@ -129,6 +130,32 @@ ModelPtr create(const dlc_model_desc &desc = kDesc,
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_create(&desc, device, &m), DLC_OK) << dlc_last_error();
   return ModelPtr(m);
+}
+
+/// A one-entry model described by `text`, without kernels, whose CUDA
+/// entry is `cuda`, created on the fake GPU. The descriptor lives as long
+/// as the process (models point into it).
+ModelPtr createOneEntry(const char *text, dlc_entry_fn cuda) {
+  struct Descriptor {
+    dlc_entry_fn cpu = cpuEntry, cuda = nullptr;
+    dlc_cuda_module module{};
+    dlc_model_desc desc{};
+  };
+  static std::deque<Descriptor> descriptors;
+  Descriptor &d = descriptors.emplace_back();
+  d.cuda = cuda;
+  d.module = {kPtx, 0, nullptr, &d.cuda};
+  d.desc = {DLC_ABI_VERSION, text, 1, &d.cpu, nullptr, &d.module};
+  return create(d.desc);
+}
+
+/// sum_p x[p] * y[p] over p < k, in order, in fp32: the reference of one
+/// element of a GEMM whose operands are rows x and y.
+float rowDot(const float *x, const float *y, int k) {
+  float sum = 0;
+  for (int p = 0; p < k; ++p)
+    sum += x[p] * y[p];
+  return sum;
 }
 
 dlc_status forward(dlc_model *m, const float *x, float *y) {
@@ -294,12 +321,9 @@ TEST_F(FakeCuda, GemmMapsRowMajorToCublasLt) {
         << dlc_last_error();
     // c1 = a (2x3) * bt^T (bt is 4x3).
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 4; ++j) {
-        float sum = 0;
-        for (int p = 0; p < 3; ++p)
-          sum += a[i * 3 + p] * bt[j * 3 + p];
-        EXPECT_EQ(c1[i * 4 + j], sum) << i << "," << j;
-      }
+      for (int j = 0; j < 4; ++j)
+        EXPECT_EQ(c1[i * 4 + j], rowDot(a + i * 3, bt + j * 3, 3))
+            << i << "," << j;
     // c2[b] = at[b]^T (at[b] is 3x2) * b2[b] (3x2).
     for (int b = 0; b < 2; ++b)
       for (int i = 0; i < 2; ++i)
@@ -324,7 +348,7 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
   static const char *const text =
       "dlc-model 1\nname g\nentry e\nin a f32 2,3\nin bt f32 4,3\n"
       "in bias f32 4\nout c1 f32 2,4\nout c2 f32 2,4\nend\n";
-  static const dlc_entry_fn cuda[] = {[](void *const *args) {
+  ModelPtr m = createOneEntry(text, [](void *const *args) {
     // a, bt, bias, c1, c2, workspace, ctx
     for (int32_t epilogue :
          {DLC_GEMM_EPILOGUE_BIAS, DLC_GEMM_EPILOGUE_RELU_BIAS})
@@ -332,11 +356,7 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
                     args[1], 3, 0, 1, 0.0f,
                     args[epilogue == DLC_GEMM_EPILOGUE_BIAS ? 3 : 4], 4, 0,
                     epilogue, args[2]);
-  }};
-  static const dlc_entry_fn cpu[] = {cpuEntry};
-  static const dlc_cuda_module module = {kPtx, 0, nullptr, cuda};
-  static const dlc_model_desc desc = {3, text, 1, cpu, nullptr, &module};
-  ModelPtr m = create(desc);
+  });
   ASSERT_TRUE(m);
   const float a[6] = {1, -2, 3, 0.5f, 4, -1};
   float bt[12];
@@ -350,10 +370,7 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
       << dlc_last_error();
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j) {
-      float sum = 0;
-      for (int p = 0; p < 3; ++p)
-        sum += a[i * 3 + p] * bt[j * 3 + p];
-      float biased = sum + bias[j];
+      float biased = rowDot(a + i * 3, bt + j * 3, 3) + bias[j];
       if (j == 2) {
         EXPECT_TRUE(std::isnan(c1[i * 4 + j])) << i;
         EXPECT_EQ(c2[i * 4 + j], 0.0f) << i;
@@ -366,14 +383,11 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
   EXPECT_EQ(fake().heuristics, 2);
 
   // An epilogue needs fp32 output and a bias.
-  static const dlc_entry_fn noBias[] = {[](void *const *args) {
+  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[6], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
                   args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
                   DLC_GEMM_EPILOGUE_BIAS, nullptr);
-  }};
-  static const dlc_cuda_module module2 = {kPtx, 0, nullptr, noBias};
-  static const dlc_model_desc desc2 = {3, text, 1, cpu, nullptr, &module2};
-  ModelPtr m2 = create(desc2);
+  });
   ASSERT_TRUE(m2);
   EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("epilogue")) << dlc_last_error();
@@ -382,15 +396,11 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
 TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   // bf16 inputs: the fake cuBLASLt has no algorithm (the real one has).
   static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";
-  static const dlc_entry_fn cuda[] = {[](void *const *args) {
+  ModelPtr m = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_BF16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
                   DLC_GEMM_EPILOGUE_NONE, nullptr);
-  }};
-  static const dlc_entry_fn cpu[] = {cpuEntry};
-  static const dlc_cuda_module module = {kPtx, 0, nullptr, cuda};
-  static const dlc_model_desc desc = {3, text, 1, cpu, nullptr, &module};
-  ModelPtr m = create(desc);
+  });
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr),
             DLC_ERR_DEVICE_UNAVAILABLE);
@@ -401,14 +411,11 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
       << dlc_last_error();
 
   // Bad dtypes never reach cuBLASLt.
-  static const dlc_entry_fn badTypes[] = {[](void *const *args) {
+  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
                   DLC_GEMM_EPILOGUE_NONE, nullptr);
-  }};
-  static const dlc_cuda_module module2 = {kPtx, 0, nullptr, badTypes};
-  static const dlc_model_desc desc2 = {3, text, 1, cpu, nullptr, &module2};
-  ModelPtr m2 = create(desc2);
+  });
   EXPECT_EQ(dlc_model_run(m2.get(), 0, nullptr, nullptr), DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("unsupported dtypes")) << dlc_last_error();
 }
