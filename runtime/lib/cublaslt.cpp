@@ -149,6 +149,24 @@ std::string blasStatusText(const CublasLt &api, cublasStatus_t status) {
          std::to_string(status) + ")";
 }
 
+/// cuBLASLt's epilogue for one of ours. Operands swap in the column-major
+/// view: the sum over k of our a (rows of our C, columns of cuBLASLt's D)
+/// is BGRADB, that of our b BGRADA.
+int32_t cublasEpilogue(int32_t epilogue) {
+  switch (epilogue) {
+  case DLC_GEMM_EPILOGUE_BIAS:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case DLC_GEMM_EPILOGUE_RELU_BIAS:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case DLC_GEMM_EPILOGUE_BGRAD_A:
+    return CUBLASLT_EPILOGUE_BGRADB;
+  case DLC_GEMM_EPILOGUE_BGRAD_B:
+    return CUBLASLT_EPILOGUE_BGRADA;
+  default:
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
+
 dlc_status blasStatus(cublasStatus_t status) {
   return status == CUBLAS_STATUS_ALLOC_FAILED ? DLC_ERR_OUT_OF_MEMORY
                                               : DLC_ERR_DEVICE_UNAVAILABLE;
@@ -204,11 +222,7 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
   const int64_t lda = key[6], strideA = key[7], transA = key[8];
   const int64_t ldb = key[9], strideB = key[10], transB = key[11];
   const int64_t ldc = key[12], strideC = key[13];
-  const int32_t epilogue = key[17] == DLC_GEMM_EPILOGUE_RELU_BIAS
-                               ? CUBLASLT_EPILOGUE_RELU_BIAS
-                           : key[17] == DLC_GEMM_EPILOGUE_BIAS
-                               ? CUBLASLT_EPILOGUE_BIAS
-                               : CUBLASLT_EPILOGUE_DEFAULT;
+  const int32_t epilogue = cublasEpilogue(static_cast<int32_t>(key[17]));
   auto check = [&](cublasStatus_t status, const char *call) {
     if (status == CUBLAS_STATUS_SUCCESS)
       return true;
@@ -229,7 +243,8 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
                  plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
              "cublasLtMatmulDescSetAttribute(TRANSB)"))
     return false;
-  // The bias is per row of the column-major D: per column of our C. The
+  // The bias is per row of the column-major D: per column of our C; a
+  // bias gradient is written, of our a (cuBLASLt's B) or b (its A). The
   // heuristic sees the first call's bias pointer; each call sets its own.
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
       (!check(api.cublasLtMatmulDescSetAttribute(
@@ -343,14 +358,16 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                                  "f16 -> f16/f32 or bf16 -> bf16/f32)");
       return;
     }
+    const bool biasGrad = epilogue == DLC_GEMM_EPILOGUE_BGRAD_A ||
+                          epilogue == DLC_GEMM_EPILOGUE_BGRAD_B;
     if (epilogue != DLC_GEMM_EPILOGUE_NONE &&
         ((epilogue != DLC_GEMM_EPILOGUE_BIAS &&
-          epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS) ||
-         dtype_c != DLC_F32 || !bias)) {
+          epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS && !biasGrad) ||
+         dtype_c != DLC_F32 || !bias || (biasGrad && batch != 1))) {
       cuda->recordFailure(DLC_ERR_INTERNAL,
                           what + ": bad epilogue " + std::to_string(epilogue) +
-                              " (BIAS and RELU_BIAS take an f32 output and "
-                              "a bias)");
+                              " (epilogues take an f32 output and a bias, "
+                              "bias gradients a batch of 1)");
       return;
     }
     constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();

@@ -393,6 +393,60 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
   EXPECT_TRUE(errorContains("epilogue")) << dlc_last_error();
 }
 
+TEST_F(FakeCuda, GemmBiasGradients) {
+  // dw = dy^T * x (a linear layer's weight gradient: dy read transposed)
+  // with the sums over k of each operand: BGRAD_A gives the sum of opA's
+  // rows (the bias gradient, sum_p dy[p][i]), BGRAD_B that of opB's
+  // columns (sum_p x[p][j]). The row-major operands are swapped in
+  // cuBLASLt's column-major view, so BGRAD_A must reach it as BGRADB.
+  static const char *const text =
+      "dlc-model 1\nname g\nentry e\nin dy f32 3,2\nin x f32 3,4\n"
+      "out dw1 f32 2,4\nout ga f32 2\nout dw2 f32 2,4\nout gb f32 4\nend\n";
+  ModelPtr m = createOneEntry(text, [](void *const *args) {
+    // dy, x, dw1, ga, dw2, gb, workspace, ctx
+    dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 2, 0, 1,
+                  args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
+                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3]);
+    dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 2, 0, 1,
+                  args[1], 4, 0, 0, 0.0f, args[4], 4, 0,
+                  DLC_GEMM_EPILOGUE_BGRAD_B, args[5]);
+  });
+  ASSERT_TRUE(m);
+  const float dy[6] = {1, -2, 3, 0.5f, 4, -1};
+  float x[12];
+  for (int i = 0; i < 12; ++i)
+    x[i] = float(i % 5) - 2;
+  float dw1[8], ga[2], dw2[8], gb[4];
+  const void *inputs[] = {dy, x};
+  void *outputs[] = {dw1, ga, dw2, gb};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
+      << dlc_last_error();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ga[i], dy[i] + dy[2 + i] + dy[4 + i]) << i;
+    for (int j = 0; j < 4; ++j) {
+      float want = 0;
+      for (int p = 0; p < 3; ++p)
+        want += dy[p * 2 + i] * x[p * 4 + j];
+      EXPECT_EQ(dw1[i * 4 + j], want) << i << "," << j;
+      EXPECT_EQ(dw2[i * 4 + j], want) << i << "," << j;
+    }
+  }
+  for (int j = 0; j < 4; ++j)
+    EXPECT_EQ(gb[j], x[j] + x[4 + j] + x[8 + j]) << j;
+  EXPECT_EQ(fake().heuristics, 2);
+
+  // A bias gradient needs a batch of 1 (one vector for the whole batch
+  // would be written by every matrix of it).
+  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
+    dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 2, 1, 4, 3, args[0], 2, 0, 1,
+                  args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
+                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3]);
+  });
+  ASSERT_TRUE(m2);
+  EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("bias gradients a batch of 1")) << dlc_last_error();
+}
+
 TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   // bf16 inputs: the fake cuBLASLt has no algorithm (the real one has).
   static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";

@@ -276,3 +276,98 @@ func.func @product_read_later(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b
   linalg.copy ins(%y : memref<64x10xf32>) outs(%raw : memref<64x10xf32>)
   return
 }
+
+// -----
+
+// A linear layer's weight and bias gradients: dW = dY^T H, and db the sum
+// of dY over the batch (GEMM's k). cuBLASLt computes db next to dW
+// (BGRAD_A = 3: the sum of op(A) over k), so neither the zero fill nor the
+// one-thread-per-column reduction remain; db's buffer, allocated after the
+// GEMM, is allocated before it.
+// CHECK-LABEL: func.func @bias_grad
+// CHECK-SAME: (%[[DY:arg[0-9]+]]: memref<64x10xf32>, %[[H:arg[0-9]+]]: memref<64x256xf32>
+// CHECK: %[[DB:.*]] = memref.alloc() : memref<10xf32>
+// CHECK-NOT: gpu.launch
+// CHECK-DAG: %[[PDB:.*]] = memref.extract_aligned_pointer_as_index %[[DB]]
+// CHECK-DAG: %[[IDB:.*]] = arith.index_cast %[[PDB]] : index to i64
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c10_i64, %c256_i64, %c64_i64, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c3_i32, %[[IDB]])
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @bias_grad(%dy: memref<64x10xf32>, %h: memref<64x256xf32>, %dw: memref<10x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %dyt = memref.alloc() : memref<10x64xf32>
+  linalg.transpose ins(%dy : memref<64x10xf32>) outs(%dyt : memref<10x64xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%dw : memref<10x256xf32>)
+  linalg.matmul ins(%dyt, %h : memref<10x64xf32>, memref<64x256xf32>) outs(%dw : memref<10x256xf32>)
+  %db = memref.alloc() : memref<10xf32>
+  linalg.fill ins(%zero : f32) outs(%db : memref<10xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<64x10xf32>) outs(%db : memref<10xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  call @use(%db) : (memref<10xf32>) -> ()
+  return
+}
+func.func private @use(memref<10xf32>)
+
+// -----
+
+// The sum of op(B) over k (BGRAD_B = 4): B's column sums.
+// CHECK-LABEL: func.func @bias_grad_b
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c4_i32, %{{[0-9]+}})
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @bias_grad_b(%a: memref<10x64xf32>, %x: memref<64x256xf32>, %c: memref<10x256xf32>, %sum: memref<256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<256xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<10x256xf32>)
+  linalg.matmul ins(%a, %x : memref<10x64xf32>, memref<64x256xf32>) outs(%c : memref<10x256xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<64x256xf32>) outs(%sum : memref<256xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// No bias gradient: the sum of dY over its columns is not over the GEMM's
+// k; and dY written between the GEMM and its sum (the GEMM would read the
+// old values).
+// CHECK-LABEL: func.func @no_bias_grad
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK-COUNT-2: gpu.launch
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @no_bias_grad(%dy: memref<64x10xf32>, %h: memref<64x256xf32>, %dw: memref<10x256xf32>, %rows: memref<64xf32>, %db: memref<10xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %dyt = memref.alloc() : memref<10x64xf32>
+  linalg.transpose ins(%dy : memref<64x10xf32>) outs(%dyt : memref<10x64xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%dw : memref<10x256xf32>)
+  linalg.matmul ins(%dyt, %h : memref<10x64xf32>, memref<64x256xf32>) outs(%dw : memref<10x256xf32>)
+  linalg.fill ins(%zero : f32) outs(%rows : memref<64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy : memref<64x10xf32>) outs(%rows : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  %dyt2 = memref.alloc() : memref<10x64xf32>
+  linalg.transpose ins(%dy : memref<64x10xf32>) outs(%dyt2 : memref<10x64xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%dw : memref<10x256xf32>)
+  linalg.matmul ins(%dyt2, %h : memref<10x64xf32>, memref<64x256xf32>) outs(%dw : memref<10x256xf32>)
+  linalg.fill ins(%one : f32) outs(%dy : memref<64x10xf32>)
+  linalg.fill ins(%zero : f32) outs(%db : memref<10xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<64x10xf32>) outs(%db : memref<10xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

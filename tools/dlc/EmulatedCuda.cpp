@@ -73,7 +73,8 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         // beta = 0 does not read C (cuBLASLt's rule: NaNs there vanish).
         if (beta != 0.0f)
           acc += beta * load(c, dtypeC, ic);
-        if (epilogue == DLC_GEMM_EPILOGUE_NONE) {
+        if (epilogue != DLC_GEMM_EPILOGUE_BIAS &&
+            epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS) {
           store(c, dtypeC, ic, acc);
           continue;
         }
@@ -86,6 +87,23 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
           r = 0.0f;
         store(c, dtypeC, ic, r);
       }
+  // Bias gradients (batch 1): the fp32 sum over k of opA's rows or opB's
+  // columns.
+  auto *grad = reinterpret_cast<float *>(bias);
+  if (epilogue == DLC_GEMM_EPILOGUE_BGRAD_A)
+    for (int64_t i = 0; i < m; ++i) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += load(a, dtypeAB, transA ? p * lda + i : i * lda + p);
+      grad[i] = sum;
+    }
+  if (epilogue == DLC_GEMM_EPILOGUE_BGRAD_B)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += load(b, dtypeAB, transB ? j * ldb + p : p * ldb + j);
+      grad[j] = sum;
+    }
 }
 
 extern "C" void dlcEmulatedMemcpy(void * /*ctx*/, int64_t dst, int64_t src,

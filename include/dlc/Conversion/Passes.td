@@ -232,6 +232,7 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     |---|---|
     | `linalg.matmul`, `linalg.batch_matmul` (row-major operands) | a call of `dlc_cuda_gemm` (cuBLASLt, fp32 accumulation; `beta = 1` keeps the accumulate-into-output semantics; a transpose feeding it becomes its transpose flag, a zero fill `beta = 0`) |
     | the fp32 `C + bias[j]` (then maybe ReLU) loop right after a 2-D GEMM, also reading C transposed | cuBLASLt's BIAS / RELU_BIAS epilogue of that call, which writes the loop's output (for a transposed read the GEMM computes C^T, operands swapped); never a ReLU in a step with fp16 loss scaling (`optimizer.loss_scale`): cuBLASLt's ReLU makes a NaN 0 |
+    | else, a later fp32 loop summing one of an fp32 GEMM's operands over k into a zeroed buffer (a linear layer's bias gradient, next to its weight gradient), with that operand unwritten and the sum untouched in between | cuBLASLt's bias-gradient epilogue of that call (BGRAD_A or BGRAD_B), which writes the sum; the loop and its zero fill disappear |
     | `memref.copy` between contiguous buffers | a call of `dlc_cuda_memcpy` |
     | any other linalg op (after `dlc-fuse-elementwise`, one per fused region) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially |
 

@@ -278,10 +278,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   /// uses `buffer` or a view of it; with `writesOnly`, only uses that may
   /// write (anything but an input of a linalg op).
   static bool usedBetween(Value buffer, Operation *from, Operation *to,
-                          bool writesOnly) {
+                          bool writesOnly, Operation *except = nullptr) {
     SmallVector<Value> aliases = bufferAndViews(buffer);
     for (Operation *op = from->getNextNode(); op && op != to;
          op = op->getNextNode()) {
+      if (op == except)
+        continue;
       bool used = false;
       op->walk([&](Operation *inner) {
         for (OpOperand &use : inner->getOpOperands()) {
@@ -341,6 +343,88 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     Value bias, out;
     bool relu = false, transposed = false;
   };
+
+  /// A bias gradient that cuBLASLt computes next to the GEMM: `op` sums
+  /// one of its operands over k into `grad` (zeroed by `fill` just before),
+  /// in fp32. `ofA`: the operand is A (`grad` has m elements), else B.
+  struct BiasGrad {
+    linalg::GenericOp op;
+    linalg::FillOp fill;
+    Value grad;
+    bool ofA = true;
+  };
+
+  /// The bias gradient of a 2-D fp32 GEMM reading `a` and `b` (the
+  /// sources of folded transposes, with their flags): a later reduction
+  /// grad[x] += X[..] whose input X is `a` or `b` and whose reduced
+  /// dimension is the GEMM's k, into a buffer zeroed just before. Between
+  /// the two, nothing may write X or touch `grad` (the GEMM reads X and
+  /// writes `grad` at its own place), and `grad` is none of a, b and `c`.
+  std::optional<BiasGrad> matchBiasGrad(Operation *gemm, Value a, bool transA,
+                                        Value b, bool transB, Value c) {
+    MLIRContext *ctx = gemm->getContext();
+    auto f32 = Float32Type::get(ctx);
+    AffineExpr d0, d1;
+    bindDims(ctx, d0, d1);
+    for (Operation *op = gemm->getNextNode(); op; op = op->getNextNode()) {
+      auto r = dyn_cast<linalg::GenericOp>(op);
+      if (!r || r.getNumDpsInputs() != 1 || r.getNumDpsInits() != 1 ||
+          r.getNumLoops() != 2 || r.getNumReductionLoops() != 1 ||
+          !r.hasPureBufferSemantics())
+        continue;
+      Value x = r.getDpsInputs()[0];
+      bool ofA = x == a;
+      if (!ofA && x != b)
+        continue;
+      // Which dimension of X is summed: k is X's row dimension for A
+      // transposed and B as it is, its column dimension otherwise.
+      bool sumsRows = ofA ? transA : !transB;
+      auto iterators = r.getIteratorTypesArray();
+      auto maps = r.getIndexingMapsArray();
+      if (iterators[sumsRows ? 0 : 1] != utils::IteratorType::reduction ||
+          !maps[0].isIdentity() ||
+          maps[1] != AffineMap::get(2, 0, {sumsRows ? d1 : d0}, ctx))
+        continue;
+      Value grad = r.getDpsInits()[0];
+      auto xTy = dyn_cast<MemRefType>(x.getType());
+      auto gTy = dyn_cast<MemRefType>(grad.getType());
+      if (!xTy || !gTy || xTy.getElementType() != f32 ||
+          gTy.getElementType() != f32)
+        return std::nullopt;
+      Block &body = r.getRegion().front();
+      auto add = dyn_cast<arith::AddFOp>(body.front());
+      if (!add || body.getOperations().size() != 2 ||
+          body.getTerminator()->getOperand(0) != add ||
+          !((add.getLhs() == body.getArgument(0) &&
+             add.getRhs() == body.getArgument(1)) ||
+            (add.getLhs() == body.getArgument(1) &&
+             add.getRhs() == body.getArgument(0))))
+        return std::nullopt;
+      auto fill = producerOf<linalg::FillOp>(grad, r);
+      std::optional<Strided> sg = stridedOf(grad);
+      Value root = viewedBuffer(grad);
+      if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+          !sg || sg->strides.back() != 1 || root == viewedBuffer(a) ||
+          root == viewedBuffer(b) || root == viewedBuffer(c) ||
+          usedBetween(x, gemm, r, /*writesOnly=*/true) ||
+          usedBetween(grad, gemm, r, /*writesOnly=*/false, fill))
+        return std::nullopt;
+      // The gradient's buffer must exist at the GEMM.
+      if (auto alloc = grad.getDefiningOp<memref::AllocOp>();
+          alloc && alloc->getBlock() == gemm->getBlock() &&
+          gemm->isBeforeInBlock(alloc)) {
+        if (alloc->getNumOperands())
+          return std::nullopt;
+        alloc->moveBefore(gemm);
+      } else if (Operation *def = grad.getDefiningOp();
+                 def && def->getBlock() == gemm->getBlock() &&
+                 gemm->isBeforeInBlock(def)) {
+        return std::nullopt;
+      }
+      return BiasGrad{r, fill, grad, ofA};
+    }
+    return std::nullopt;
+  }
 
   /// Whether the first op after `after` that touches `buffer` (one of
   /// `users`, top-level ops) overwrites all of it without reading it: a
@@ -551,7 +635,14 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     std::optional<Epilogue> epi;
     if (!batched && fill)
       epi = matchEpilogue(op, c, fill, a, bm, reluEpilogue);
+    // Else a bias gradient summing A or B over k, next to a weight
+    // gradient (a transposed batch of output gradients times the inputs).
+    std::optional<BiasGrad> grad;
+    if (!batched && !epi && *dtA == 0 && *dtC == 0)
+      grad = matchBiasGrad(op, a, transA, bm, transB, c);
     int32_t epilogueCode = 0; // DLC_GEMM_EPILOGUE_NONE
+    if (grad)
+      epilogueCode = grad->ofA ? 3 : 4; // BGRAD_A : BGRAD_B
     if (epi) {
       epilogueCode = epi->relu ? 2 : 1; // RELU_BIAS : BIAS
       c = epi->out;
@@ -589,8 +680,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         i64(b, loc, sc->strides[r - 2]),
         i64(b, loc, batchStride(*sc)),
         i32(b, loc, epilogueCode),
-        epi ? addressOf(b, loc, epi->bias, stridedOf(epi->bias)->offset)
-            : i64(b, loc, 0)};
+        epi    ? addressOf(b, loc, epi->bias, stridedOf(epi->bias)->offset)
+        : grad ? addressOf(b, loc, grad->grad, stridedOf(grad->grad)->offset)
+               : i64(b, loc, 0)};
     SmallVector<Type> types = {cudaCtx.getType(), i32Ty, i32Ty, i64Ty, i64Ty,
                                i64Ty, i64Ty, i64Ty, i64Ty, i64Ty, i32Ty,
                                i64Ty, i64Ty, i64Ty, i32Ty, b.getF32Type(),
@@ -604,12 +696,15 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         {foldA, foldA ? foldA.getInit() : Value()},
         {foldB, foldB ? foldB.getInit() : Value()},
         {fill, fill ? fill.getOutputs()[0] : Value()},
-        {epi ? epi->op : nullptr, gemmOut}};
+        {epi ? epi->op : nullptr, gemmOut},
+        {grad ? grad->fill : nullptr, Value()},
+        {grad ? grad->op : nullptr, Value()}};
     for (auto [deadOp, buffer] : dead) {
       if (!deadOp)
         continue;
       deadOp->erase();
-      if (auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+      if (auto alloc =
+              buffer ? buffer.getDefiningOp<memref::AllocOp>() : nullptr;
           alloc && alloc->use_empty())
         alloc->erase();
     }

@@ -30,11 +30,16 @@ DLC_API void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x,
                              int64_t block_y, int64_t block_z,
                              int32_t num_args, const int64_t *args);
 
-/* What dlc_cuda_gemm applies to its fp32 result before storing it. */
+/* What dlc_cuda_gemm does besides C = opA * opB + beta * C: the first two
+ * change the fp32 result before it is stored, the bias gradients write a
+ * second output, the sum of one operand over k (cuBLASLt's BGRADB and
+ * BGRADA: a linear layer's bias gradient next to its weight gradient). */
 enum {
   DLC_GEMM_EPILOGUE_NONE = 0,
-  DLC_GEMM_EPILOGUE_BIAS = 1,     /* + bias[j] */
-  DLC_GEMM_EPILOGUE_RELU_BIAS = 2 /* max(. + bias[j], 0): a NaN becomes 0 */
+  DLC_GEMM_EPILOGUE_BIAS = 1,      /* + bias[j] */
+  DLC_GEMM_EPILOGUE_RELU_BIAS = 2, /* max(. + bias[j], 0): a NaN becomes 0 */
+  DLC_GEMM_EPILOGUE_BGRAD_A = 3,   /* bias[i] = sum_p opA(i,p) */
+  DLC_GEMM_EPILOGUE_BGRAD_B = 4    /* bias[j] = sum_p opB(p,j) */
 };
 
 /* Row-major batched GEMM with fp32 accumulation (cuBLASLt,
@@ -45,10 +50,12 @@ enum {
  * + p] when trans_b; C[b](i,j) = c[b*stride_c + i*ldc + j]. Strides and
  * leading dimensions count elements. dtype_ab / dtype_c are dlc_dtype codes:
  * (F32, F32), (F16, F16), (F16, F32), (BF16, BF16) or (BF16, F32).
- * batch, m, n and k must be >= 1. With an `epilogue` other than NONE
- * (dtype_c F32 only), `bias` points to n floats and C[b](i,j) becomes
- * epilogue(sum + beta * C[b](i,j) + bias[j]) (cuBLASLt's BIAS and
- * RELU_BIAS epilogues); `bias` is ignored otherwise. */
+ * batch, m, n and k must be >= 1. Epilogues other than NONE need dtype_c
+ * F32 and a `bias` (ignored with NONE): with BIAS and RELU_BIAS it points
+ * to n floats and C[b](i,j) becomes epilogue(sum + beta * C[b](i,j) +
+ * bias[j]) (cuBLASLt's BIAS and RELU_BIAS epilogues); with BGRAD_A (m
+ * floats) and BGRAD_B (n floats) it is written, C as without epilogue,
+ * and batch must be 1. */
 DLC_API void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
                            const void *a, int64_t lda, int64_t stride_a,

@@ -1,8 +1,8 @@
 //===- fake_cublaslt.cpp - A fake libcublasLt.so.13 for the libdlcrt tests ===//
 //
 // A column-major reference of cublasLtMatmul for f32 (D = alpha * op(A) *
-// op(B) + beta * C, strided batches, and the BIAS and RELU_BIAS
-// epilogues), written from the cuBLASLt
+// op(B) + beta * C, strided batches, the BIAS and RELU_BIAS epilogues and
+// the BGRADA and BGRADB bias gradients), written from the cuBLASLt
 // documentation, so that the tests check libdlcrt's row-major to
 // column-major mapping. Work goes through the fake driver's stream (captured
 // into graphs like kernels). Other dtypes are CUBLAS_STATUS_NOT_SUPPORTED.
@@ -25,7 +25,7 @@ struct Desc {
   int computeType = 0, scaleType = 0;
   int32_t transA = 0, transB = 0;
   int32_t epilogue = 1; // CUBLASLT_EPILOGUE_DEFAULT
-  const float *bias = nullptr;
+  float *bias = nullptr; // read by BIAS, written by BGRADA / BGRADB
 };
 struct Layout {
   int type = 0;
@@ -91,7 +91,7 @@ EXPORT Status cublasLtMatmulDescSetAttribute(Desc *desc, int attr,
     std::memcpy(&desc->transA, buf, size);
   else if (attr == 4)
     std::memcpy(&desc->transB, buf, size);
-  else if (attr == 7) // EPILOGUE: DEFAULT, BIAS or RELU_BIAS
+  else if (attr == 7) // EPILOGUE: DEFAULT, BIAS, RELU_BIAS, BGRADA, BGRADB
     std::memcpy(&desc->epilogue, buf, size);
   else
     return kInvalidValue;
@@ -188,7 +188,9 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
       lc->batch != ld->batch)
     return kInvalidValue;
   const bool bias = desc->epilogue == 4 || desc->epilogue == 6;
-  if ((desc->epilogue != 1 && !bias) || (bias && !desc->bias))
+  const bool biasGrad = desc->epilogue == 256 || desc->epilogue == 512;
+  if ((desc->epilogue != 1 && !bias && !biasGrad) ||
+      ((bias || biasGrad) && !desc->bias) || (biasGrad && ld->batch != 1))
     return kNotSupported;
   const float al = *static_cast<const float *>(alpha);
   const float be = *static_cast<const float *>(beta);
@@ -218,6 +220,22 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
           if (op.epilogue == 6)
             v = std::fmax(v, 0.0f);
           pd[i + j * D.ld] = v;
+        }
+      // Bias gradients: the sum over k of op(A) per row of D (BGRADA), or
+      // of op(B) per column of D (BGRADB).
+      if (op.epilogue == 256)
+        for (uint64_t i = 0; i < m; ++i) {
+          float sum = 0;
+          for (uint64_t p = 0; p < k; ++p)
+            sum += op.transA ? pa[p + i * A.ld] : pa[i + p * A.ld];
+          op.bias[i] = sum;
+        }
+      if (op.epilogue == 512)
+        for (uint64_t j = 0; j < n; ++j) {
+          float sum = 0;
+          for (uint64_t p = 0; p < k; ++p)
+            sum += op.transB ? pb[j + p * B.ld] : pb[p + j * B.ld];
+          op.bias[j] = sum;
         }
     }
   });
