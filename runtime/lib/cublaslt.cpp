@@ -158,6 +158,8 @@ int32_t cublasEpilogue(int32_t epilogue) {
     return CUBLASLT_EPILOGUE_BIAS;
   case DLC_GEMM_EPILOGUE_RELU_BIAS:
     return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case DLC_GEMM_EPILOGUE_GELU_BIAS:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
   case DLC_GEMM_EPILOGUE_BGRAD_A:
     return CUBLASLT_EPILOGUE_BGRADB;
   case DLC_GEMM_EPILOGUE_BGRAD_B:
@@ -362,7 +364,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                           epilogue == DLC_GEMM_EPILOGUE_BGRAD_B;
     if (epilogue != DLC_GEMM_EPILOGUE_NONE &&
         ((epilogue != DLC_GEMM_EPILOGUE_BIAS &&
-          epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS && !biasGrad) ||
+          epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS &&
+          epilogue != DLC_GEMM_EPILOGUE_GELU_BIAS && !biasGrad) ||
          dtype_c != DLC_F32 || !bias || (biasGrad && batch != 1))) {
       cuda->recordFailure(DLC_ERR_INTERNAL,
                           what + ": bad epilogue " + std::to_string(epilogue) +

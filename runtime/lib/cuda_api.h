@@ -181,6 +181,7 @@ constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
 constexpr int32_t CUBLASLT_EPILOGUE_DEFAULT = 1;
 constexpr int32_t CUBLASLT_EPILOGUE_BIAS = 4;
 constexpr int32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
+constexpr int32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
 constexpr int32_t CUBLASLT_EPILOGUE_BGRADA = 256;
 constexpr int32_t CUBLASLT_EPILOGUE_BGRADB = 512;
 constexpr cublasLtMatrixLayoutAttribute_t CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT =

@@ -340,22 +340,24 @@ TEST_F(FakeCuda, GemmMapsRowMajorToCublasLt) {
   EXPECT_EQ(fake().graphsInstantiated, 1);
 }
 
-TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
-  // c1 = a * bt^T + bias, c2 = relu(a * bt^T + bias): the bias is one
-  // value per output column (row-major), i.e. per row of cuBLASLt's
-  // column-major D. A NaN in the bias stays NaN through BIAS and becomes 0
-  // through RELU_BIAS (cuBLASLt's rule, which the compiler must respect).
+TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
+  // c1 = a * bt^T + bias, c2 = relu(a * bt^T + bias), c3 = gelu_tanh(a *
+  // bt^T + bias): the bias is one value per output column (row-major), i.e.
+  // per row of cuBLASLt's column-major D. A NaN in the bias stays NaN
+  // through BIAS and GELU_BIAS and becomes 0 through RELU_BIAS (cuBLASLt's
+  // rule, which the compiler must respect).
   static const char *const text =
       "dlc-model 1\nname g\nentry e\nin a f32 2,3\nin bt f32 4,3\n"
-      "in bias f32 4\nout c1 f32 2,4\nout c2 f32 2,4\nend\n";
+      "in bias f32 4\nout c1 f32 2,4\nout c2 f32 2,4\nout c3 f32 2,4\nend\n";
   ModelPtr m = createOneEntry(text, [](void *const *args) {
-    // a, bt, bias, c1, c2, workspace, ctx
-    for (int32_t epilogue :
-         {DLC_GEMM_EPILOGUE_BIAS, DLC_GEMM_EPILOGUE_RELU_BIAS})
-      dlc_cuda_gemm(args[6], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
-                    args[1], 3, 0, 1, 0.0f,
-                    args[epilogue == DLC_GEMM_EPILOGUE_BIAS ? 3 : 4], 4, 0,
-                    epilogue, args[2]);
+    // a, bt, bias, c1, c2, c3, workspace, ctx
+    const int32_t epilogues[] = {DLC_GEMM_EPILOGUE_BIAS,
+                                 DLC_GEMM_EPILOGUE_RELU_BIAS,
+                                 DLC_GEMM_EPILOGUE_GELU_BIAS};
+    for (int out = 0; out < 3; ++out)
+      dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
+                    args[1], 3, 0, 1, 0.0f, args[3 + out], 4, 0,
+                    epilogues[out], args[2]);
   });
   ASSERT_TRUE(m);
   const float a[6] = {1, -2, 3, 0.5f, 4, -1};
@@ -363,9 +365,9 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
   for (int i = 0; i < 12; ++i)
     bt[i] = float(i % 5) - 2;
   const float bias[4] = {0.25f, -100.0f, NAN, 3.0f};
-  float c1[8], c2[8];
+  float c1[8], c2[8], c3[8];
   const void *inputs[] = {a, bt, bias};
-  void *outputs[] = {c1, c2};
+  void *outputs[] = {c1, c2, c3};
   ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
       << dlc_last_error();
   for (int i = 0; i < 2; ++i)
@@ -374,17 +376,24 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndRelu) {
       if (j == 2) {
         EXPECT_TRUE(std::isnan(c1[i * 4 + j])) << i;
         EXPECT_EQ(c2[i * 4 + j], 0.0f) << i;
+        EXPECT_TRUE(std::isnan(c3[i * 4 + j])) << i;
         continue;
       }
       EXPECT_EQ(c1[i * 4 + j], biased) << i << "," << j;
       EXPECT_EQ(c2[i * 4 + j], biased > 0 ? biased : 0.0f) << i << "," << j;
+      double x = biased;
+      double gelu =
+          0.5 * x *
+          (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+      EXPECT_NEAR(c3[i * 4 + j], gelu, 1e-6 * (1 + std::fabs(gelu)))
+          << i << "," << j;
     }
   // The epilogue is part of the plan: one heuristic query per epilogue.
-  EXPECT_EQ(fake().heuristics, 2);
+  EXPECT_EQ(fake().heuristics, 3);
 
   // An epilogue needs fp32 output and a bias.
   ModelPtr m2 = createOneEntry(text, [](void *const *args) {
-    dlc_cuda_gemm(args[6], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
+    dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
                   args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
                   DLC_GEMM_EPILOGUE_BIAS, nullptr);
   });

@@ -371,3 +371,89 @@ func.func @no_bias_grad(%dy: memref<64x10xf32>, %h: memref<64x256xf32>, %dw: mem
   }
   return
 }
+
+// -----
+
+// A bias and PyTorch's tanh GELU, as dlc-lower-to-linalg writes it (its
+// constants hoisted out of the body by canonicalize): cuBLASLt's GELU_BIAS
+// epilogue (5). The erf form is not that GELU and stays a kernel, and so
+// does the tanh form in a step with fp16 loss scaling.
+// CHECK-LABEL: func.func @gelu_bias_epilogue
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c5_i32, %{{[0-9]+}})
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @gelu_bias_epilogue(%h: memref<64x256xf32>, %w: memref<256x32xf32>, %b: memref<32xf32>, %out: memref<64x32xf32>) attributes {dlc.entry} {
+  %k = arith.constant 0.797884583 : f32
+  %c = arith.constant 4.471500e-02 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %half = arith.constant 5.000000e-01 : f32
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64x32xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x32xf32>)
+  linalg.matmul ins(%h, %w : memref<64x256xf32>, memref<256x32xf32>) outs(%y : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %b : memref<64x32xf32>, memref<32xf32>) outs(%out : memref<64x32xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.mulf %0, %0 : f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.mulf %2, %c : f32
+    %4 = arith.addf %0, %3 : f32
+    %5 = arith.mulf %4, %k : f32
+    %6 = math.tanh %5 : f32
+    %7 = arith.mulf %0, %half : f32
+    %8 = arith.addf %6, %one : f32
+    %9 = arith.mulf %7, %8 : f32
+    linalg.yield %9 : f32
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_gelu_epilogue
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+// CHECK: math.erf
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+// CHECK: math.tanh
+func.func @no_gelu_epilogue(%h: memref<64x256xf32>, %w: memref<256x32xf32>, %b: memref<32xf32>, %out: memref<64x32xf32>, %out2: memref<64x32xf32>, %scale: memref<f32> {dlc.name = "optimizer.loss_scale"}) attributes {dlc.entry} {
+  %k = arith.constant 0.797884583 : f32
+  %c = arith.constant 4.471500e-02 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %half = arith.constant 5.000000e-01 : f32
+  %rsqrt2 = arith.constant 0.707106769 : f32
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64x32xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x32xf32>)
+  linalg.matmul ins(%h, %w : memref<64x256xf32>, memref<256x32xf32>) outs(%y : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %b : memref<64x32xf32>, memref<32xf32>) outs(%out : memref<64x32xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.mulf %0, %rsqrt2 : f32
+    %2 = math.erf %1 : f32
+    %3 = arith.mulf %0, %half : f32
+    %4 = arith.addf %2, %one : f32
+    %5 = arith.mulf %3, %4 : f32
+    linalg.yield %5 : f32
+  }
+  %y2 = memref.alloc() : memref<64x32xf32>
+  linalg.fill ins(%zero : f32) outs(%y2 : memref<64x32xf32>)
+  linalg.matmul ins(%h, %w : memref<64x256xf32>, memref<256x32xf32>) outs(%y2 : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y2, %b : memref<64x32xf32>, memref<32xf32>) outs(%out2 : memref<64x32xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.mulf %0, %0 : f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.mulf %2, %c : f32
+    %4 = arith.addf %0, %3 : f32
+    %5 = arith.mulf %4, %k : f32
+    %6 = math.tanh %5 : f32
+    %7 = arith.mulf %0, %half : f32
+    %8 = arith.addf %6, %one : f32
+    %9 = arith.mulf %7, %8 : f32
+    linalg.yield %9 : f32
+  }
+  return
+}

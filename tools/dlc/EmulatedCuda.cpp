@@ -74,17 +74,21 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         if (beta != 0.0f)
           acc += beta * load(c, dtypeC, ic);
         if (epilogue != DLC_GEMM_EPILOGUE_BIAS &&
-            epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS) {
+            epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS &&
+            epilogue != DLC_GEMM_EPILOGUE_GELU_BIAS) {
           store(c, dtypeC, ic, acc);
           continue;
         }
         // The epilogue adds the fp32 bias to the fp32 result; cuBLASLt's
-        // ReLU makes a NaN 0.
+        // ReLU makes a NaN 0, its GELU is the tanh approximation.
         float r = static_cast<float>(acc) +
                   reinterpret_cast<const float *>(bias)[j];
         if (epilogue == DLC_GEMM_EPILOGUE_RELU_BIAS &&
             (std::isnan(r) || r < 0.0f))
           r = 0.0f;
+        if (epilogue == DLC_GEMM_EPILOGUE_GELU_BIAS)
+          r = 0.5f * r *
+              (1.0f + std::tanh(0.7978845608f * (r + 0.044715f * r * r * r)));
         store(c, dtypeC, ic, r);
       }
   // Bias gradients (batch 1): the fp32 sum over k of opA's rows or opB's

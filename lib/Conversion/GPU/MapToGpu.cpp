@@ -17,11 +17,14 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCMAPTOGPUPASS
@@ -99,8 +102,9 @@ BlockArgument mlir::dlc::cudaContextArgument(func::FuncOp func) {
 namespace {
 
 struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
-  /// Whether GEMMs may take a ReLU into their epilogue (see matchEpilogue).
-  bool reluEpilogue = true;
+  /// Whether GEMMs may take an activation (ReLU, GELU) into their
+  /// epilogue (see matchEpilogue).
+  bool activationEpilogues = true;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -136,12 +140,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
             func.getLoc())))
       return failure();
     Value cudaCtx = body.getArgument(ctxIndex);
-    // fp16 loss scaling must see every NaN: no ReLU epilogues then.
-    reluEpilogue = true;
+    // fp16 loss scaling must see every NaN and infinity: no activation
+    // epilogues then.
+    activationEpilogues = true;
     for (unsigned i = 0; i < ctxIndex; ++i)
       if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName))
         if (name.getValue() == kLossScaleStateName)
-          reluEpilogue = false;
+          activationEpilogues = false;
 
     // GEMMs first, so that they can take in the transposes and the zero
     // fills that feed them before those become kernels.
@@ -334,14 +339,76 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     return t;
   }
 
+  /// Whether `v` is a float constant equal to `expected` rounded to its
+  /// type.
+  static bool isConstant(Value v, double expected) {
+    FloatAttr attr;
+    if (!matchPattern(v, m_Constant(&attr)))
+      return false;
+    APFloat want(expected);
+    bool lost;
+    want.convert(attr.getValue().getSemantics(), APFloat::rmNearestTiesToEven,
+                 &lost);
+    return attr.getValue().bitwiseIsEqual(want);
+  }
+
+  /// Whether `v` is an `OpTy` (commutative, binary) whose operands satisfy
+  /// `pred` in one order or the other.
+  template <typename OpTy>
+  static bool commuted(Value v, function_ref<bool(Value, Value)> pred) {
+    auto op = v.getDefiningOp<OpTy>();
+    return op &&
+           (pred(op.getLhs(), op.getRhs()) || pred(op.getRhs(), op.getLhs()));
+  }
+
+  /// Whether y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), PyTorch's
+  /// GELU(approximate="tanh") as DlcToLinalg writes it, up to the order of
+  /// operands: the GELU of cuBLASLt's epilogues. The erf form is not it.
+  static bool isGeluTanh(Value y, Value x) {
+    auto mulf = [](Value v, function_ref<bool(Value, Value)> pred) {
+      return commuted<arith::MulFOp>(v, pred);
+    };
+    auto addf = [](Value v, function_ref<bool(Value, Value)> pred) {
+      return commuted<arith::AddFOp>(v, pred);
+    };
+    auto cube = [&](Value v) {
+      return mulf(v, [&](Value p, Value q) {
+        return p == x &&
+               mulf(q, [&](Value r, Value s) { return r == x && s == x; });
+      });
+    };
+    auto inner = [&](Value v) { // sqrt(2/pi) (x + 0.044715 x^3)
+      return mulf(v, [&](Value k, Value poly) {
+        return isConstant(k, std::sqrt(2.0 / M_PI)) &&
+               addf(poly, [&](Value p, Value w) {
+                 return p == x && mulf(w, [&](Value c, Value x3) {
+                          return isConstant(c, 0.044715) && cube(x3);
+                        });
+               });
+      });
+    };
+    return mulf(y, [&](Value hx, Value s) {
+      return mulf(hx,
+                  [&](Value h, Value v) {
+                    return isConstant(h, 0.5) && v == x;
+                  }) &&
+             addf(s, [&](Value one, Value t) {
+               auto tanh = t.getDefiningOp<math::TanhOp>();
+               return isConstant(one, 1.0) && tanh &&
+                      inner(tanh.getOperand());
+             });
+    });
+  }
+
   /// What cuBLASLt's epilogue can take over from the elementwise op that
   /// follows a GEMM: `op` computes D[i, j] = C[i, j] + bias[j] (or reads C
-  /// transposed, C[j, i]), then maybe a ReLU, all in fp32, and is the only
+  /// transposed, C[j, i]), then maybe a ReLU or a tanh GELU, all in fp32, and is the only
   /// other reader of C.
   struct Epilogue {
     linalg::GenericOp op;
     Value bias, out;
-    bool relu = false, transposed = false;
+    int32_t code = 1; // DLC_GEMM_EPILOGUE_BIAS, RELU_BIAS or GELU_BIAS
+    bool transposed = false;
   };
 
   /// A bias gradient that cuBLASLt computes next to the GEMM: `op` sums
@@ -453,12 +520,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   }
 
   /// The epilogue of a 2-D GEMM `gemm` writing `c` with beta = 0 (`fill`
-  /// was its zero fill), reading `a` and `b`. The ReLU only with `relu`:
+  /// was its zero fill), reading `a` and `b`. An activation only with
+  /// `activation` (GELU: see isGeluTanh):
   /// cuBLASLt's ReLU makes a NaN 0 where PyTorch (and the CPU code) keep
   /// it, which fp16 loss scaling must see.
   std::optional<Epilogue> matchEpilogue(Operation *gemm, Value c,
                                         Operation *fill, Value a, Value b,
-                                        bool relu) {
+                                        bool activation) {
     // The first reader of C after the GEMM; later ones only if it writes
     // its result over C (they read the final value then).
     SmallVector<Operation *> readers;
@@ -506,7 +574,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         biasTy.getElementType() != f32 || outTy.getElementType() != f32 ||
         cast<MemRefType>(c.getType()).getElementType() != f32)
       return std::nullopt;
-    // The body: add, then maybe cmpf olt 0 + select 0, then yield.
+    // The body: add, then maybe cmpf olt 0 + select 0 or a tanh GELU, then
+    // yield.
     Block &body = e.getRegion().front();
     Value cArg = body.getArgument(cIndex), bArg = body.getArgument(1 - cIndex);
     auto ops = llvm::map_to_vector(body.without_terminator(),
@@ -519,7 +588,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     if (ops.size() == 3) {
       auto cmp = dyn_cast<arith::CmpFOp>(ops[1]);
       auto sel = dyn_cast<arith::SelectOp>(ops[2]);
-      if (!relu || !cmp || !sel ||
+      if (!activation || !cmp || !sel ||
           cmp.getPredicate() != arith::CmpFPredicate::OLT ||
           cmp.getLhs() != result ||
           !matchPattern(cmp.getRhs(), m_AnyZeroFloat()) ||
@@ -528,7 +597,11 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           sel.getFalseValue() != result)
         return std::nullopt;
       result = sel;
-      epi.relu = true;
+      epi.code = 2; // RELU_BIAS
+    } else if (ops.size() == 10 && activation &&
+               isGeluTanh(body.getTerminator()->getOperand(0), add)) {
+      result = body.getTerminator()->getOperand(0);
+      epi.code = 5; // GELU_BIAS
     } else if (ops.size() != 1) {
       return std::nullopt;
     }
@@ -634,7 +707,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // C^T = op(B)^T op(A)^T instead (swapped operands, flipped flags).
     std::optional<Epilogue> epi;
     if (!batched && fill)
-      epi = matchEpilogue(op, c, fill, a, bm, reluEpilogue);
+      epi = matchEpilogue(op, c, fill, a, bm, activationEpilogues);
     // Else a bias gradient summing A or B over k, next to a weight
     // gradient (a transposed batch of output gradients times the inputs).
     std::optional<BiasGrad> grad;
@@ -644,7 +717,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     if (grad)
       epilogueCode = grad->ofA ? 3 : 4; // BGRAD_A : BGRAD_B
     if (epi) {
-      epilogueCode = epi->relu ? 2 : 1; // RELU_BIAS : BIAS
+      epilogueCode = epi->code;
       c = epi->out;
       sc = stridedOf(c);
       if (epi->transposed) {

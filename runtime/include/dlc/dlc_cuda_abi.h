@@ -39,7 +39,8 @@ enum {
   DLC_GEMM_EPILOGUE_BIAS = 1,      /* + bias[j] */
   DLC_GEMM_EPILOGUE_RELU_BIAS = 2, /* max(. + bias[j], 0): a NaN becomes 0 */
   DLC_GEMM_EPILOGUE_BGRAD_A = 3,   /* bias[i] = sum_p opA(i,p) */
-  DLC_GEMM_EPILOGUE_BGRAD_B = 4    /* bias[j] = sum_p opB(p,j) */
+  DLC_GEMM_EPILOGUE_BGRAD_B = 4,   /* bias[j] = sum_p opB(p,j) */
+  DLC_GEMM_EPILOGUE_GELU_BIAS = 5  /* gelu_tanh(. + bias[j]) */
 };
 
 /* Row-major batched GEMM with fp32 accumulation (cuBLASLt,
@@ -51,9 +52,11 @@ enum {
  * leading dimensions count elements. dtype_ab / dtype_c are dlc_dtype codes:
  * (F32, F32), (F16, F16), (F16, F32), (BF16, BF16) or (BF16, F32).
  * batch, m, n and k must be >= 1. Epilogues other than NONE need dtype_c
- * F32 and a `bias` (ignored with NONE): with BIAS and RELU_BIAS it points
- * to n floats and C[b](i,j) becomes epilogue(sum + beta * C[b](i,j) +
- * bias[j]) (cuBLASLt's BIAS and RELU_BIAS epilogues); with BGRAD_A (m
+ * F32 and a `bias` (ignored with NONE): with BIAS, RELU_BIAS and
+ * GELU_BIAS it points to n floats and C[b](i,j) becomes epilogue(sum +
+ * beta * C[b](i,j) + bias[j]) (cuBLASLt's BIAS, RELU_BIAS and GELU_BIAS
+ * epilogues; gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715
+ * x^3))), PyTorch's GELU(approximate="tanh")); with BGRAD_A (m
  * floats) and BGRAD_B (n floats) it is written, C as without epilogue,
  * and batch must be 1. */
 DLC_API void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,

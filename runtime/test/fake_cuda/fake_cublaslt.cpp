@@ -1,8 +1,9 @@
 //===- fake_cublaslt.cpp - A fake libcublasLt.so.13 for the libdlcrt tests ===//
 //
 // A column-major reference of cublasLtMatmul for f32 (D = alpha * op(A) *
-// op(B) + beta * C, strided batches, the BIAS and RELU_BIAS epilogues and
-// the BGRADA and BGRADB bias gradients), written from the cuBLASLt
+// op(B) + beta * C, strided batches, the BIAS, RELU_BIAS and GELU_BIAS
+// epilogues and the BGRADA and BGRADB bias gradients), written from the
+// cuBLASLt
 // documentation, so that the tests check libdlcrt's row-major to
 // column-major mapping. Work goes through the fake driver's stream (captured
 // into graphs like kernels). Other dtypes are CUBLAS_STATUS_NOT_SUPPORTED.
@@ -91,7 +92,7 @@ EXPORT Status cublasLtMatmulDescSetAttribute(Desc *desc, int attr,
     std::memcpy(&desc->transA, buf, size);
   else if (attr == 4)
     std::memcpy(&desc->transB, buf, size);
-  else if (attr == 7) // EPILOGUE: DEFAULT, BIAS, RELU_BIAS, BGRADA, BGRADB
+  else if (attr == 7) // EPILOGUE: DEFAULT, (RELU_, GELU_)BIAS, BGRADA/B
     std::memcpy(&desc->epilogue, buf, size);
   else
     return kInvalidValue;
@@ -187,7 +188,8 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
       la->batch != ld->batch || lb->batch != ld->batch ||
       lc->batch != ld->batch)
     return kInvalidValue;
-  const bool bias = desc->epilogue == 4 || desc->epilogue == 6;
+  const bool bias =
+      desc->epilogue == 4 || desc->epilogue == 6 || desc->epilogue == 36;
   const bool biasGrad = desc->epilogue == 256 || desc->epilogue == 512;
   if ((desc->epilogue != 1 && !bias && !biasGrad) ||
       ((bias || biasGrad) && !desc->bias) || (biasGrad && ld->batch != 1))
@@ -214,11 +216,15 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
           float prior = be == 0.0f ? 0.0f : be * pc[i + j * C.ld];
           float v = al * sum + prior;
           // The bias is one value per row of D (column-major), for every
-          // column and batch; ReLU is fmax(v, 0), which makes a NaN 0.
-          if (op.epilogue == 4 || op.epilogue == 6)
+          // column and batch; ReLU is fmax(v, 0), which makes a NaN 0;
+          // GELU is the tanh approximation.
+          if (op.epilogue == 4 || op.epilogue == 6 || op.epilogue == 36)
             v += op.bias[i];
           if (op.epilogue == 6)
             v = std::fmax(v, 0.0f);
+          if (op.epilogue == 36)
+            v = 0.5f * v *
+                (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
           pd[i + j * D.ld] = v;
         }
       // Bias gradients: the sum over k of op(A) per row of D (BGRADA), or
