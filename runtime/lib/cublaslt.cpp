@@ -160,6 +160,10 @@ int32_t cublasEpilogue(int32_t epilogue) {
     return CUBLASLT_EPILOGUE_RELU_BIAS;
   case DLC_GEMM_EPILOGUE_GELU_BIAS:
     return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case DLC_GEMM_EPILOGUE_RELU_AUX_BIAS:
+    return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+  case DLC_GEMM_EPILOGUE_DRELU:
+    return CUBLASLT_EPILOGUE_DRELU;
   case DLC_GEMM_EPILOGUE_BGRAD_A:
     return CUBLASLT_EPILOGUE_BGRADB;
   case DLC_GEMM_EPILOGUE_BGRAD_B:
@@ -218,7 +222,7 @@ namespace {
 /// returns false (`plan` then holds what must be destroyed).
 bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
               cudaDataType_t typeAB, cudaDataType_t typeC, const void *bias,
-              const std::string &what, GemmPlan &plan) {
+              void *aux, const std::string &what, GemmPlan &plan) {
   const CublasLt &api = cache.Api;
   const int64_t batch = key[2], m = key[3], n = key[4], k = key[5];
   const int64_t lda = key[6], strideA = key[7], transA = key[8];
@@ -257,6 +261,20 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
                   plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                   sizeof(bias)),
               "cublasLtMatmulDescSetAttribute(BIAS_POINTER)")))
+    return false;
+  // The ReLU mask: one bit per element of the column-major D (n x m), its
+  // leading dimension n in bits rounded up to 128 (dlc_cuda_abi.h).
+  const int64_t auxLd = (n + 127) / 128 * 128;
+  if ((epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
+       epilogue == CUBLASLT_EPILOGUE_DRELU) &&
+      (!check(api.cublasLtMatmulDescSetAttribute(
+                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                  sizeof(aux)),
+              "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER)") ||
+       !check(api.cublasLtMatmulDescSetAttribute(
+                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd,
+                  sizeof(auxLd)),
+              "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_LD)")))
     return false;
   auto layout = [&](cublasLtMatrixLayout_t &out, cudaDataType_t type,
                     int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
@@ -337,7 +355,7 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                               int32_t trans_a, const void *b, int64_t ldb,
                               int64_t stride_b, int32_t trans_b, float beta,
                               void *c, int64_t ldc, int64_t stride_c,
-                              int32_t epilogue, const void *bias) {
+                              int32_t epilogue, const void *bias, void *aux) {
   auto *cuda = static_cast<CudaContext *>(ctx);
   if (!cuda || cuda->failed())
     return;
@@ -360,17 +378,23 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                                  "f16 -> f16/f32 or bf16 -> bf16/f32)");
       return;
     }
+    // What each epilogue needs: a bias (or bias gradient), a ReLU mask,
+    // a batch of 1 (one vector or mask for the whole batch).
     const bool biasGrad = epilogue == DLC_GEMM_EPILOGUE_BGRAD_A ||
                           epilogue == DLC_GEMM_EPILOGUE_BGRAD_B;
+    const bool masked = epilogue == DLC_GEMM_EPILOGUE_RELU_AUX_BIAS ||
+                        epilogue == DLC_GEMM_EPILOGUE_DRELU;
+    const bool needsBias = epilogue != DLC_GEMM_EPILOGUE_NONE &&
+                           epilogue != DLC_GEMM_EPILOGUE_DRELU;
     if (epilogue != DLC_GEMM_EPILOGUE_NONE &&
-        ((epilogue != DLC_GEMM_EPILOGUE_BIAS &&
-          epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS &&
-          epilogue != DLC_GEMM_EPILOGUE_GELU_BIAS && !biasGrad) ||
-         dtype_c != DLC_F32 || !bias || (biasGrad && batch != 1))) {
+        (epilogue < DLC_GEMM_EPILOGUE_BIAS ||
+         epilogue > DLC_GEMM_EPILOGUE_DRELU || dtype_c != DLC_F32 ||
+         (needsBias && !bias) || (masked && !aux) ||
+         ((biasGrad || masked) && batch != 1))) {
       cuda->recordFailure(DLC_ERR_INTERNAL,
                           what + ": bad epilogue " + std::to_string(epilogue) +
-                              " (epilogues take an f32 output and a bias, "
-                              "bias gradients a batch of 1)");
+                              " (epilogues take an f32 output and a bias or a "
+                              "mask, bias gradients and masks a batch of 1)");
       return;
     }
     constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
@@ -425,15 +449,28 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
     auto it = cache.Plans.find(key);
     if (it == cache.Plans.end()) {
       GemmPlan plan;
-      if (!makePlan(*cuda, cache, key, typeAB, typeC, bias, what, plan)) {
+      if (!makePlan(*cuda, cache, key, typeAB, typeC, bias, aux, what,
+                    plan)) {
         cache.destroy(plan);
         return;
       }
       it = cache.Plans.emplace(key, plan).first;
     }
     const GemmPlan &plan = it->second;
-    // The bias pointer changes from call to call; the rest of the plan not.
-    if (epilogue != DLC_GEMM_EPILOGUE_NONE) {
+    // The bias and mask pointers change from call to call; the rest of the
+    // plan not.
+    if (masked) {
+      if (cublasStatus_t s = blas.api.cublasLtMatmulDescSetAttribute(
+              plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+              sizeof(aux))) {
+        cuda->recordFailure(blasStatus(s),
+                            what + ": cublasLtMatmulDescSetAttribute("
+                                   "EPILOGUE_AUX_POINTER) failed: " +
+                                blasStatusText(blas.api, s));
+        return;
+      }
+    }
+    if (needsBias) {
       if (cublasStatus_t s = blas.api.cublasLtMatmulDescSetAttribute(
               plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
               sizeof(bias))) {

@@ -178,10 +178,16 @@ constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_TRANSA = 3;
 constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_TRANSB = 4;
 constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
 constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+constexpr cublasLtMatmulDescAttributes_t
+    CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11;
+constexpr cublasLtMatmulDescAttributes_t CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD =
+    12;
 constexpr int32_t CUBLASLT_EPILOGUE_DEFAULT = 1;
 constexpr int32_t CUBLASLT_EPILOGUE_BIAS = 4;
 constexpr int32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
 constexpr int32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
+constexpr int32_t CUBLASLT_EPILOGUE_RELU_AUX_BIAS = 134;
+constexpr int32_t CUBLASLT_EPILOGUE_DRELU = 136;
 constexpr int32_t CUBLASLT_EPILOGUE_BGRADA = 256;
 constexpr int32_t CUBLASLT_EPILOGUE_BGRADB = 512;
 constexpr cublasLtMatrixLayoutAttribute_t CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT =

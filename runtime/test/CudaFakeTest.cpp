@@ -100,9 +100,9 @@ void cudaGemm(void *const *args) {
   // w, unused, a, bt, at, b2, c1, c2, workspace, ctx
   void *ctx = args[9];
   dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 1, 2, 4, 3, args[2], 3, 0, 0, args[3], 3,
-                0, 1, 0.0f, args[6], 4, 0, DLC_GEMM_EPILOGUE_NONE, nullptr);
+                0, 1, 0.0f, args[6], 4, 0, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
   dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 2, 2, 2, 3, args[4], 2, 6, 1, args[5], 2,
-                6, 0, 0.0f, args[7], 2, 4, DLC_GEMM_EPILOGUE_NONE, nullptr);
+                6, 0, 0.0f, args[7], 2, 4, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
 }
 
 void cudaBad(void *const *args) {
@@ -357,7 +357,7 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
     for (int out = 0; out < 3; ++out)
       dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
                     args[1], 3, 0, 1, 0.0f, args[3 + out], 4, 0,
-                    epilogues[out], args[2]);
+                    epilogues[out], args[2], nullptr);
   });
   ASSERT_TRUE(m);
   const float a[6] = {1, -2, 3, 0.5f, 4, -1};
@@ -395,7 +395,7 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
   ModelPtr m2 = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
                   args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
-                  DLC_GEMM_EPILOGUE_BIAS, nullptr);
+                  DLC_GEMM_EPILOGUE_BIAS, nullptr, nullptr);
   });
   ASSERT_TRUE(m2);
   EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
@@ -415,10 +415,10 @@ TEST_F(FakeCuda, GemmBiasGradients) {
     // dy, x, dw1, ga, dw2, gb, workspace, ctx
     dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 2, 0, 1,
                   args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
-                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3]);
+                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3], nullptr);
     dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 2, 0, 1,
                   args[1], 4, 0, 0, 0.0f, args[4], 4, 0,
-                  DLC_GEMM_EPILOGUE_BGRAD_B, args[5]);
+                  DLC_GEMM_EPILOGUE_BGRAD_B, args[5], nullptr);
   });
   ASSERT_TRUE(m);
   const float dy[6] = {1, -2, 3, 0.5f, 4, -1};
@@ -449,11 +449,77 @@ TEST_F(FakeCuda, GemmBiasGradients) {
   ModelPtr m2 = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 2, 1, 4, 3, args[0], 2, 0, 1,
                   args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
-                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3]);
+                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3], nullptr);
   });
   ASSERT_TRUE(m2);
   EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
-  EXPECT_TRUE(errorContains("bias gradients a batch of 1")) << dlc_last_error();
+  EXPECT_TRUE(errorContains("bias gradients and masks a batch of 1"))
+      << dlc_last_error();
+}
+
+TEST_F(FakeCuda, GemmReluMaskAndItsGradient) {
+  // h = relu(a * bt^T + bias) with RELU_AUX_BIAS, which also writes the
+  // mask of where a * bt^T + bias > 0, then dh = (g * w) masked by it
+  // (DRELU): a linear layer's ReLU and, in the backward pass, the ReLU's
+  // gradient from the mask instead of the pre-activation. n = 130 makes
+  // the mask's columns (cuBLASLt's, of 130 rows) take two 128-bit words.
+  static const char *const text =
+      "dlc-model 1\nname g\nentry e\nworkspace 1024\nin a f32 2,3\n"
+      "in bt f32 130,3\n"
+      "in bias f32 130\nin g f32 2,5\nin w f32 5,130\n"
+      "out h f32 2,130\nout dh f32 2,130\nend\n";
+  ASSERT_EQ(dlc_gemm_relu_mask_bytes(2, 130), 64);
+  ModelPtr m = createOneEntry(text, [](void *const *args) {
+    // a, bt, bias, g, w, h, dh, workspace, ctx; the mask is at the start
+    // of the workspace (1024 bytes, below).
+    void *mask = args[7];
+    dlc_cuda_gemm(args[8], DLC_F32, DLC_F32, 1, 2, 130, 3, args[0], 3, 0, 0,
+                  args[1], 3, 0, 1, 0.0f, args[5], 130, 0,
+                  DLC_GEMM_EPILOGUE_RELU_AUX_BIAS, args[2], mask);
+    dlc_cuda_gemm(args[8], DLC_F32, DLC_F32, 1, 2, 130, 5, args[3], 5, 0, 0,
+                  args[4], 130, 0, 0, 0.0f, args[6], 130, 0,
+                  DLC_GEMM_EPILOGUE_DRELU, nullptr, mask);
+  });
+  ASSERT_TRUE(m);
+  float a[6], bt[390], bias[130], g[10], w[650];
+  for (int i = 0; i < 6; ++i)
+    a[i] = float(i % 4) - 1.5f;
+  for (int i = 0; i < 390; ++i)
+    bt[i] = float(i % 7) - 3;
+  for (int j = 0; j < 130; ++j)
+    bias[j] = float(j % 3) - 1;
+  for (int i = 0; i < 10; ++i)
+    g[i] = float(i) - 4.5f;
+  for (int i = 0; i < 650; ++i)
+    w[i] = float(i % 5) - 2;
+  float h[260], dh[260];
+  const void *inputs[] = {a, bt, bias, g, w};
+  void *outputs[] = {h, dh};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
+      << dlc_last_error();
+  int positive = 0;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 130; ++j) {
+      float pre = rowDot(a + i * 3, bt + j * 3, 3) + bias[j];
+      float grad = 0;
+      for (int p = 0; p < 5; ++p)
+        grad += g[i * 5 + p] * w[p * 130 + j];
+      positive += pre > 0;
+      EXPECT_EQ(h[i * 130 + j], pre > 0 ? pre : 0.0f) << i << "," << j;
+      EXPECT_EQ(dh[i * 130 + j], pre > 0 ? grad : 0.0f) << i << "," << j;
+    }
+  EXPECT_GT(positive, 40);
+  EXPECT_LT(positive, 220);
+
+  // A mask epilogue without a mask never reaches cuBLASLt.
+  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
+    dlc_cuda_gemm(args[8], DLC_F32, DLC_F32, 1, 2, 130, 5, args[3], 5, 0, 0,
+                  args[4], 130, 0, 0, 0.0f, args[6], 130, 0,
+                  DLC_GEMM_EPILOGUE_DRELU, nullptr, nullptr);
+  });
+  ASSERT_TRUE(m2);
+  EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("bad epilogue 7")) << dlc_last_error();
 }
 
 TEST_F(FakeCuda, UnsupportedGemmIsReported) {
@@ -462,7 +528,7 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   ModelPtr m = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_BF16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
-                  DLC_GEMM_EPILOGUE_NONE, nullptr);
+                  DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
   });
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr),
@@ -477,7 +543,7 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   ModelPtr m2 = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
-                  DLC_GEMM_EPILOGUE_NONE, nullptr);
+                  DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
   });
   EXPECT_EQ(dlc_model_run(m2.get(), 0, nullptr, nullptr), DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("unsupported dtypes")) << dlc_last_error();

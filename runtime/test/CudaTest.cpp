@@ -177,7 +177,7 @@ TEST(CudaTest, AbiFunctionsIgnoreANullContext) {
   dlc_cuda_memcpy(nullptr, nullptr, nullptr, 4);
   dlc_cuda_gemm(nullptr, DLC_F32, DLC_F32, 1, 1, 1, 1, nullptr, 1, 0, 0,
                 nullptr, 1, 0, 0, 0.0f, nullptr, 1, 0, DLC_GEMM_EPILOGUE_NONE,
-                nullptr);
+                nullptr, nullptr);
   SUCCEED();
 }
 

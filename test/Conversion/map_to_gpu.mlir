@@ -60,9 +60,9 @@ func.func @row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.en
 // CHECK-LABEL: func.func @gemm_and_copy
 // CHECK-SAME: %[[CTX:arg[0-9]+]]: !llvm.ptr {dlc.name = "cuda_ctx"})
 // CHECK-NOT: linalg.matmul
-// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c10_i64, %c256_i64, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c10_i64, %c256_i64, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{[_0-9]*}})
 // CHECK: call @dlc_cuda_memcpy(%[[CTX]], %{{.*}}, %{{.*}}, %c2560_i64)
-// CHECK: func.func private @dlc_cuda_gemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, f32, i64, i64, i64, i32, i64)
+// CHECK: func.func private @dlc_cuda_gemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i32, i64, i64, i64, i32, f32, i64, i64, i64, i32, i64, i64)
 // CHECK: func.func private @dlc_cuda_memcpy(!llvm.ptr, i64, i64, i64)
 func.func @gemm_and_copy(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: memref<64x10xf32>, %d: memref<64x10xf32>) attributes {dlc.entry} {
   linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%c : memref<64x10xf32>)
@@ -132,7 +132,7 @@ func.func @strided(%x: memref<4x10xf32>, %y: memref<2x3xf32>) attributes {dlc.en
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: arith.constant 1.000000e+00 : f32
 // CHECK: memref.extract_aligned_pointer_as_index %[[W]]
-// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{[_0-9]*}})
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @linear(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %y: memref<64x256xf32>) attributes {dlc.entry} {
@@ -151,7 +151,7 @@ func.func @linear(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %y: memref<64
 // CHECK-LABEL: func.func @no_fold
 // CHECK-COUNT-4: gpu.launch
 // CHECK: %[[BETA:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i64, %c4_i64, %c3_i64, %{{[0-9]+}}, %c3_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %[[BETA]], %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}})
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i64, %c4_i64, %c3_i64, %{{[0-9]+}}, %c3_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %[[BETA]], %{{[0-9]+}}, %c4_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{[_0-9]*}})
 func.func @no_fold(%x: memref<2x3xf32>, %w: memref<4x3xf32>, %y: memref<2x4xf32>, %z: memref<3x4xf32>, %s: memref<2x4xf32>) attributes {dlc.entry} {
   %one = arith.constant 0.0 : f32
   %wt = memref.alloc() : memref<3x4xf32>
@@ -190,7 +190,7 @@ func.func @gemm_bf16(%a: memref<64x256xbf16>, %b: memref<256x10xbf16>, %c: memre
 // CHECK-DAG: %[[PW:.*]] = memref.extract_aligned_pointer_as_index %[[W]]
 // CHECK-DAG: %[[PY:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
 // CHECK-DAG: %[[PB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
-// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c2_i32, %{{[0-9]+}})
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c64_i64, %c256_i64, %c784_i64, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %{{[0-9]+}}, %c784_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c2_i32, %{{[0-9]+}}, %c0_i64{{[_0-9]*}})
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: memref.alloc
 // CHECK: return
@@ -217,7 +217,7 @@ func.func @bias_relu_epilogue(%x: memref<64x784xf32>, %w: memref<256x784xf32>, %
 // is fine: it is the final value.
 // CHECK-LABEL: func.func @bias_in_place
 // CHECK-NOT: gpu.launch
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c1_i32{{[_0-9]*}}, %{{[0-9]+}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c1_i32{{[_0-9]*}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}})
 // CHECK: call @dlc_cuda_memcpy
 func.func @bias_in_place(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: memref<10xf32>, %out: memref<64x10xf32>) attributes {dlc.entry} {
   %zero = arith.constant 0.0 : f32
@@ -239,7 +239,7 @@ func.func @bias_in_place(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: mem
 // cuBLASLt's ReLU turns them into 0: the ReLU stays a kernel. The GEMM
 // keeps its plain form too.
 // CHECK-LABEL: func.func @no_relu_epilogue_with_loss_scaling
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK: gpu.launch
 func.func @no_relu_epilogue_with_loss_scaling(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: memref<10xf32>, %out: memref<64x10xf32>, %scale: memref<f32> {dlc.name = "optimizer.loss_scale"}) attributes {dlc.entry} {
   %zero = arith.constant 0.0 : f32
@@ -261,7 +261,7 @@ func.func @no_relu_epilogue_with_loss_scaling(%h: memref<64x256xf32>, %w: memref
 // The raw product is read again after the epilogue (and not overwritten
 // first): it must exist, so nothing is folded.
 // CHECK-LABEL: func.func @product_read_later
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK-COUNT-2: gpu.launch
 func.func @product_read_later(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b: memref<10xf32>, %out: memref<64x10xf32>, %raw: memref<64x10xf32>) attributes {dlc.entry} {
   %zero = arith.constant 0.0 : f32
@@ -290,7 +290,7 @@ func.func @product_read_later(%h: memref<64x256xf32>, %w: memref<256x10xf32>, %b
 // CHECK-NOT: gpu.launch
 // CHECK-DAG: %[[PDB:.*]] = memref.extract_aligned_pointer_as_index %[[DB]]
 // CHECK-DAG: %[[IDB:.*]] = arith.index_cast %[[PDB]] : index to i64
-// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c10_i64, %c256_i64, %c64_i64, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c3_i32, %[[IDB]])
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c10_i64, %c256_i64, %c64_i64, %{{[0-9]+}}, %c10_i64{{.*}}, %c0_i64{{.*}}, %c1_i32{{.*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c0_i32{{.*}}, %cst{{[_0-9]*}}, %{{[0-9]+}}, %c256_i64{{.*}}, %c0_i64{{.*}}, %c3_i32, %[[IDB]], %c0_i64{{[_0-9]*}})
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: linalg.
 // CHECK: return
@@ -317,7 +317,7 @@ func.func private @use(memref<10xf32>)
 // The sum of op(B) over k (BGRAD_B = 4): B's column sums.
 // CHECK-LABEL: func.func @bias_grad_b
 // CHECK-NOT: gpu.launch
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c4_i32, %{{[0-9]+}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c4_i32, %{{[0-9]+}}, %c0_i64{{[_0-9]*}})
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @bias_grad_b(%a: memref<10x64xf32>, %x: memref<64x256xf32>, %c: memref<10x256xf32>, %sum: memref<256xf32>) attributes {dlc.entry} {
@@ -339,9 +339,9 @@ func.func @bias_grad_b(%a: memref<10x64xf32>, %x: memref<64x256xf32>, %c: memref
 // k; and dY written between the GEMM and its sum (the GEMM would read the
 // old values).
 // CHECK-LABEL: func.func @no_bias_grad
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK-COUNT-2: gpu.launch
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK-COUNT-3: gpu.launch
 // CHECK-NOT: gpu.launch
 // CHECK: return
@@ -380,7 +380,7 @@ func.func @no_bias_grad(%dy: memref<64x10xf32>, %h: memref<64x256xf32>, %dw: mem
 // does the tanh form in a step with fp16 loss scaling.
 // CHECK-LABEL: func.func @gelu_bias_epilogue
 // CHECK-NOT: gpu.launch
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c5_i32, %{{[0-9]+}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c5_i32, %{{[0-9]+}}, %c0_i64{{[_0-9]*}})
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @gelu_bias_epilogue(%h: memref<64x256xf32>, %w: memref<256x32xf32>, %b: memref<32xf32>, %out: memref<64x32xf32>) attributes {dlc.entry} {
@@ -412,10 +412,10 @@ func.func @gelu_bias_epilogue(%h: memref<64x256xf32>, %w: memref<256x32xf32>, %b
 // -----
 
 // CHECK-LABEL: func.func @no_gelu_epilogue
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK: gpu.launch
 // CHECK: math.erf
-// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
 // CHECK: gpu.launch
 // CHECK: math.tanh
 func.func @no_gelu_epilogue(%h: memref<64x256xf32>, %w: memref<256x32xf32>, %b: memref<32xf32>, %out: memref<64x32xf32>, %out2: memref<64x32xf32>, %scale: memref<f32> {dlc.name = "optimizer.loss_scale"}) attributes {dlc.entry} {
@@ -454,6 +454,95 @@ func.func @no_gelu_epilogue(%h: memref<64x256xf32>, %w: memref<256x32xf32>, %b: 
     %8 = arith.addf %6, %one : f32
     %9 = arith.mulf %7, %8 : f32
     linalg.yield %9 : f32
+  }
+  return
+}
+
+// -----
+
+// A training step's ReLU layer: the bias epilogue's pre-activation is read
+// by the ReLU and, in the backward pass, by the ReLU's gradient (in place
+// over the gradient a later GEMM wrote). The first GEMM writes the ReLU's
+// output and a bit mask of where the pre-activation was positive
+// (RELU_AUX_BIAS = 6; 256 rows of 64 columns: 2 x 128 bits per row, 2048
+// bytes), the later one applies the gradient through the mask (DRELU = 7):
+// neither loop nor the pre-activation remain.
+// CHECK-LABEL: func.func @relu_mask
+// CHECK-NOT: gpu.launch
+// CHECK: %[[MASK:.*]] = memref.alloc() : memref<2048xi8>
+// CHECK: %[[PM:.*]] = memref.extract_aligned_pointer_as_index %[[MASK]]
+// CHECK: %[[IM:.*]] = arith.index_cast %[[PM]] : index to i64
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c6_i32, %{{[0-9]+}}, %[[IM]])
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c7_i32, %c0_i64{{[_0-9]*}}, %{{[0-9]+}})
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @relu_mask(%x: memref<64x784xf32>, %w1: memref<256x784xf32>, %b1: memref<256xf32>, %h: memref<64x256xf32>, %dz: memref<64x10xf32>, %w2: memref<10x256xf32>, %dh: memref<64x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<784x64xf32>
+  linalg.transpose ins(%x : memref<64x784xf32>) outs(%xt : memref<784x64xf32>) permutation = [1, 0]
+  %yt = memref.alloc() : memref<256x64xf32>
+  linalg.fill ins(%zero : f32) outs(%yt : memref<256x64xf32>)
+  linalg.matmul ins(%w1, %xt : memref<256x784xf32>, memref<784x64xf32>) outs(%yt : memref<256x64xf32>)
+  %pre = memref.alloc() : memref<64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%yt, %b1 : memref<256x64xf32>, memref<256xf32>) outs(%pre : memref<64x256xf32>) {
+  ^bb0(%v: f32, %bias: f32, %out: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre : memref<64x256xf32>) outs(%h : memref<64x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %r = arith.select %neg, %zero, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dh : memref<64x256xf32>)
+  linalg.matmul ins(%dz, %w2 : memref<64x10xf32>, memref<10x256xf32>) outs(%dh : memref<64x256xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre, %dh : memref<64x256xf32>, memref<64x256xf32>) outs(%dh : memref<64x256xf32>) {
+  ^bb0(%p: f32, %g: f32, %out: f32):
+    %pos = arith.cmpf ogt, %p, %zero : f32
+    %r = arith.select %pos, %g, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// The pre-activation read once more (here: copied out): it must be
+// stored, so the bias epilogue writes it and both ReLU loops stay kernels.
+// CHECK-LABEL: func.func @relu_mask_pre_read
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c1_i32{{[_0-9]*}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+func.func @relu_mask_pre_read(%x: memref<64x784xf32>, %w1: memref<256x784xf32>, %b1: memref<256xf32>, %h: memref<64x256xf32>, %dz: memref<64x10xf32>, %w2: memref<10x256xf32>, %dh: memref<64x256xf32>, %saved: memref<64x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<784x64xf32>
+  linalg.transpose ins(%x : memref<64x784xf32>) outs(%xt : memref<784x64xf32>) permutation = [1, 0]
+  %yt = memref.alloc() : memref<256x64xf32>
+  linalg.fill ins(%zero : f32) outs(%yt : memref<256x64xf32>)
+  linalg.matmul ins(%w1, %xt : memref<256x784xf32>, memref<784x64xf32>) outs(%yt : memref<256x64xf32>)
+  %pre = memref.alloc() : memref<64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%yt, %b1 : memref<256x64xf32>, memref<256xf32>) outs(%pre : memref<64x256xf32>) {
+  ^bb0(%v: f32, %bias: f32, %out: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre : memref<64x256xf32>) outs(%h : memref<64x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %r = arith.select %neg, %zero, %in : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %pre, %saved : memref<64x256xf32> to memref<64x256xf32>
+  linalg.fill ins(%zero : f32) outs(%dh : memref<64x256xf32>)
+  linalg.matmul ins(%dz, %w2 : memref<64x10xf32>, memref<10x256xf32>) outs(%dh : memref<64x256xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre, %dh : memref<64x256xf32>, memref<64x256xf32>) outs(%dh : memref<64x256xf32>) {
+  ^bb0(%p: f32, %g: f32, %out: f32):
+    %pos = arith.cmpf ogt, %p, %zero : f32
+    %r = arith.select %pos, %g, %zero : f32
+    linalg.yield %r : f32
   }
   return
 }

@@ -59,7 +59,7 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
                                 int64_t ldb, int64_t strideB, int32_t transB,
                                 float beta, int64_t c, int64_t ldc,
                                 int64_t strideC, int32_t epilogue,
-                                int64_t bias) {
+                                int64_t bias, int64_t aux) {
   for (int64_t q = 0; q < batch; ++q)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -73,9 +73,19 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         // beta = 0 does not read C (cuBLASLt's rule: NaNs there vanish).
         if (beta != 0.0f)
           acc += beta * load(c, dtypeC, ic);
+        // The ReLU mask: bit j + i * ld of column-major D (n x m), ld
+        // rounded up to 128 bits (dlc_gemm_relu_mask_bytes).
+        int64_t bit = j + i * ((n + 127) / 128 * 128);
+        auto *mask = reinterpret_cast<uint8_t *>(aux);
+        if (epilogue == DLC_GEMM_EPILOGUE_DRELU) {
+          bool positive = mask[bit / 8] >> (bit % 8) & 1;
+          store(c, dtypeC, ic, positive ? acc : 0.0);
+          continue;
+        }
         if (epilogue != DLC_GEMM_EPILOGUE_BIAS &&
             epilogue != DLC_GEMM_EPILOGUE_RELU_BIAS &&
-            epilogue != DLC_GEMM_EPILOGUE_GELU_BIAS) {
+            epilogue != DLC_GEMM_EPILOGUE_GELU_BIAS &&
+            epilogue != DLC_GEMM_EPILOGUE_RELU_AUX_BIAS) {
           store(c, dtypeC, ic, acc);
           continue;
         }
@@ -83,7 +93,12 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         // ReLU makes a NaN 0, its GELU is the tanh approximation.
         float r = static_cast<float>(acc) +
                   reinterpret_cast<const float *>(bias)[j];
-        if (epilogue == DLC_GEMM_EPILOGUE_RELU_BIAS &&
+        if (epilogue == DLC_GEMM_EPILOGUE_RELU_AUX_BIAS) {
+          uint8_t one = uint8_t(1u << (bit % 8));
+          mask[bit / 8] = r > 0.0f ? mask[bit / 8] | one : mask[bit / 8] & ~one;
+        }
+        if ((epilogue == DLC_GEMM_EPILOGUE_RELU_BIAS ||
+             epilogue == DLC_GEMM_EPILOGUE_RELU_AUX_BIAS) &&
             (std::isnan(r) || r < 0.0f))
           r = 0.0f;
         if (epilogue == DLC_GEMM_EPILOGUE_GELU_BIAS)

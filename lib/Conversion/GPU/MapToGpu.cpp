@@ -9,6 +9,7 @@
 #include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
+#include "dlc/dlc_cuda_abi.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,14 +39,14 @@ namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;
 
-/// The dlc_dtype code of an element type (runtime/include/dlc/dlc_runtime.h).
+/// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
 std::optional<int32_t> dtypeCode(Type t) {
   if (t.isF32())
-    return 0;
+    return DLC_F32;
   if (t.isF16())
-    return 1;
+    return DLC_F16;
   if (t.isBF16())
-    return 2;
+    return DLC_BF16;
   return std::nullopt;
 }
 
@@ -150,6 +151,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
 
     // GEMMs first, so that they can take in the transposes and the zero
     // fills that feed them before those become kernels.
+    reluGrads.clear();
     SmallVector<linalg::LinalgOp> gemms;
     for (Operation &op : body)
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
@@ -339,6 +341,28 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     return t;
   }
 
+  /// Whether y = (x < 0 ? 0 : x), PyTorch's ReLU as DlcToLinalg writes it.
+  static bool isRelu(Value y, Value x) {
+    auto sel = y.getDefiningOp<arith::SelectOp>();
+    auto cmp = sel ? sel.getCondition().getDefiningOp<arith::CmpFOp>()
+                   : arith::CmpFOp();
+    return cmp && cmp.getPredicate() == arith::CmpFPredicate::OLT &&
+           cmp.getLhs() == x && matchPattern(cmp.getRhs(), m_AnyZeroFloat()) &&
+           matchPattern(sel.getTrueValue(), m_AnyZeroFloat()) &&
+           sel.getFalseValue() == x;
+  }
+
+  /// Whether y = (x > 0 ? g : 0), the gradient g of a ReLU of x.
+  static bool isReluGrad(Value y, Value x, Value g) {
+    auto sel = y.getDefiningOp<arith::SelectOp>();
+    auto cmp = sel ? sel.getCondition().getDefiningOp<arith::CmpFOp>()
+                   : arith::CmpFOp();
+    return cmp && cmp.getPredicate() == arith::CmpFPredicate::OGT &&
+           cmp.getLhs() == x && matchPattern(cmp.getRhs(), m_AnyZeroFloat()) &&
+           sel.getTrueValue() == g &&
+           matchPattern(sel.getFalseValue(), m_AnyZeroFloat());
+  }
+
   /// Whether `v` is a float constant equal to `expected` rounded to its
   /// type.
   static bool isConstant(Value v, double expected) {
@@ -407,9 +431,23 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   struct Epilogue {
     linalg::GenericOp op;
     Value bias, out;
-    int32_t code = 1; // DLC_GEMM_EPILOGUE_BIAS, RELU_BIAS or GELU_BIAS
+    int32_t code = DLC_GEMM_EPILOGUE_BIAS; // or RELU_BIAS or GELU_BIAS
     bool transposed = false;
   };
+
+  /// Whether `v` exists at `op`, or is a static allocation after it (in
+  /// its block) that can move before it; with `move`, moves it.
+  static bool availableAt(Value v, Operation *op, bool move) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
+      return true;
+    auto alloc = dyn_cast<memref::AllocOp>(def);
+    if (!alloc || alloc->getNumOperands())
+      return false;
+    if (move)
+      alloc->moveBefore(op);
+    return true;
+  }
 
   /// A bias gradient that cuBLASLt computes next to the GEMM: `op` sums
   /// one of its operands over k into `grad` (zeroed by `fill` just before),
@@ -477,17 +515,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           usedBetween(grad, gemm, r, /*writesOnly=*/false, fill))
         return std::nullopt;
       // The gradient's buffer must exist at the GEMM.
-      if (auto alloc = grad.getDefiningOp<memref::AllocOp>();
-          alloc && alloc->getBlock() == gemm->getBlock() &&
-          gemm->isBeforeInBlock(alloc)) {
-        if (alloc->getNumOperands())
-          return std::nullopt;
-        alloc->moveBefore(gemm);
-      } else if (Operation *def = grad.getDefiningOp();
-                 def && def->getBlock() == gemm->getBlock() &&
-                 gemm->isBeforeInBlock(def)) {
+      if (!availableAt(grad, gemm, /*move=*/true))
         return std::nullopt;
-      }
       return BiasGrad{r, fill, grad, ofA};
     }
     return std::nullopt;
@@ -584,28 +613,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     if (!add || !((add.getLhs() == cArg && add.getRhs() == bArg) ||
                   (add.getLhs() == bArg && add.getRhs() == cArg)))
       return std::nullopt;
-    Value result = add;
-    if (ops.size() == 3) {
-      auto cmp = dyn_cast<arith::CmpFOp>(ops[1]);
-      auto sel = dyn_cast<arith::SelectOp>(ops[2]);
-      if (!activation || !cmp || !sel ||
-          cmp.getPredicate() != arith::CmpFPredicate::OLT ||
-          cmp.getLhs() != result ||
-          !matchPattern(cmp.getRhs(), m_AnyZeroFloat()) ||
-          sel.getCondition() != cmp ||
-          !matchPattern(sel.getTrueValue(), m_AnyZeroFloat()) ||
-          sel.getFalseValue() != result)
-        return std::nullopt;
-      result = sel;
-      epi.code = 2; // RELU_BIAS
-    } else if (ops.size() == 10 && activation &&
-               isGeluTanh(body.getTerminator()->getOperand(0), add)) {
-      result = body.getTerminator()->getOperand(0);
-      epi.code = 5; // GELU_BIAS
-    } else if (ops.size() != 1) {
-      return std::nullopt;
-    }
-    if (body.getTerminator()->getOperand(0) != result)
+    Value result = body.getTerminator()->getOperand(0);
+    if (ops.size() == 3 && activation && isRelu(result, add))
+      epi.code = DLC_GEMM_EPILOGUE_RELU_BIAS;
+    else if (ops.size() == 10 && activation && isGeluTanh(result, add))
+      epi.code = DLC_GEMM_EPILOGUE_GELU_BIAS;
+    else if (ops.size() != 1 || result != add)
       return std::nullopt;
     // The GEMM writes D and reads the bias at its own place, not the
     // epilogue's: nothing in between may touch D or write the bias, and D
@@ -621,32 +634,115 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       return std::nullopt;
     // Both must exist at the GEMM: a buffer allocated in between (the
     // epilogue's output, usually) is allocated before it instead.
-    for (Value v : {epi.out, epi.bias}) {
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != gemm->getBlock() ||
-          def->isBeforeInBlock(gemm))
-        continue;
-      auto alloc = dyn_cast<memref::AllocOp>(def);
-      if (!alloc || alloc->getNumOperands())
-        return std::nullopt;
-    }
-    for (Value v : {epi.out, epi.bias})
-      if (auto alloc = v.getDefiningOp<memref::AllocOp>();
-          alloc && alloc->getBlock() == gemm->getBlock() &&
-          gemm->isBeforeInBlock(alloc))
-        alloc->moveBefore(gemm);
+    if (!availableAt(epi.out, gemm, /*move=*/false) ||
+        !availableAt(epi.bias, gemm, /*move=*/false))
+      return std::nullopt;
+    availableAt(epi.out, gemm, /*move=*/true);
+    availableAt(epi.bias, gemm, /*move=*/true);
     return epi;
   }
 
-  /// C = A * B (+ C) through cuBLASLt; row-major operands with a unit inner
-  /// stride, any leading dimension. An operand produced by a transpose is
-  /// read through it (cuBLASLt's transpose flag), and an accumulator
-  /// filled with zeros just before gives beta = 0 instead of the fill.
-  LogicalResult mapGemm(ModuleOp module, linalg::LinalgOp op, Value cudaCtx) {
-    if (!op.hasPureBufferSemantics())
-      return op.emitOpError("must be bufferized before dlc-map-to-gpu");
-    // Named matmuls with the default maps only (transposes are kernels).
+  /// A GEMM whose epilogue applies a ReLU's gradient through the bit mask
+  /// that an earlier GEMM's epilogue wrote (recorded when that one was
+  /// mapped): the gradient loop it replaces, the mask, and the
+  /// pre-activation the loop read, which dies with it.
+  struct ReluGrad {
+    linalg::GenericOp op;
+    Value mask, pre;
+  };
+  DenseMap<Operation *, ReluGrad> reluGrads;
+
+  /// The ReLU of a training step's linear layer, in the forward pass and
+  /// in the backward pass at once: after `gemm`'s bias epilogue `epi`
+  /// (writing the pre-activation), a ReLU loop, and later the ReLU's
+  /// gradient loop (pre > 0 ? g : 0, in place over g), the pre-activation's
+  /// only readers; g written last by a later GEMM. The first GEMM then
+  /// writes the ReLU's output with cuBLASLt's RELU_AUX_BIAS and a bit mask
+  /// of where the pre-activation was positive, and the later GEMM's DRELU
+  /// epilogue applies the gradient through the mask: the pre-activation is
+  /// never stored, and both loops disappear. Returns the ReLU loop and its
+  /// output, and the new mask; records the gradient in `reluGrads`.
+  struct ReluMask {
+    linalg::GenericOp relu;
+    Value out, mask;
+  };
+  std::optional<ReluMask> matchReluMask(Operation *gemm, const Epilogue &epi,
+                                        Value a, Value b) {
+    Value pre = epi.out;
+    auto alloc = pre.getDefiningOp<memref::AllocOp>();
+    auto type = cast<MemRefType>(pre.getType());
+    if (!alloc || alloc->getBlock() != gemm->getBlock() ||
+        type.getRank() != 2 || !type.getLayout().isIdentity())
+      return std::nullopt;
+    linalg::GenericOp relu, reluGrad;
+    for (Operation *u : pre.getUsers()) {
+      auto g = dyn_cast<linalg::GenericOp>(u);
+      if (u == epi.op)
+        continue;
+      if (!g || g->getBlock() != gemm->getBlock())
+        return std::nullopt;
+      if (!relu && g.getNumDpsInputs() == 1)
+        relu = g;
+      else if (!reluGrad && g.getNumDpsInputs() == 2)
+        reluGrad = g;
+      else
+        return std::nullopt;
+    }
+    auto elementwise = [](linalg::GenericOp g) {
+      return g.hasPureBufferSemantics() && g.getNumDpsInits() == 1 &&
+             g.getNumLoops() == 2 && g.getNumParallelLoops() == 2 &&
+             llvm::all_of(g.getIndexingMapsArray(),
+                          [](AffineMap m) { return m.isIdentity(); });
+    };
+    if (!relu || !reluGrad || !epi.op->isBeforeInBlock(relu) ||
+        !relu->isBeforeInBlock(reluGrad) || !elementwise(relu) ||
+        !elementwise(reluGrad))
+      return std::nullopt;
+    Block &rb = relu.getRegion().front();
+    Block &gb = reluGrad.getRegion().front();
+    unsigned preIndex = reluGrad.getDpsInputs()[0] == pre ? 0 : 1;
+    Value g = reluGrad.getDpsInputs()[1 - preIndex];
+    if (rb.getOperations().size() != 3 ||
+        !isRelu(rb.getTerminator()->getOperand(0), rb.getArgument(0)) ||
+        g == pre || reluGrad.getDpsInits()[0] != g ||
+        gb.getOperations().size() != 3 ||
+        !isReluGrad(gb.getTerminator()->getOperand(0),
+                    gb.getArgument(preIndex), gb.getArgument(1 - preIndex)))
+      return std::nullopt;
+    // The ReLU's output, written at the GEMM instead: nothing in between
+    // touches it, and the GEMM does not read it.
+    Value out = relu.getDpsInits()[0];
+    std::optional<Strided> so = stridedOf(out);
+    Value root = viewedBuffer(out);
+    if (!so || so->strides.back() != 1 || root == viewedBuffer(a) ||
+        root == viewedBuffer(b) || root == viewedBuffer(epi.bias) ||
+        usedBetween(out, gemm, relu, /*writesOnly=*/false) ||
+        !availableAt(out, gemm, /*move=*/false))
+      return std::nullopt;
+    // The gradient's GEMM: after the ReLU, the last to write g (nothing
+    // touches g in between), a cuBLASLt call of the same output shape.
+    auto gemm2 = producerOf<linalg::MatmulOp>(g, reluGrad);
+    if (!gemm2 || !relu->isBeforeInBlock(gemm2) || !isCublasGemm(gemm2) ||
+        g.getType() != pre.getType() || reluGrads.contains(gemm2))
+      return std::nullopt;
+    availableAt(out, gemm, /*move=*/true);
+    OpBuilder builder(gemm);
+    int64_t bytes =
+        dlc_gemm_relu_mask_bytes(type.getDimSize(0), type.getDimSize(1));
+    Value mask = memref::AllocOp::create(
+        builder, gemm->getLoc(),
+        MemRefType::get({bytes}, builder.getIntegerType(8)));
+    reluGrads[gemm2] = {reluGrad, mask, pre};
+    return ReluMask{relu, out, mask};
+  }
+
+  /// Whether `op` is a GEMM that dlc_cuda_gemm computes: a named matmul
+  /// with the default maps (transposes are kernels), row-major operands
+  /// with a unit inner stride and static strides, dtypes it takes.
+  static bool isCublasGemm(linalg::LinalgOp op) {
     bool batched = isa<linalg::BatchMatmulOp>(op);
+    if (!batched && !isa<linalg::MatmulOp>(op))
+      return false;
     MLIRContext *ctx = op.getContext();
     AffineExpr b_, m, n, k;
     SmallVector<AffineMap> expected;
@@ -662,18 +758,34 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                   AffineMap::get(3, 0, {m, n}, ctx)};
     }
     if (op.getIndexingMapsArray() != expected)
+      return false;
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+          c = op.getDpsInits()[0];
+    auto sa = stridedOf(a), sb = stridedOf(b), sc = stridedOf(c);
+    auto dtA = dtypeCode(cast<MemRefType>(a.getType()).getElementType()),
+         dtB = dtypeCode(cast<MemRefType>(b.getType()).getElementType()),
+         dtC = dtypeCode(cast<MemRefType>(c.getType()).getElementType());
+    return sa && sb && sc && dtA && dtB && dtC && *dtA == *dtB &&
+           sa->strides.back() == 1 && sb->strides.back() == 1 &&
+           sc->strides.back() == 1;
+  }
+
+  /// C = A * B (+ C) through cuBLASLt; row-major operands with a unit inner
+  /// stride, any leading dimension. An operand produced by a transpose is
+  /// read through it (cuBLASLt's transpose flag), and an accumulator
+  /// filled with zeros just before gives beta = 0 instead of the fill.
+  LogicalResult mapGemm(ModuleOp module, linalg::LinalgOp op, Value cudaCtx) {
+    if (!op.hasPureBufferSemantics())
+      return op.emitOpError("must be bufferized before dlc-map-to-gpu");
+    if (!isCublasGemm(op))
       return mapToKernel(op);
+    bool batched = isa<linalg::BatchMatmulOp>(op);
     Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
           c = op.getDpsInits()[0], gemmOut = c;
     auto sa = stridedOf(a), sb = stridedOf(bm), sc = stridedOf(c);
     auto ta = cast<MemRefType>(a.getType()), tc = cast<MemRefType>(c.getType());
     auto dtA = dtypeCode(ta.getElementType()),
-         dtB = dtypeCode(cast<MemRefType>(bm.getType()).getElementType()),
          dtC = dtypeCode(tc.getElementType());
-    if (!sa || !sb || !sc || !dtA || !dtB || !dtC || *dtA != *dtB ||
-        sa->strides.back() != 1 || sb->strides.back() != 1 ||
-        sc->strides.back() != 1)
-      return mapToKernel(op);
 
     OpBuilder b(op);
     Location loc = op.getLoc();
@@ -705,20 +817,32 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // A bias (and ReLU) right after: cuBLASLt's epilogue writes the final
     // result. When the epilogue reads C transposed, the GEMM computes
     // C^T = op(B)^T op(A)^T instead (swapped operands, flipped flags).
+    // A ReLU's gradient through the mask of an earlier GEMM's ReLU.
+    std::optional<ReluGrad> reluGrad;
+    if (auto it = reluGrads.find(op); it != reluGrads.end())
+      reluGrad = it->second;
     std::optional<Epilogue> epi;
-    if (!batched && fill)
+    if (!batched && fill && !reluGrad)
       epi = matchEpilogue(op, c, fill, a, bm, activationEpilogues);
+    // The ReLU after a bias, with its mask for the backward pass.
+    std::optional<ReluMask> reluMask;
+    if (epi && epi->code == DLC_GEMM_EPILOGUE_BIAS && activationEpilogues)
+      reluMask = matchReluMask(op, *epi, a, bm);
     // Else a bias gradient summing A or B over k, next to a weight
     // gradient (a transposed batch of output gradients times the inputs).
     std::optional<BiasGrad> grad;
-    if (!batched && !epi && *dtA == 0 && *dtC == 0)
+    if (!batched && !epi && !reluGrad && *dtA == DLC_F32 && *dtC == DLC_F32)
       grad = matchBiasGrad(op, a, transA, bm, transB, c);
-    int32_t epilogueCode = 0; // DLC_GEMM_EPILOGUE_NONE
+    int32_t epilogueCode = DLC_GEMM_EPILOGUE_NONE;
     if (grad)
-      epilogueCode = grad->ofA ? 3 : 4; // BGRAD_A : BGRAD_B
+      epilogueCode =
+          grad->ofA ? DLC_GEMM_EPILOGUE_BGRAD_A : DLC_GEMM_EPILOGUE_BGRAD_B;
+    if (reluGrad)
+      epilogueCode = DLC_GEMM_EPILOGUE_DRELU;
     if (epi) {
-      epilogueCode = epi->code;
-      c = epi->out;
+      epilogueCode =
+          reluMask ? DLC_GEMM_EPILOGUE_RELU_AUX_BIAS : epi->code;
+      c = reluMask ? reluMask->out : epi->out;
       sc = stridedOf(c);
       if (epi->transposed) {
         std::swap(a, bm);
@@ -755,11 +879,14 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         i32(b, loc, epilogueCode),
         epi    ? addressOf(b, loc, epi->bias, stridedOf(epi->bias)->offset)
         : grad ? addressOf(b, loc, grad->grad, stridedOf(grad->grad)->offset)
-               : i64(b, loc, 0)};
+               : i64(b, loc, 0),
+        reluMask   ? addressOf(b, loc, reluMask->mask, 0)
+        : reluGrad ? addressOf(b, loc, reluGrad->mask, 0)
+                   : i64(b, loc, 0)};
     SmallVector<Type> types = {cudaCtx.getType(), i32Ty, i32Ty, i64Ty, i64Ty,
                                i64Ty, i64Ty, i64Ty, i64Ty, i64Ty, i32Ty,
                                i64Ty, i64Ty, i64Ty, i32Ty, b.getF32Type(),
-                               i64Ty, i64Ty, i64Ty, i32Ty, i64Ty};
+                               i64Ty, i64Ty, i64Ty, i32Ty, i64Ty, i64Ty};
     func::FuncOp gemm = runtimeFunction(module, "dlc_cuda_gemm", types);
     func::CallOp::create(b, loc, gemm, args);
     op->erase();
@@ -771,7 +898,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         {fill, fill ? fill.getOutputs()[0] : Value()},
         {epi ? epi->op : nullptr, gemmOut},
         {grad ? grad->fill : nullptr, Value()},
-        {grad ? grad->op : nullptr, Value()}};
+        {grad ? grad->op : nullptr, Value()},
+        {reluMask ? reluMask->relu : nullptr, Value()},
+        {reluGrad ? reluGrad->op : nullptr, reluGrad ? reluGrad->pre : Value()}};
     for (auto [deadOp, buffer] : dead) {
       if (!deadOp)
         continue;

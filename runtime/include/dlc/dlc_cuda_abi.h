@@ -40,7 +40,9 @@ enum {
   DLC_GEMM_EPILOGUE_RELU_BIAS = 2, /* max(. + bias[j], 0): a NaN becomes 0 */
   DLC_GEMM_EPILOGUE_BGRAD_A = 3,   /* bias[i] = sum_p opA(i,p) */
   DLC_GEMM_EPILOGUE_BGRAD_B = 4,   /* bias[j] = sum_p opB(p,j) */
-  DLC_GEMM_EPILOGUE_GELU_BIAS = 5  /* gelu_tanh(. + bias[j]) */
+  DLC_GEMM_EPILOGUE_GELU_BIAS = 5, /* gelu_tanh(. + bias[j]) */
+  DLC_GEMM_EPILOGUE_RELU_AUX_BIAS = 6, /* RELU_BIAS, and aux: the mask */
+  DLC_GEMM_EPILOGUE_DRELU = 7          /* aux's mask ? . : 0 */
 };
 
 /* Row-major batched GEMM with fp32 accumulation (cuBLASLt,
@@ -58,14 +60,27 @@ enum {
  * epilogues; gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715
  * x^3))), PyTorch's GELU(approximate="tanh")); with BGRAD_A (m
  * floats) and BGRAD_B (n floats) it is written, C as without epilogue,
- * and batch must be 1. */
+ * and batch must be 1. RELU_AUX_BIAS (cuBLASLt's RELU_AUX_BIAS) is
+ * RELU_BIAS that also writes to `aux` a bit mask of where the result was
+ * positive; DRELU (cuBLASLt's DRELU) reads such a mask, written by a GEMM
+ * of the same m and n, and zeroes C(i,j) where its bit is clear (a ReLU's
+ * gradient). The mask takes dlc_gemm_relu_mask_bytes(m, n) bytes in
+ * cuBLASLt's own layout, at a 16-byte aligned address; batch must be 1.
+ * `aux` is ignored by the other epilogues. */
 DLC_API void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
                            const void *a, int64_t lda, int64_t stride_a,
                            int32_t trans_a, const void *b, int64_t ldb,
                            int64_t stride_b, int32_t trans_b, float beta,
                            void *c, int64_t ldc, int64_t stride_c,
-                           int32_t epilogue, const void *bias);
+                           int32_t epilogue, const void *bias, void *aux);
+
+/* The bytes of a RELU_AUX_BIAS / DRELU mask of an m x n result: one bit per
+ * element, each of cuBLASLt's column-major columns (our rows) padded to a
+ * multiple of 128 bits. */
+static inline int64_t dlc_gemm_relu_mask_bytes(int64_t m, int64_t n) {
+  return (n + 127) / 128 * 16 * m;
+}
 
 /* Copies `bytes` (>= 0) from device memory `src` to device memory `dst` on
  * the model's stream. */

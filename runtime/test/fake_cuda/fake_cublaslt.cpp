@@ -2,8 +2,9 @@
 //
 // A column-major reference of cublasLtMatmul for f32 (D = alpha * op(A) *
 // op(B) + beta * C, strided batches, the BIAS, RELU_BIAS and GELU_BIAS
-// epilogues and the BGRADA and BGRADB bias gradients), written from the
-// cuBLASLt
+// epilogues, the BGRADA and BGRADB bias gradients, and RELU_AUX_BIAS and
+// DRELU with a bit mask of ours, one bit per element of D at row + column *
+// ld), written from the cuBLASLt
 // documentation, so that the tests check libdlcrt's row-major to
 // column-major mapping. Work goes through the fake driver's stream (captured
 // into graphs like kernels). Other dtypes are CUBLAS_STATUS_NOT_SUPPORTED.
@@ -27,6 +28,8 @@ struct Desc {
   int32_t transA = 0, transB = 0;
   int32_t epilogue = 1; // CUBLASLT_EPILOGUE_DEFAULT
   float *bias = nullptr; // read by BIAS, written by BGRADA / BGRADB
+  uint8_t *aux = nullptr; // the ReLU mask: written by RELU_AUX_BIAS
+  int64_t auxLd = 0;      // in bits
 };
 struct Layout {
   int type = 0;
@@ -73,7 +76,7 @@ EXPORT const char *cublasLtGetStatusName(Status status) {
 }
 EXPORT Status cublasLtMatmulDescCreate(Desc **desc, int computeType,
                                        int scaleType) {
-  *desc = new Desc{computeType, scaleType, 0, 0, 1, nullptr};
+  *desc = new Desc{computeType, scaleType, 0, 0, 1, nullptr, nullptr, 0};
   return kSuccess;
 }
 EXPORT Status cublasLtMatmulDescDestroy(Desc *desc) {
@@ -84,6 +87,14 @@ EXPORT Status cublasLtMatmulDescSetAttribute(Desc *desc, int attr,
                                              const void *buf, size_t size) {
   if (attr == 8 && size == sizeof(desc->bias)) { // BIAS_POINTER
     std::memcpy(&desc->bias, buf, size);
+    return kSuccess;
+  }
+  if (attr == 11 && size == sizeof(desc->aux)) { // EPILOGUE_AUX_POINTER
+    std::memcpy(&desc->aux, buf, size);
+    return kSuccess;
+  }
+  if (attr == 12 && size == sizeof(desc->auxLd)) { // EPILOGUE_AUX_LD
+    std::memcpy(&desc->auxLd, buf, size);
     return kSuccess;
   }
   if (size != sizeof(int32_t))
@@ -188,12 +199,17 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
       la->batch != ld->batch || lb->batch != ld->batch ||
       lc->batch != ld->batch)
     return kInvalidValue;
-  const bool bias =
-      desc->epilogue == 4 || desc->epilogue == 6 || desc->epilogue == 36;
+  const bool bias = desc->epilogue == 4 || desc->epilogue == 6 ||
+                    desc->epilogue == 36 || desc->epilogue == 134;
   const bool biasGrad = desc->epilogue == 256 || desc->epilogue == 512;
-  if ((desc->epilogue != 1 && !bias && !biasGrad) ||
+  const bool masked = desc->epilogue == 134 || desc->epilogue == 136;
+  if ((desc->epilogue != 1 && !bias && !biasGrad && !masked) ||
       ((bias || biasGrad) && !desc->bias) || (biasGrad && ld->batch != 1))
     return kNotSupported;
+  // The mask's leading dimension: a multiple of 128 bits, at least D's rows.
+  if (masked && (!desc->aux || ld->batch != 1 || desc->auxLd % 128 != 0 ||
+                 desc->auxLd < static_cast<int64_t>(ld->rows)))
+    return kInvalidValue;
   const float al = *static_cast<const float *>(alpha);
   const float be = *static_cast<const float *>(beta);
   Desc op = *desc;
@@ -217,11 +233,21 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
           float v = al * sum + prior;
           // The bias is one value per row of D (column-major), for every
           // column and batch; ReLU is fmax(v, 0), which makes a NaN 0;
-          // GELU is the tanh approximation.
-          if (op.epilogue == 4 || op.epilogue == 6 || op.epilogue == 36)
+          // GELU is the tanh approximation. RELU_AUX_BIAS records where
+          // the biased value was positive; DRELU keeps only those.
+          if (op.epilogue == 4 || op.epilogue == 6 || op.epilogue == 36 ||
+              op.epilogue == 134)
             v += op.bias[i];
-          if (op.epilogue == 6)
+          const uint64_t bit = i + j * op.auxLd;
+          if (op.epilogue == 134) {
+            const uint8_t one = uint8_t(1u << (bit % 8));
+            op.aux[bit / 8] =
+                v > 0 ? op.aux[bit / 8] | one : op.aux[bit / 8] & ~one;
+          }
+          if (op.epilogue == 6 || op.epilogue == 134)
             v = std::fmax(v, 0.0f);
+          if (op.epilogue == 136 && !(op.aux[bit / 8] >> (bit % 8) & 1))
+            v = 0.0f;
           if (op.epilogue == 36)
             v = 0.5f * v *
                 (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
