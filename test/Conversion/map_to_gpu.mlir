@@ -546,3 +546,65 @@ func.func @relu_mask_pre_read(%x: memref<64x784xf32>, %w1: memref<256x784xf32>, 
   }
   return
 }
+
+// -----
+
+// Two GEMMs of one shape share a zero-filled accumulator after CSE, and
+// bufferization copies the zeros for the first: a copy of what a fill
+// wrote is that fill, so both GEMMs take their zeros as beta = 0, with no
+// device copy and no fill kernel left.
+// CHECK-LABEL: func.func @shared_zero_accumulator
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: call @dlc_cuda_memcpy
+// CHECK: call @dlc_cuda_gemm
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_memcpy
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_memcpy
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @shared_zero_accumulator(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %a2: memref<64x256xf32>, %c1: memref<64x10xf32>, %c2: memref<64x10xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<64x10xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<64x10xf32>)
+  %first = memref.alloc() : memref<64x10xf32>
+  memref.copy %acc, %first : memref<64x10xf32> to memref<64x10xf32>
+  linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%first : memref<64x10xf32>)
+  memref.copy %first, %c1 : memref<64x10xf32> to memref<64x10xf32>
+  linalg.matmul ins(%a2, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%acc : memref<64x10xf32>)
+  memref.copy %acc, %c2 : memref<64x10xf32> to memref<64x10xf32>
+  return
+}
+
+// -----
+
+// Bufferization reuses one buffer for the transposes of a step: a
+// transpose whose result only its GEMM reads before the next transpose
+// overwrites it is folded (both here); one read after its GEMM is not.
+// CHECK-LABEL: func.func @reused_transpose_buffer
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm
+// CHECK-NOT: gpu.launch
+// CHECK: call @dlc_cuda_gemm
+// CHECK: gpu.launch
+// CHECK: call @dlc_cuda_gemm
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @reused_transpose_buffer(%x: memref<2x3xf32>, %w1: memref<4x3xf32>, %w2: memref<4x3xf32>, %w3: memref<4x3xf32>, %y1: memref<2x4xf32>, %y2: memref<2x4xf32>, %y3: memref<2x4xf32>, %saved: memref<3x4xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<3x4xf32>
+  linalg.transpose ins(%w1 : memref<4x3xf32>) outs(%wt : memref<3x4xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%y1 : memref<2x4xf32>)
+  linalg.matmul ins(%x, %wt : memref<2x3xf32>, memref<3x4xf32>) outs(%y1 : memref<2x4xf32>)
+  linalg.transpose ins(%w2 : memref<4x3xf32>) outs(%wt : memref<3x4xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%y2 : memref<2x4xf32>)
+  linalg.matmul ins(%x, %wt : memref<2x3xf32>, memref<3x4xf32>) outs(%y2 : memref<2x4xf32>)
+  linalg.transpose ins(%w3 : memref<4x3xf32>) outs(%wt : memref<3x4xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%y3 : memref<2x4xf32>)
+  linalg.matmul ins(%x, %wt : memref<2x3xf32>, memref<3x4xf32>) outs(%y3 : memref<2x4xf32>)
+  linalg.copy ins(%wt : memref<3x4xf32>) outs(%saved : memref<3x4xf32>)
+  return
+}

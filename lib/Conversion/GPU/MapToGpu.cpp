@@ -151,6 +151,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
 
     // GEMMs first, so that they can take in the transposes and the zero
     // fills that feed them before those become kernels.
+    fillCopiesOfFills(body);
     reluGrads.clear();
     SmallVector<linalg::LinalgOp> gemms;
     for (Operation &op : body)
@@ -281,6 +282,26 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     gpu::TerminatorOp::create(kb, loc);
   }
 
+  /// Makes each copy of a buffer that a fill wrote last a fill of the
+  /// copy's target. CSE merges the zero-filled accumulators of GEMMs of one
+  /// shape, and bufferization gives all but the last GEMM a copy of the
+  /// zeros: as a fill, a GEMM takes it in as beta = 0 (and then its
+  /// epilogue) instead of a device copy and a read of the zeros.
+  static void fillCopiesOfFills(Block &body) {
+    for (auto copy :
+         llvm::make_early_inc_range(body.getOps<memref::CopyOp>())) {
+      Value src = copy.getSource();
+      auto fill = producerOf<linalg::FillOp>(src, copy);
+      if (!fill || fill.getOutputs()[0] != src ||
+          copy.getSource().getType() != copy.getTarget().getType())
+        continue;
+      OpBuilder b(copy);
+      linalg::FillOp::create(b, copy.getLoc(), fill.getInputs()[0],
+                             copy.getTarget());
+      copy.erase();
+    }
+  }
+
   /// Whether an op strictly between `from` and `to` (both in one block)
   /// uses `buffer` or a view of it; with `writesOnly`, only uses that may
   /// write (anything but an input of a linalg op).
@@ -322,18 +343,28 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   }
 
   /// A GEMM operand read through the transpose that produced it: the
-  /// transpose's source, with cuBLASLt transposing it. Only when the
-  /// transposed buffer has no other reader and the source is not written
-  /// in between; the transpose is then dead.
+  /// transpose's source, with cuBLASLt transposing it. Only when nothing
+  /// else reads the transposed buffer (after the GEMM, it is overwritten
+  /// before it is read again: bufferization reuses one buffer for the
+  /// transposes of a step) and the source is not written in between; the
+  /// transpose is then dead.
   linalg::TransposeOp foldableTranspose(Value operand, Operation *gemm,
                                         bool batched) {
     auto t = producerOf<linalg::TransposeOp>(operand, gemm);
     SmallVector<int64_t> perm = batched ? SmallVector<int64_t>{0, 2, 1}
                                         : SmallVector<int64_t>{1, 0};
     if (!t || SmallVector<int64_t>(t.getPermutation()) != perm ||
-        llvm::any_of(operand.getUsers(),
-                     [&](Operation *u) { return u != t && u != gemm; }) ||
         usedBetween(t.getInput(), t, gemm, /*writesOnly=*/true))
+      return {};
+    SmallVector<Operation *> users;
+    for (Operation *u : operand.getUsers()) {
+      if (u->getBlock() != gemm->getBlock())
+        return {};
+      users.push_back(u);
+    }
+    if (llvm::any_of(users,
+                     [&](Operation *u) { return gemm->isBeforeInBlock(u); }) &&
+        !overwrittenBeforeRead(operand, gemm, users))
       return {};
     std::optional<Strided> s = stridedOf(t.getInput());
     if (!s || s->strides.back() != 1)
