@@ -608,3 +608,97 @@ func.func @reused_transpose_buffer(%x: memref<2x3xf32>, %w1: memref<4x3xf32>, %w
   linalg.copy ins(%wt : memref<3x4xf32>) outs(%saved : memref<3x4xf32>)
   return
 }
+
+// -----
+
+// The ReLU's gradient written to another buffer (bufferization reused the
+// ReLU output's): DRELU computes it in place over dh, and the gradient's
+// readers up to the next overwrite of that buffer (the fill, then two
+// fills: the copy of a fill is one) read dh instead.
+// CHECK-LABEL: func.func @relu_mask_redirected
+// CHECK-SAME: %[[DH:arg[0-9]+]]: memref<64x256xf32>, %[[OUT:arg[0-9]+]]: memref<64x256xf32>
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c6_i32, %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c7_i32, %c0_i64{{[_0-9]*}}, %{{[0-9]+}})
+// CHECK-NOT: gpu.launch
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[DH]]
+// CHECK: call @dlc_cuda_memcpy(%{{.*}}, %{{[0-9]+}}, %{{[0-9]+}}, %c65536_i64)
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @relu_mask_redirected(%x: memref<64x784xf32>, %w1: memref<256x784xf32>, %b1: memref<256xf32>, %dz: memref<64x10xf32>, %w2: memref<10x256xf32>, %dh: memref<64x256xf32>, %out: memref<64x256xf32>, %h2: memref<64x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %yt = memref.alloc() : memref<256x64xf32>
+  %xt = memref.alloc() : memref<784x64xf32>
+  linalg.transpose ins(%x : memref<64x784xf32>) outs(%xt : memref<784x64xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%yt : memref<256x64xf32>)
+  linalg.matmul ins(%w1, %xt : memref<256x784xf32>, memref<784x64xf32>) outs(%yt : memref<256x64xf32>)
+  %pre = memref.alloc() : memref<64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%yt, %b1 : memref<256x64xf32>, memref<256xf32>) outs(%pre : memref<64x256xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  %h = memref.alloc() : memref<64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre : memref<64x256xf32>) outs(%h : memref<64x256xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %r = arith.select %neg, %zero, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dh : memref<64x256xf32>)
+  linalg.matmul ins(%dz, %w2 : memref<64x10xf32>, memref<10x256xf32>) outs(%dh : memref<64x256xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre, %dh : memref<64x256xf32>, memref<64x256xf32>) outs(%h : memref<64x256xf32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %pos = arith.cmpf ogt, %p, %zero : f32
+    %r = arith.select %pos, %g, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %h, %out : memref<64x256xf32> to memref<64x256xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<64x256xf32>)
+  memref.copy %h, %h2 : memref<64x256xf32> to memref<64x256xf32>
+  return
+}
+
+// -----
+
+// The same, but the GEMM's raw product dh is read after the gradient: it
+// must be stored as it is, so the ReLU and its gradient stay kernels.
+// CHECK-LABEL: func.func @relu_mask_raw_product_read
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c1_i32{{[_0-9]*}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+// CHECK: call @dlc_cuda_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}})
+// CHECK: gpu.launch
+func.func @relu_mask_raw_product_read(%x: memref<64x784xf32>, %w1: memref<256x784xf32>, %b1: memref<256xf32>, %dz: memref<64x10xf32>, %w2: memref<10x256xf32>, %dh: memref<64x256xf32>, %out: memref<64x256xf32>, %h2: memref<64x256xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %yt = memref.alloc() : memref<256x64xf32>
+  %xt = memref.alloc() : memref<784x64xf32>
+  linalg.transpose ins(%x : memref<64x784xf32>) outs(%xt : memref<784x64xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%yt : memref<256x64xf32>)
+  linalg.matmul ins(%w1, %xt : memref<256x784xf32>, memref<784x64xf32>) outs(%yt : memref<256x64xf32>)
+  %pre = memref.alloc() : memref<64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%yt, %b1 : memref<256x64xf32>, memref<256xf32>) outs(%pre : memref<64x256xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  %h = memref.alloc() : memref<64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre : memref<64x256xf32>) outs(%h : memref<64x256xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %r = arith.select %neg, %zero, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dh : memref<64x256xf32>)
+  linalg.matmul ins(%dz, %w2 : memref<64x10xf32>, memref<10x256xf32>) outs(%dh : memref<64x256xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pre, %dh : memref<64x256xf32>, memref<64x256xf32>) outs(%h : memref<64x256xf32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %pos = arith.cmpf ogt, %p, %zero : f32
+    %r = arith.select %pos, %g, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %h, %out : memref<64x256xf32> to memref<64x256xf32>
+  memref.copy %dh, %h2 : memref<64x256xf32> to memref<64x256xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<64x256xf32>)
+  memref.copy %h, %h2 : memref<64x256xf32> to memref<64x256xf32>
+  return
+}

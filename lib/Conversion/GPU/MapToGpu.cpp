@@ -565,18 +565,58 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     for (Operation *u : users)
       if (after->isBeforeInBlock(u) && (!next || u->isBeforeInBlock(next)))
         next = u;
-    auto op = dyn_cast_or_null<linalg::LinalgOp>(next);
-    if (!op || !op.hasPureBufferSemantics() ||
-        op.getNumLoops() != op.getNumParallelLoops())
+    return next && overwrites(next, buffer);
+  }
+
+  /// Whether `op` writes all of `buffer` without reading it or its old
+  /// value (see overwrittenBeforeRead).
+  static bool overwrites(Operation *op, Value buffer) {
+    auto l = dyn_cast<linalg::LinalgOp>(op);
+    if (!l || !l.hasPureBufferSemantics() ||
+        l.getNumLoops() != l.getNumParallelLoops() ||
+        llvm::is_contained(l.getDpsInputs(), buffer))
       return false;
-    if (llvm::is_contained(op.getDpsInputs(), buffer))
-      return false;
-    for (OpOperand &init : op.getDpsInitsMutable())
+    for (OpOperand &init : l.getDpsInitsMutable())
       if (init.get() == buffer &&
-          (!op.getMatchingIndexingMap(&init).isPermutation() ||
-           op.payloadUsesValueFromOperand(&init)))
+          (!l.getMatchingIndexingMap(&init).isPermutation() ||
+           l.payloadUsesValueFromOperand(&init)))
         return false;
-    return llvm::is_contained(op.getDpsInits(), buffer);
+    return llvm::is_contained(l.getDpsInits(), buffer);
+  }
+
+  /// The uses of `from` after `after` (in its block) up to the next op
+  /// that overwrites it, if they can read `to` instead: `from` is an
+  /// allocation used only in that block, each of those uses is a read (a
+  /// linalg input, a copy's source), and nothing writes `to` until the
+  /// last of them.
+  static std::optional<SmallVector<OpOperand *>>
+  redirectableReads(Value from, Value to, Operation *after) {
+    if (!from.getDefiningOp<memref::AllocOp>() ||
+        llvm::any_of(from.getUsers(), [&](Operation *u) {
+          return u->getBlock() != after->getBlock();
+        }))
+      return std::nullopt;
+    SmallVector<OpOperand *> reads;
+    Operation *last = after;
+    for (Operation *op = after->getNextNode(); op; op = op->getNextNode()) {
+      if (!llvm::is_contained(op->getOperands(), from))
+        continue;
+      if (overwrites(op, from))
+        break;
+      for (OpOperand &use : op->getOpOperands()) {
+        if (use.get() != from)
+          continue;
+        auto l = dyn_cast<linalg::LinalgOp>(op);
+        if (!(l && l.isDpsInput(&use)) &&
+            !(isa<memref::CopyOp>(op) && use.getOperandNumber() == 0))
+          return std::nullopt;
+        reads.push_back(&use);
+      }
+      last = op;
+    }
+    if (usedBetween(to, after, last->getNextNode(), /*writesOnly=*/true))
+      return std::nullopt;
+    return reads;
   }
 
   /// The epilogue of a 2-D GEMM `gemm` writing `c` with beta = 0 (`fill`
@@ -686,13 +726,16 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   /// The ReLU of a training step's linear layer, in the forward pass and
   /// in the backward pass at once: after `gemm`'s bias epilogue `epi`
   /// (writing the pre-activation), a ReLU loop, and later the ReLU's
-  /// gradient loop (pre > 0 ? g : 0, in place over g), the pre-activation's
-  /// only readers; g written last by a later GEMM. The first GEMM then
-  /// writes the ReLU's output with cuBLASLt's RELU_AUX_BIAS and a bit mask
-  /// of where the pre-activation was positive, and the later GEMM's DRELU
-  /// epilogue applies the gradient through the mask: the pre-activation is
-  /// never stored, and both loops disappear. Returns the ReLU loop and its
-  /// output, and the new mask; records the gradient in `reluGrads`.
+  /// gradient loop (pre > 0 ? g : 0), the pre-activation's only readers;
+  /// g written last by a later GEMM. The first GEMM then writes the ReLU's
+  /// output with cuBLASLt's RELU_AUX_BIAS and a bit mask of where the
+  /// pre-activation was positive, and the later GEMM's DRELU epilogue
+  /// applies the gradient through the mask, in place over g: the
+  /// pre-activation is never stored, and both loops disappear. Where the
+  /// gradient loop wrote another buffer, its readers read g instead (see
+  /// redirectableReads; nothing else may read g's raw product). Returns the
+  /// ReLU loop and its output, and the new mask; records the gradient in
+  /// `reluGrads`.
   struct ReluMask {
     linalg::GenericOp relu;
     Value out, mask;
@@ -735,7 +778,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     Value g = reluGrad.getDpsInputs()[1 - preIndex];
     if (rb.getOperations().size() != 3 ||
         !isRelu(rb.getTerminator()->getOperand(0), rb.getArgument(0)) ||
-        g == pre || reluGrad.getDpsInits()[0] != g ||
+        g == pre || reluGrad.getDpsInits()[0] == pre ||
         gb.getOperations().size() != 3 ||
         !isReluGrad(gb.getTerminator()->getOperand(0),
                     gb.getArgument(preIndex), gb.getArgument(1 - preIndex)))
@@ -756,6 +799,21 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     if (!gemm2 || !relu->isBeforeInBlock(gemm2) || !isCublasGemm(gemm2) ||
         g.getType() != pre.getType() || reluGrads.contains(gemm2))
       return std::nullopt;
+    Value gradOut = reluGrad.getDpsInits()[0];
+    std::optional<SmallVector<OpOperand *>> redirected;
+    if (gradOut != g) {
+      if (gradOut.getType() != g.getType() ||
+          llvm::any_of(g.getUsers(),
+                       [&](Operation *u) {
+                         return u != gemm2 && u != reluGrad &&
+                                (u->getBlock() != gemm->getBlock() ||
+                                 gemm2->isBeforeInBlock(u));
+                       }) ||
+          !(redirected = redirectableReads(gradOut, g, reluGrad)))
+        return std::nullopt;
+      for (OpOperand *use : *redirected)
+        use->set(g);
+    }
     availableAt(out, gemm, /*move=*/true);
     OpBuilder builder(gemm);
     int64_t bytes =
