@@ -459,28 +459,21 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
     const GemmPlan &plan = it->second;
     // The bias and mask pointers change from call to call; the rest of the
     // plan not.
-    if (masked) {
-      if (cublasStatus_t s = blas.api.cublasLtMatmulDescSetAttribute(
-              plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
-              sizeof(aux))) {
+    auto setPointer = [&](cublasLtMatmulDescAttributes_t attr, const void *ptr,
+                          const char *name) {
+      cublasStatus_t s = blas.api.cublasLtMatmulDescSetAttribute(
+          plan.desc, attr, &ptr, sizeof(ptr));
+      if (s)
         cuda->recordFailure(blasStatus(s),
-                            what + ": cublasLtMatmulDescSetAttribute("
-                                   "EPILOGUE_AUX_POINTER) failed: " +
-                                blasStatusText(blas.api, s));
-        return;
-      }
-    }
-    if (needsBias) {
-      if (cublasStatus_t s = blas.api.cublasLtMatmulDescSetAttribute(
-              plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-              sizeof(bias))) {
-        cuda->recordFailure(blasStatus(s),
-                            what + ": cublasLtMatmulDescSetAttribute("
-                                   "BIAS_POINTER) failed: " +
-                                blasStatusText(blas.api, s));
-        return;
-      }
-    }
+                            what + ": cublasLtMatmulDescSetAttribute(" + name +
+                                ") failed: " + blasStatusText(blas.api, s));
+      return s == CUBLAS_STATUS_SUCCESS;
+    };
+    if ((masked && !setPointer(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux,
+                               "EPILOGUE_AUX_POINTER")) ||
+        (needsBias &&
+         !setPointer(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "BIAS_POINTER")))
+      return;
     const float alpha = 1.0f;
     // Swapped operands: C^T = opB^T * opA^T, column-major.
     if (cublasStatus_t s = blas.api.cublasLtMatmul(

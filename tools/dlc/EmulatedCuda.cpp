@@ -108,21 +108,22 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
       }
   // Bias gradients (batch 1): the fp32 sum over k of opA's rows or opB's
   // columns.
-  auto *grad = reinterpret_cast<float *>(bias);
+  auto sumsOverK = [&](int64_t count, auto element) {
+    for (int64_t x = 0; x < count; ++x) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += element(x, p);
+      reinterpret_cast<float *>(bias)[x] = sum;
+    }
+  };
   if (epilogue == DLC_GEMM_EPILOGUE_BGRAD_A)
-    for (int64_t i = 0; i < m; ++i) {
-      float sum = 0;
-      for (int64_t p = 0; p < k; ++p)
-        sum += load(a, dtypeAB, transA ? p * lda + i : i * lda + p);
-      grad[i] = sum;
-    }
+    sumsOverK(m, [&](int64_t i, int64_t p) {
+      return load(a, dtypeAB, transA ? p * lda + i : i * lda + p);
+    });
   if (epilogue == DLC_GEMM_EPILOGUE_BGRAD_B)
-    for (int64_t j = 0; j < n; ++j) {
-      float sum = 0;
-      for (int64_t p = 0; p < k; ++p)
-        sum += load(b, dtypeAB, transB ? j * ldb + p : p * ldb + j);
-      grad[j] = sum;
-    }
+    sumsOverK(n, [&](int64_t j, int64_t p) {
+      return load(b, dtypeAB, transB ? j * ldb + p : p * ldb + j);
+    });
 }
 
 extern "C" void dlcEmulatedMemcpy(void * /*ctx*/, int64_t dst, int64_t src,

@@ -776,7 +776,10 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     Block &gb = reluGrad.getRegion().front();
     unsigned preIndex = reluGrad.getDpsInputs()[0] == pre ? 0 : 1;
     Value g = reluGrad.getDpsInputs()[1 - preIndex];
-    if (rb.getOperations().size() != 3 ||
+    // Both read the pre-activation (and neither writes it).
+    if (relu.getDpsInputs()[0] != pre ||
+        reluGrad.getDpsInputs()[preIndex] != pre ||
+        relu.getDpsInits()[0] == pre || rb.getOperations().size() != 3 ||
         !isRelu(rb.getTerminator()->getOperand(0), rb.getArgument(0)) ||
         g == pre || reluGrad.getDpsInits()[0] == pre ||
         gb.getOperations().size() != 3 ||

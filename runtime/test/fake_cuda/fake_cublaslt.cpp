@@ -255,20 +255,22 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
         }
       // Bias gradients: the sum over k of op(A) per row of D (BGRADA), or
       // of op(B) per column of D (BGRADB).
+      auto sumsOverK = [&](uint64_t count, auto element) {
+        for (uint64_t x = 0; x < count; ++x) {
+          float sum = 0;
+          for (uint64_t p = 0; p < k; ++p)
+            sum += element(x, p);
+          op.bias[x] = sum;
+        }
+      };
       if (op.epilogue == 256)
-        for (uint64_t i = 0; i < m; ++i) {
-          float sum = 0;
-          for (uint64_t p = 0; p < k; ++p)
-            sum += op.transA ? pa[p + i * A.ld] : pa[i + p * A.ld];
-          op.bias[i] = sum;
-        }
+        sumsOverK(m, [&](uint64_t i, uint64_t p) {
+          return op.transA ? pa[p + i * A.ld] : pa[i + p * A.ld];
+        });
       if (op.epilogue == 512)
-        for (uint64_t j = 0; j < n; ++j) {
-          float sum = 0;
-          for (uint64_t p = 0; p < k; ++p)
-            sum += op.transB ? pb[j + p * B.ld] : pb[p + j * B.ld];
-          op.bias[j] = sum;
-        }
+        sumsOverK(n, [&](uint64_t j, uint64_t p) {
+          return op.transB ? pb[j + p * B.ld] : pb[p + j * B.ld];
+        });
     }
   });
   return kSuccess;
