@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Runs the GPU benchmark bundle (bench/gpu/make_bench.py) and reports dlc's
+training steps side by side with PyTorch's, as ratios.
+
+  run.py BUNDLE [--device cuda|cpu] [--models a,b] [--runs N] [--no-compile]
+
+Each model's step_bench runs on the device; then torch_steps.py, if PyTorch
+is installed, times the same steps eager and compiled and the big MLP's
+GEMMs alone. The table gives, per model, the median microseconds of each
+and speedups of dlc over PyTorch; for the big MLP, the GEMMs alone over
+dlc's step (the share of cuBLASLt's speed that the step reaches)."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"(?:step_bench|torch): (\S+) (?:\S+ on (\S+)|(\S+)): "
+                  r"min ([\d.]+) us, median ([\d.]+) us")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("bundle")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--models", default=None)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--no-compile", action="store_true")
+    args = p.parse_args()
+    names = sorted(os.listdir(os.path.join(args.bundle, "bin")))
+    if args.models:
+        names = [n for n in names if n in args.models.split(",")]
+    median = {}  # (model, mode) -> us
+    failed = False
+    for name in names:
+        r = subprocess.run([os.path.join(args.bundle, "bin", name), "--device",
+                            args.device, "--runs", str(args.runs)],
+                           capture_output=True, text=True)
+        sys.stdout.write(r.stdout + r.stderr)
+        m = LINE.search(r.stdout)
+        if r.returncode or not m:
+            failed = True
+            continue
+        median[(name, "dlc")] = float(m.group(5))
+    torch_cmd = [sys.executable, os.path.join(args.bundle, "torch_steps.py"),
+                 "--device", args.device, "--models", ",".join(names),
+                 "--runs", str(args.runs)]
+    if args.no_compile:
+        torch_cmd.append("--no-compile")
+    try:
+        r = subprocess.run(torch_cmd, capture_output=True, text=True)
+        sys.stdout.write(r.stdout + r.stderr)
+        for m in LINE.finditer(r.stdout):
+            median[(m.group(1), m.group(3))] = float(m.group(5))
+    except OSError as e:
+        print("torch: not run:", e)
+    print("\nmodel          dlc us   eager us  compile us  eager/dlc  compile/dlc")
+    for name in names:
+        dlc = median.get((name, "dlc"))
+        cells = [median.get((name, k)) for k in ("eager", "compile")]
+        fmt = lambda v: f"{v:10.1f}" if v else "         -"
+        ratio = lambda v: f"{v / dlc:10.2f}x" if v and dlc else "          -"
+        print(f"{name:12s} {fmt(dlc)} {fmt(cells[0])} {fmt(cells[1])} "
+              f"{ratio(cells[0])} {ratio(cells[1])}")
+        gemms = median.get((name, "gemms"))
+        if gemms and dlc:
+            print(f"{name:12s} GEMMs alone {gemms:.1f} us: {100 * gemms / dlc:.0f}% "
+                  f"of dlc's step time (goal: >= 80%)")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""The PyTorch side of the GPU benchmarks (bench/gpu/run.py): the same
+training steps as the bundle's models, eager and with torch.compile, and the
+big MLP's GEMMs alone (what cuBLASLt reaches for them through torch.matmul).
+
+  torch_steps.py [--device cuda|cpu] [--models a,b] [--runs N]
+
+Each step is timed like step_bench times dlc's: inputs copied from the host,
+forward, loss, backward, optimizer step, the loss copied back (one sync).
+Prints one `torch: MODEL MODE: min X us, median Y us` line per measurement."""
+import argparse
+import contextlib
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+
+# name -> (layer sizes, batch, loss, autocast dtype or None)
+MODELS = {
+    "digits": ([784, 256, 10], 64, "ce", None),
+    "toy": ([10, 32, 1], 16, "mse", None),
+    "big_mlp_bf16": ([150528, 4096, 4096, 1000], 256, "ce", torch.bfloat16),
+}
+
+
+def mlp(sizes):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def timed(fn, device, warmup, runs):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e6)
+    return min(times), statistics.median(times)
+
+
+def step_fn(name, device, compiled):
+    sizes, batch, loss_kind, amp = MODELS[name]
+    model = mlp(sizes).to(device)
+    if compiled:
+        model = torch.compile(model)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    # step_bench's pattern: sin(0.37 * (i % 100003)).
+    x_host = torch.sin(0.37 * (torch.arange(batch * sizes[0]) % 100003)
+                       .double()).float().reshape(batch, sizes[0])
+    if loss_kind == "ce":
+        y_host = torch.zeros(batch, dtype=torch.long)
+        loss_fn = nn.CrossEntropyLoss()
+    else:
+        y_host = torch.zeros(batch, sizes[-1])
+        loss_fn = nn.MSELoss()
+    if device == "cuda":
+        x_host, y_host = x_host.pin_memory(), y_host.pin_memory()
+
+    def step():
+        x = x_host.to(device, non_blocking=True)
+        y = y_host.to(device, non_blocking=True)
+        with (torch.autocast(device_type=device, dtype=amp) if amp
+              else contextlib.nullcontext()):
+            loss = loss_fn(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step
+
+
+def gemms_alone(device, warmup, runs):
+    """The big MLP's eight bf16 GEMMs of a step at batch 256 (forward: three;
+    backward: two input gradients, three weight gradients), one after the
+    other, as torch.matmul (cuBLASLt) runs them."""
+    sizes, batch = MODELS["big_mlp_bf16"][0], MODELS["big_mlp_bf16"][1]
+    bf = dict(device=device, dtype=torch.bfloat16)
+    acts = [torch.randn(batch, n, **bf) for n in sizes]
+    weights = [torch.randn(sizes[i + 1], sizes[i], **bf) for i in range(3)]
+    grads = [torch.randn(batch, n, **bf) for n in sizes[1:]]
+
+    def run():
+        for i in range(3):
+            acts[i] @ weights[i].t()                 # forward
+        for i in (1, 2):
+            grads[i] @ weights[i]                    # input gradients
+        for i in range(3):
+            grads[i].t() @ acts[i]                   # weight gradients
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    return timed(run, device, warmup, runs)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--no-compile", action="store_true")
+    args = p.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("torch: no CUDA device: skipped")
+        return
+    for name in args.models.split(","):
+        for mode in ["eager"] + ([] if args.no_compile else ["compile"]):
+            try:
+                step = step_fn(name, args.device, mode == "compile")
+                lo, med = timed(step, args.device, 3, args.runs)
+                print(f"torch: {name} {mode}: min {lo:.1f} us, median {med:.1f} us")
+            except Exception as e:  # torch.compile needs a toolchain
+                print(f"torch: {name} {mode}: failed: {type(e).__name__}: {e}")
+        if name == "big_mlp_bf16":
+            lo, med = gemms_alone(args.device, 3, args.runs)
+            print(f"torch: {name} gemms: min {lo:.1f} us, median {med:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
