@@ -236,45 +236,41 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
                                             blasStatusText(api, status));
     return false;
   };
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const auto &value,
+                 const char *call) {
+    return check(api.cublasLtMatmulDescSetAttribute(plan.desc, attr, &value,
+                                                    sizeof(value)),
+                 call);
+  };
   // cuBLASLt's A is our b, read column-major: n x k (or k x n transposed).
   const int32_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (!check(api.cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F,
                                           CUDA_R_32F),
              "cublasLtMatmulDescCreate") ||
-      !check(api.cublasLtMatmulDescSetAttribute(
-                 plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
-             "cublasLtMatmulDescSetAttribute(TRANSA)") ||
-      !check(api.cublasLtMatmulDescSetAttribute(
-                 plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
-             "cublasLtMatmulDescSetAttribute(TRANSB)"))
+      !set(CUBLASLT_MATMUL_DESC_TRANSA, opA,
+           "cublasLtMatmulDescSetAttribute(TRANSA)") ||
+      !set(CUBLASLT_MATMUL_DESC_TRANSB, opB,
+           "cublasLtMatmulDescSetAttribute(TRANSB)"))
     return false;
   // The bias is per row of the column-major D: per column of our C; a
   // bias gradient is written, of our a (cuBLASLt's B) or b (its A). The
   // heuristic sees the first call's bias pointer; each call sets its own.
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
-      (!check(api.cublasLtMatmulDescSetAttribute(
-                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                  sizeof(epilogue)),
-              "cublasLtMatmulDescSetAttribute(EPILOGUE)") ||
-       !check(api.cublasLtMatmulDescSetAttribute(
-                  plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                  sizeof(bias)),
-              "cublasLtMatmulDescSetAttribute(BIAS_POINTER)")))
+      (!set(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue,
+            "cublasLtMatmulDescSetAttribute(EPILOGUE)") ||
+       !set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias,
+            "cublasLtMatmulDescSetAttribute(BIAS_POINTER)")))
     return false;
-  // The ReLU mask: one bit per element of the column-major D (n x m), its
-  // leading dimension n in bits rounded up to 128 (dlc_cuda_abi.h).
-  const int64_t auxLd = (n + 127) / 128 * 128;
+  // The ReLU mask (dlc_cuda_abi.h): one bit per element of the
+  // column-major D (n x m).
+  const int64_t auxLd = dlc_gemm_relu_mask_ld(n);
   if ((epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
        epilogue == CUBLASLT_EPILOGUE_DRELU) &&
-      (!check(api.cublasLtMatmulDescSetAttribute(
-                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
-                  sizeof(aux)),
-              "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER)") ||
-       !check(api.cublasLtMatmulDescSetAttribute(
-                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd,
-                  sizeof(auxLd)),
-              "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_LD)")))
+      (!set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux,
+            "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER)") ||
+       !set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, auxLd,
+            "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_LD)")))
     return false;
   auto layout = [&](cublasLtMatrixLayout_t &out, cudaDataType_t type,
                     int64_t rows, int64_t cols, int64_t ld, int64_t stride) {

@@ -73,9 +73,8 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         // beta = 0 does not read C (cuBLASLt's rule: NaNs there vanish).
         if (beta != 0.0f)
           acc += beta * load(c, dtypeC, ic);
-        // The ReLU mask: bit j + i * ld of column-major D (n x m), ld
-        // rounded up to 128 bits (dlc_gemm_relu_mask_bytes).
-        int64_t bit = j + i * ((n + 127) / 128 * 128);
+        // The ReLU mask: bit j + i * ld of column-major D (n x m).
+        int64_t bit = j + i * dlc_gemm_relu_mask_ld(n);
         auto *mask = reinterpret_cast<uint8_t *>(aux);
         if (epilogue == DLC_GEMM_EPILOGUE_DRELU) {
           bool positive = mask[bit / 8] >> (bit % 8) & 1;

@@ -451,7 +451,7 @@ struct DlcTileAndVectorizePass
     }
     cacheTiling += kScheduleEnd;
     registerTiling += kScheduleEnd;
-    // Second script: peeling, vectorisation of the register tiles, and the
+    // Third script: peeling, vectorisation of the register tiles, and the
     // lowering of what was vectorised.
     std::string vectorizing = kScheduleHead;
     if (anyPeel)

@@ -75,11 +75,17 @@ DLC_API void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
                            void *c, int64_t ldc, int64_t stride_c,
                            int32_t epilogue, const void *bias, void *aux);
 
-/* The bytes of a RELU_AUX_BIAS / DRELU mask of an m x n result: one bit per
- * element, each of cuBLASLt's column-major columns (our rows) padded to a
- * multiple of 128 bits. */
+/* The leading dimension, in bits, of a RELU_AUX_BIAS / DRELU mask of an
+ * m x n result: one bit per element, each of cuBLASLt's column-major
+ * columns (our rows, n elements) padded to a multiple of 128 bits
+ * (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD). */
+static inline int64_t dlc_gemm_relu_mask_ld(int64_t n) {
+  return (n + 127) / 128 * 128;
+}
+
+/* The bytes of such a mask: m columns of dlc_gemm_relu_mask_ld(n) bits. */
 static inline int64_t dlc_gemm_relu_mask_bytes(int64_t m, int64_t n) {
-  return (n + 127) / 128 * 16 * m;
+  return dlc_gemm_relu_mask_ld(n) / 8 * m;
 }
 
 /* Copies `bytes` (>= 0) from device memory `src` to device memory `dst` on
