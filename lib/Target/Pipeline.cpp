@@ -144,7 +144,7 @@ static const char *kFuseAndBufferize =
 LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module) {
   return runPipeline(module,
                      std::string("builtin.module(") + kFuseAndBufferize +
-                         "dlc-map-to-gpu,dlc-plan-memory,"
+                         "dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,"
                          "dlc-emulate-gpu-launches," +
                          cpuLowering() + ")");
 }
@@ -167,7 +167,7 @@ LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
           std::string("builtin.module(") + kFuseAndBufferize +
           // Kernels before the memory plan: the device scalars' scratch
           // buffers are planned with the rest.
-          "dlc-map-to-gpu,dlc-plan-memory,canonicalize,"
+          "dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,canonicalize,"
           "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
           "dlc-lower-gpu-launches,"
           // Kernels: polynomial math (no libdevice), 16-bit arithmetic in

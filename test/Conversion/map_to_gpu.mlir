@@ -1,7 +1,9 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-to-gpu -split-input-file --mlir-print-local-scope | FileCheck %s
 
 // An elementwise loop nest: one thread per point, 256 per block, the last
-// dimension fastest; the entry gets the runtime's context last.
+// dimension fastest; the entry gets the runtime's context last. For
+// dlc-fuse-kernels, the launch names its thread space and each access the
+// element it touches as a function of the thread's point.
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[X:arg[0-9]+]]: memref<4x300xf32>, %[[Y:arg[0-9]+]]: memref<4x300xf32>, %{{.*}}: !llvm.ptr {dlc.name = "cuda_ctx"})
 // CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
@@ -13,10 +15,11 @@
 // CHECK: %[[J:.*]] = arith.remui %[[LIN]], %{{.*}} : index
 // CHECK: %[[Q:.*]] = arith.divui %[[LIN]], %{{.*}} : index
 // CHECK: %[[I:.*]] = arith.remui %[[Q]], %{{.*}} : index
-// CHECK: memref.load %[[X]]
+// CHECK: memref.load %[[X]][%{{.*}}, %{{.*}}] {dlc.point_map = affine_map<(d0, d1) -> (d0, d1)>}
 // CHECK: math.exp
-// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}, %{{.*}}] {dlc.point_map = affine_map<(d0, d1) -> (d0, d1)>}
 // CHECK: gpu.terminator
+// CHECK-NEXT: } {dlc.points = array<i64: 4, 300>}
 // CHECK-NOT: gpu.launch
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -32,15 +35,17 @@ func.func @elementwise(%x: memref<4x300xf32>, %y: memref<4x300xf32>) attributes 
 
 // -----
 
-// A row sum: a thread per row, the reduction loop inside it.
+// A row sum: a thread per row, the reduction loop inside it. The input's
+// element moves with the loop: it is no function of the point.
 // CHECK-LABEL: func.func @row_sum
 // CHECK: gpu.launch
 // CHECK: scf.if
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x1000xf32>
-// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<8xf32>
+// CHECK: memref.load %{{.*}}[%{{.*}}] {dlc.point_map = affine_map<(d0) -> (d0)>} : memref<8xf32>
 // CHECK: arith.addf
-// CHECK: memref.store
+// CHECK: memref.store %{{.*}} {dlc.point_map = affine_map<(d0) -> (d0)>}
+// CHECK: } {dlc.points = array<i64: 8>}
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
 func.func @row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
@@ -83,6 +88,7 @@ func.func @gemm_and_copy(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: mem
 // CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
 // CHECK: memref.store %[[NEW]], %[[SCRATCH]][] : memref<f32>
 // CHECK: gpu.terminator
+// CHECK-NEXT: } {dlc.points = array<i64>}
 // CHECK: gpu.launch
 // CHECK: %[[S:.*]] = memref.load %[[SCRATCH]][] : memref<f32>
 // CHECK: memref.store %[[S]], %[[STEP]][]
@@ -114,7 +120,7 @@ func.func @device_scalar(%step: memref<f32>, %w: memref<16xf32>) attributes {dlc
 // CHECK-LABEL: func.func @strided
 // CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [30], strides: [1] : memref<2x3xf32, strided<[10, 1], offset: 17>> to memref<30xf32>
 // CHECK: gpu.launch
-// CHECK: memref.load %[[FLAT]][%{{.*}}] : memref<30xf32>
+// CHECK: memref.load %[[FLAT]][%{{.*}}] {dlc.point_map = affine_map<(d0, d1) -> (d0, d1)>} : memref<30xf32>
 func.func @strided(%x: memref<4x10xf32>, %y: memref<2x3xf32>) attributes {dlc.entry} {
   %v = memref.subview %x[1, 7] [2, 3] [1, 1] : memref<4x10xf32> to memref<2x3xf32, strided<[10, 1], offset: 17>>
   linalg.copy ins(%v : memref<2x3xf32, strided<[10, 1], offset: 17>>) outs(%y : memref<2x3xf32>)

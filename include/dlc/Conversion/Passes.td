@@ -6,7 +6,8 @@
 //   2. calling convention: dlc-lower-entry-abi
 //   3. memory:             dlc-plan-memory (after bufferization)
 //   4. CPU code generation: dlc-tile-and-vectorize, dlc-approximate-math
-//   5. CUDA code generation: dlc-map-to-gpu, dlc-lower-gpu-launches
+//   5. CUDA code generation: dlc-map-to-gpu, dlc-fuse-kernels,
+//                            dlc-lower-gpu-launches
 // Each is implemented in lib/Conversion/<Group>/<Name>.cpp and tested in
 // test/Conversion/<snake_name>.mlir.
 //
@@ -237,6 +238,12 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     | `memref.copy` between contiguous buffers | a call of `dlc_cuda_memcpy` |
     | any other linalg op (after `dlc-fuse-elementwise`, one per fused region) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially |
 
+    Each kernel tells `dlc-fuse-kernels` its thread space (`dlc.points`,
+    the parallel loops' ranges; empty for a single thread) and, on each
+    load and store of an element that is a function of the thread's point
+    alone (an operand whose indexing map uses no reduction loop), that
+    function over the parallel loops (`dlc.point_map`).
+
     Views, casts and constants stay on the host: they only compute
     addresses. Anything else that would read device memory on the host is
     an error naming the op. Pointers are passed to the runtime as `i64`
@@ -256,6 +263,46 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];
+}
+
+def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
+  let summary = "Fuse adjacent GPU kernels: one thread space into one kernel, independent kernels side by side";
+  let description = [{
+    Runs after `dlc-map-to-gpu`, before `dlc-plan-memory` (while distinct
+    allocations and entry arguments are distinct memory). A training step
+    maps to many small kernels, and on a GPU each costs a launch (a node of
+    the step's CUDA graph) that can take longer than its work: a softmax
+    row's max and sum and their fills are four kernels of one thread per
+    row, the loss and its mean three of one thread, the optimizer one
+    kernel per parameter. Two launches are adjacent when only host
+    arithmetic and allocations separate them (a GEMM or a copy between
+    them is device work in stream order); the fused launch takes the
+    place of the later one. In order:
+
+    1. **One thread space.** Adjacent launches that `dlc-map-to-gpu` made
+       over the same parallel ranges (its `dlc.points` attribute, with the
+       same grid and block) become one kernel in which each thread runs the
+       first body and then the second, when no thread can see another's
+       writes: for every buffer that either kernel writes and both access,
+       every access in both is annotated (`dlc.point_map`) with the same
+       injective function of the thread's point, through the same view.
+       Kernels of a single thread always qualify. A row's fill, max, fill
+       and sum become one kernel, as do the loss's sum and its mean.
+    2. **Side by side.** A run of adjacent launches of which none writes a
+       buffer that another accesses (buffers compared by their allocation
+       or entry argument) becomes one launch whose grid is the sum of
+       theirs and whose block is the largest: block `b` runs the kernel
+       whose block range holds it, with its own block index, and threads
+       beyond that kernel's block size do nothing. The optimizer's update
+       of every parameter becomes one kernel.
+
+    An access without `dlc.point_map`, or a memory effect the pass cannot
+    attribute to a buffer, only ever prevents fusion. The annotations are
+    removed at the end.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def DlcLowerGpuLaunchesPass : Pass<"dlc-lower-gpu-launches", "::mlir::ModuleOp"> {

@@ -269,6 +269,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     }
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    launch->setAttr(kPointsAttrName, b.getDenseI64ArrayAttr({}));
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     IRMapping mapping;
     loadScratch(kb, mapping, run);
@@ -1072,6 +1073,10 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     Value one = idx(b, 1);
     auto launch = gpu::LaunchOp::create(b, loc, idx(b, blocks), one, one,
                                         idx(b, threads), one, one);
+    SmallVector<int64_t> parallelRanges;
+    for (unsigned d : parallel)
+      parallelRanges.push_back(ranges[d]);
+    launch->setAttr(kPointsAttrName, b.getDenseI64ArrayAttr(parallelRanges));
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
     kb.setInsertionPointToStart(&launch.getBody().front());
@@ -1145,6 +1150,27 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
             arith::MulIOp::create(kb, loc, i, idx(kb, stride)));
       return {it->second.buffer, {linear}};
     };
+    /// The element of `operand` at a point, as a function of the parallel
+    /// loops alone (dlc-fuse-kernels), or null if a reduction loop moves it.
+    auto pointMap = [&](OpOperand &operand) -> AffineMapAttr {
+      AffineMap map = generic.getMatchingIndexingMap(&operand);
+      SmallVector<AffineExpr> dimsOfPoint(map.getNumDims());
+      for (unsigned d : reduction) {
+        if (llvm::any_of(map.getResults(), [&](AffineExpr e) {
+              return e.isFunctionOfDim(d);
+            }))
+          return {};
+        dimsOfPoint[d] = getAffineConstantExpr(0, kb.getContext());
+      }
+      for (auto [i, d] : llvm::enumerate(parallel))
+        dimsOfPoint[d] = getAffineDimExpr(i, kb.getContext());
+      return AffineMapAttr::get(map.replaceDimsAndSymbols(
+          dimsOfPoint, {}, parallel.size(), 0));
+    };
+    auto annotate = [&](Operation *access, OpOperand &operand) {
+      if (AffineMapAttr map = pointMap(operand))
+        access->setAttr(kPointMapAttrName, map);
+    };
     auto indicesOf = [&](OpOperand &operand) {
       AffineMap map = generic.getMatchingIndexingMap(&operand);
       SmallVector<Value> indices;
@@ -1171,7 +1197,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         continue;
       }
       auto [buffer, indices] = access(operand, indicesOf(operand));
-      mapping.map(arg, memref::LoadOp::create(kb, loc, buffer, indices));
+      auto load = memref::LoadOp::create(kb, loc, buffer, indices);
+      annotate(load, operand);
+      mapping.map(arg, load);
     }
     SmallVector<Operation *> payloadOps;
     for (Operation &inner : payload)
@@ -1188,8 +1216,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     for (auto [value, init] :
          llvm::zip(yield.getValues(), generic.getDpsInitsMutable())) {
       auto [buffer, indices] = access(init, indicesOf(init));
-      memref::StoreOp::create(kb, loc, mapping.lookupOrDefault(value), buffer,
-                              indices);
+      annotate(memref::StoreOp::create(kb, loc, mapping.lookupOrDefault(value),
+                                       buffer, indices),
+               init);
     }
     generic->erase();
     return success();

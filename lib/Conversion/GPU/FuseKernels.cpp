@@ -1,0 +1,353 @@
+//===- FuseKernels.cpp - dlc-fuse-kernels ---------------------------------===//
+//
+// Fuses adjacent `gpu.launch` ops of a CUDA entry: kernels over one thread
+// space into one body, run one after the other by each thread, and
+// independent kernels side by side in one grid. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCFUSEKERNELSPASS
+#include "dlc/Conversion/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+/// The allocation or entry argument under a view.
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether `a` and `b` view the same memory the same way: one value, or
+/// results of two identical pure ops of the same operands.
+bool sameView(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto ra = dyn_cast<OpResult>(a), rb = dyn_cast<OpResult>(b);
+  return ra && rb && ra.getResultNumber() == rb.getResultNumber() &&
+         isMemoryEffectFree(ra.getOwner()) &&
+         OperationEquivalence::isEquivalentTo(
+             ra.getOwner(), rb.getOwner(), OperationEquivalence::exactValueMatch,
+             /*markEquivalent=*/nullptr,
+             OperationEquivalence::IgnoreLocations);
+}
+
+/// One access of a kernel to a buffer: through which view, whether it
+/// writes, and the element as a function of the thread's point (null if
+/// dlc-map-to-gpu did not say).
+struct Access {
+  Value view;
+  AffineMap pointMap;
+  bool write;
+};
+
+/// Every buffer a kernel touches, by root, or `opaque` when some memory
+/// effect cannot be attributed to a buffer.
+struct Summary {
+  bool opaque = false;
+  llvm::MapVector<Value, SmallVector<Access, 2>> byRoot;
+
+  bool writes(Value root) const {
+    auto it = byRoot.find(root);
+    return it != byRoot.end() && llvm::any_of(it->second, [](const Access &a) {
+             return a.write;
+           });
+  }
+};
+
+Summary summarize(gpu::LaunchOp launch) {
+  Summary s;
+  launch.getBody().walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isMemoryEffectFree(op))
+      return;
+    auto pointMap = [&] {
+      auto attr = op->getAttrOfType<AffineMapAttr>(kPointMapAttrName);
+      return attr ? attr.getValue() : AffineMap();
+    };
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      s.byRoot[rootOf(load.getMemRef())].push_back(
+          {load.getMemRef(), pointMap(), /*write=*/false});
+      return;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      s.byRoot[rootOf(store.getMemRef())].push_back(
+          {store.getMemRef(), pointMap(), /*write=*/true});
+      return;
+    }
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface) {
+      s.opaque = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (MemoryEffects::EffectInstance &effect : effects) {
+      Value v = effect.getValue();
+      if (!v || !isa<MemRefType>(v.getType())) {
+        s.opaque = true;
+        continue;
+      }
+      s.byRoot[rootOf(v)].push_back(
+          {v, AffineMap(), !isa<MemoryEffects::Read>(effect.getEffect())});
+    }
+  });
+  return s;
+}
+
+/// The grid and block of a launch that uses x alone, with constant sizes
+/// and none of the features dlc does not emit.
+struct Config {
+  int64_t grid, block;
+  bool operator==(const Config &o) const {
+    return grid == o.grid && block == o.block;
+  }
+};
+
+std::optional<Config> configOf(gpu::LaunchOp launch) {
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+      launch.getDynamicSharedMemorySize() || launch.hasClusterSize() ||
+      !launch.getWorkgroupAttributions().empty() ||
+      !launch.getPrivateAttributions().empty() ||
+      !launch.getBody().hasOneBlock())
+    return std::nullopt;
+  for (Value v : {grid.y, grid.z, block.y, block.z})
+    if (!matchPattern(v, m_One()))
+      return std::nullopt;
+  APInt g, b;
+  if (!matchPattern(grid.x, m_ConstantInt(&g)) ||
+      !matchPattern(block.x, m_ConstantInt(&b)))
+    return std::nullopt;
+  return Config{g.getSExtValue(), b.getSExtValue()};
+}
+
+/// Whether `earlier` and `later` may become one kernel in which each thread
+/// runs the body of `earlier` and then that of `later`: the same thread
+/// space, and no buffer that one writes seen by another thread in the
+/// other.
+bool canShareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
+  auto pa = earlier->getAttrOfType<DenseI64ArrayAttr>(kPointsAttrName);
+  auto pb = later->getAttrOfType<DenseI64ArrayAttr>(kPointsAttrName);
+  std::optional<Config> ca = configOf(earlier), cb = configOf(later);
+  if (!pa || !pb || pa != pb || !ca || !cb || !(*ca == *cb))
+    return false;
+  Summary a = summarize(earlier), b = summarize(later);
+  if (a.opaque || b.opaque)
+    return false;
+  // A single thread sees its own writes.
+  if (ca->grid == 1 && ca->block == 1)
+    return true;
+  for (auto &[root, accesses] : a.byRoot) {
+    auto other = b.byRoot.find(root);
+    if (other == b.byRoot.end() || (!a.writes(root) && !b.writes(root)))
+      continue;
+    // Each thread touches only its own elements of a buffer when every
+    // access, in both kernels, is one injective function of its point
+    // through one view whose layout maps distinct indices to distinct
+    // elements.
+    const Access &first = accesses.front();
+    auto type = dyn_cast<MemRefType>(first.view.getType());
+    if (!type || !type.getLayout().isIdentity() || !first.pointMap ||
+        !first.pointMap.isPermutation())
+      return false;
+    for (ArrayRef<Access> list : {ArrayRef(accesses), ArrayRef(other->second)})
+      for (const Access &access : list)
+        if (access.pointMap != first.pointMap ||
+            !sameView(access.view, first.view))
+          return false;
+  }
+  return true;
+}
+
+/// Whether neither kernel writes a buffer that the other touches.
+bool independent(const Summary &a, const Summary &b) {
+  if (a.opaque || b.opaque)
+    return false;
+  for (auto &entry : a.byRoot)
+    if (b.byRoot.count(entry.first) &&
+        (a.writes(entry.first) || b.writes(entry.first)))
+      return false;
+  return true;
+}
+
+/// Host ops that may lie between two launches that are fused: they do no
+/// device work and free nothing.
+bool separatesNothing(Operation &op) {
+  return isMemoryEffectFree(&op) ||
+         isa<memref::AllocOp, memref::AllocaOp>(op);
+}
+
+/// Replaces the uses of `from`'s block and thread ids and sizes by `to`'s.
+void replaceIds(gpu::LaunchOp from, gpu::KernelDim3 blockIds,
+                gpu::KernelDim3 threadIds, gpu::KernelDim3 gridSize,
+                gpu::KernelDim3 blockSize) {
+  auto replace = [](gpu::KernelDim3 old, gpu::KernelDim3 now) {
+    old.x.replaceAllUsesWith(now.x);
+    old.y.replaceAllUsesWith(now.y);
+    old.z.replaceAllUsesWith(now.z);
+  };
+  replace(from.getBlockIds(), blockIds);
+  replace(from.getThreadIds(), threadIds);
+  replace(from.getGridSize(), gridSize);
+  replace(from.getBlockSize(), blockSize);
+}
+
+/// Moves the body of `from`, but its terminator, before `before`.
+void moveBody(gpu::LaunchOp from, Operation *before) {
+  Block &body = from.getBody().front();
+  before->getBlock()->getOperations().splice(
+      before->getIterator(), body.getOperations(), body.begin(),
+      std::prev(body.end()));
+}
+
+/// `earlier`'s body runs at the start of `later`'s, in the same thread.
+void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
+  replaceIds(earlier, later.getBlockIds(), later.getThreadIds(),
+             later.getGridSize(), later.getBlockSize());
+  moveBody(earlier, &later.getBody().front().front());
+  later->setLoc(FusedLoc::get(later.getContext(),
+                              {earlier.getLoc(), later.getLoc()}));
+  earlier.erase();
+}
+
+/// One launch, in place of the last of `kernels`, whose blocks run the
+/// blocks of each kernel in turn.
+void sideBySide(ArrayRef<gpu::LaunchOp> kernels) {
+  gpu::LaunchOp last = kernels.back();
+  MLIRContext *ctx = last.getContext();
+  SmallVector<Config> configs;
+  SmallVector<Location> locs;
+  int64_t grid = 0, block = 0;
+  for (gpu::LaunchOp k : kernels) {
+    configs.push_back(*configOf(k));
+    grid += configs.back().grid;
+    block = std::max(block, configs.back().block);
+    locs.push_back(k.getLoc());
+  }
+  Location loc = FusedLoc::get(ctx, locs);
+  OpBuilder b(last);
+  auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+  Value one = idx(b, 1);
+  auto fused = gpu::LaunchOp::create(b, loc, idx(b, grid), one, one,
+                                     idx(b, block), one, one);
+  Block &body = fused.getBody().front();
+  OpBuilder kb = OpBuilder::atBlockBegin(&body);
+  auto terminator = gpu::TerminatorOp::create(kb, loc);
+  kb.setInsertionPoint(terminator);
+  Value blockId = fused.getBlockIds().x, threadId = fused.getThreadIds().x;
+  int64_t first = 0;
+  for (auto [kernel, config] : llvm::zip(kernels, configs)) {
+    gpu::LaunchOp k = kernel;
+    // Blocks [first, first + grid) and threads [0, block) are this kernel's.
+    Value mine = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                       blockId,
+                                       idx(kb, first + config.grid));
+    if (first)
+      mine = arith::AndIOp::create(
+          kb, loc, mine,
+          arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::uge, blockId,
+                                idx(kb, first)));
+    if (config.block < block)
+      mine = arith::AndIOp::create(
+          kb, loc, mine,
+          arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, threadId,
+                                idx(kb, config.block)));
+    auto guard = scf::IfOp::create(kb, loc, mine, /*withElseRegion=*/false);
+    OpBuilder ib(guard.thenBlock()->getTerminator());
+    Value ownBlockId =
+        first ? arith::SubIOp::create(ib, loc, blockId, idx(ib, first))
+                    .getResult()
+              : blockId;
+    gpu::KernelDim3 ids = fused.getBlockIds(), sizes = fused.getGridSize(),
+                    blockSizes = fused.getBlockSize();
+    replaceIds(k, {ownBlockId, ids.y, ids.z}, fused.getThreadIds(),
+               {idx(ib, config.grid), sizes.y, sizes.z},
+               {idx(ib, config.block), blockSizes.y, blockSizes.z});
+    moveBody(k, guard.thenBlock()->getTerminator());
+    first += config.grid;
+    k.erase();
+  }
+}
+
+struct DlcFuseKernelsPass
+    : dlc::impl::DlcFuseKernelsPassBase<DlcFuseKernelsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      for (Block &block : func.getBody()) {
+        shareThreadSpaces(block);
+        placeSideBySide(block);
+      }
+    getOperation().walk([](Operation *op) {
+      op->removeAttr(kPointsAttrName);
+      op->removeAttr(kPointMapAttrName);
+    });
+  }
+
+  static void shareThreadSpaces(Block &block) {
+    gpu::LaunchOp previous;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (!launch) {
+        if (!separatesNothing(op))
+          previous = {};
+        continue;
+      }
+      if (previous && canShareThreads(previous, launch))
+        shareThreads(previous, launch);
+      previous = launch;
+    }
+  }
+
+  static void placeSideBySide(Block &block) {
+    SmallVector<gpu::LaunchOp> run;
+    SmallVector<Summary> summaries;
+    auto flush = [&] {
+      if (run.size() > 1)
+        sideBySide(run);
+      run.clear();
+      summaries.clear();
+    };
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (!launch) {
+        if (!separatesNothing(op))
+          flush();
+        continue;
+      }
+      Summary summary = summarize(launch);
+      if (!configOf(launch) || summary.opaque) {
+        flush();
+        continue;
+      }
+      if (llvm::any_of(summaries, [&](const Summary &other) {
+            return !independent(other, summary);
+          }))
+        flush();
+      run.push_back(launch);
+      summaries.push_back(std::move(summary));
+    }
+    flush();
+  }
+};
+
+} // namespace
