@@ -175,7 +175,7 @@ LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
           "dlc-approximate-math,nvvm-attach-target{chip=" +
               std::string(kCudaChip) +
               " O=3},"
-              "dlc-lower-math-to-nvptx,"
+              "dlc-lower-warp-reductions,dlc-lower-math-to-nvptx,"
               "gpu.module(lower-affine,arith-emulate-unsupported-floats{"
               "source-types=bf16,f16 target-type=f32},"
               "arith-expand{include-bf16=true},convert-scf-to-cf,"

@@ -36,3 +36,94 @@ func.func @two_dimensional(%y: memref<4x4xf32>) {
   }
   return
 }
+
+// -----
+
+// A warp reduction: per block, per warp, the lanes run the body up to the
+// reduction one after the other and leave their values in a buffer, which
+// is combined as the GPU's butterfly (lane l with lane l xor 1, 2, 4, 8,
+// 16); then the lanes run the rest, the lane index recomputed for each.
+// CHECK-LABEL: func.func @warp_sum
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: gpu.subgroup_reduce
+// CHECK: %[[VALUES:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[NEXT:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: scf.for %[[B:.*]] = %c0{{.*}} to %c2{{.*}} step
+// CHECK: scf.for %[[W:.*]] = %c0{{.*}} to %c2{{.*}} step
+// CHECK: scf.for %[[L:.*]] = %c0{{.*}} to %c32{{.*}} step
+// CHECK: %[[WT:.*]] = arith.muli %[[W]], %c32
+// CHECK: %[[T:.*]] = arith.addi %[[WT]], %[[L]]
+// CHECK: %[[I0:.*]] = arith.addi %{{.*}}, %[[T]]
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[I0]]]
+// CHECK: memref.store %[[V]], %[[VALUES]][%[[L]]]
+// CHECK: scf.for %[[I:.*]] = %c0{{.*}} to %c32
+// CHECK: %[[OWN:.*]] = memref.load %[[VALUES]][%[[I]]]
+// CHECK: %[[J:.*]] = arith.xori %[[I]], %c1
+// CHECK: %[[OTHER:.*]] = memref.load %[[VALUES]][%[[J]]]
+// CHECK: %[[S:.*]] = arith.addf %[[OWN]], %[[OTHER]]
+// CHECK: memref.store %[[S]], %[[NEXT]][%[[I]]]
+// CHECK: memref.copy %[[NEXT]], %[[VALUES]]
+// CHECK-COUNT-4: arith.xori
+// CHECK: scf.for %[[L2:.*]] = %c0{{.*}} to %c32
+// CHECK: %[[T2:.*]] = arith.addi %{{.*}}, %[[L2]]
+// CHECK: %[[R:.*]] = memref.load %[[VALUES]][%[[L2]]]
+// CHECK: %[[LANE:.*]] = arith.remui %[[T2]], %c32
+// CHECK: arith.cmpi eq, %[[LANE]]
+// CHECK: memref.store %[[R]]
+func.func @warp_sum(%x: memref<128xf32>, %y: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %m = arith.muli %bx, %sx : index
+    %i = arith.addi %m, %tx : index
+    %v = memref.load %x[%i] : memref<128xf32>
+    %lane = arith.remui %tx, %c32 : index
+    %s = gpu.subgroup_reduce add %v uniform : (f32) -> f32
+    %first = arith.cmpi eq, %lane, %c0 : index
+    scf.if %first {
+      %w = arith.divui %i, %c32 : index
+      memref.store %s, %y[%w] : memref<4xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @nested_warp_reduction(%x: memref<32xf32>, %c: i1) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  // expected-error @+1 {{has a warp operation that is not a gpu.subgroup_reduce of the whole warp at the top level of the kernel}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    scf.if %c {
+      %v = memref.load %x[%tx] : memref<32xf32>
+      %s = gpu.subgroup_reduce add %v uniform : (f32) -> f32
+      memref.store %s, %x[%tx] : memref<32xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @value_across_reduction(%x: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{is used across a warp reduction but is not pure}}
+    %v = memref.load %x[%tx] : memref<32xf32>
+    %s = gpu.subgroup_reduce add %v uniform : (f32) -> f32
+    %t = arith.addf %s, %v : f32
+    memref.store %t, %x[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -172,11 +172,10 @@ func.func @dependent_or_apart(%x: memref<8xf32>, %t: memref<8xf32>, %u: memref<8
 
 // -----
 
-// Single-thread kernels (a loss: its fill, its sum over the batch, its
-// mean) are one kernel: a single thread sees its own writes, whatever
-// their indices.
+// Single-thread kernels (a short sum: its fill, the sum, a scaling) are one
+// kernel: a single thread sees its own writes, whatever their indices.
 // CHECK-LABEL: func.func @one_thread
-// CHECK: gpu.launch {{.*}}in (%{{.*}} = %c1{{.*}}threads{{.*}}in (%{{.*}} = %c1
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c1{{[_0-9]*}},
 // CHECK: scf.for
 // CHECK: arith.addf
 // CHECK: arith.mulf
@@ -185,7 +184,56 @@ func.func @dependent_or_apart(%x: memref<8xf32>, %t: memref<8xf32>, %u: memref<8
 // CHECK: return
 #all = affine_map<(d0) -> (d0)>
 #none = affine_map<(d0) -> ()>
-func.func @one_thread(%x: memref<64xf32>, %sum: memref<f32>, %mean: memref<f32>) attributes {dlc.entry} {
+func.func @one_thread(%x: memref<16xf32>, %sum: memref<f32>, %mean: memref<f32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.0625 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<f32>)
+  linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction"]}
+      ins(%x : memref<16xf32>) outs(%sum : memref<f32>) {
+  ^bb0(%a: f32, %s: f32):
+    %r = arith.addf %s, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%sum : memref<f32>) outs(%mean : memref<f32>) {
+  ^bb0(%s: f32, %o: f32):
+    %r = arith.mulf %s, %scale : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A loss over a batch of 64: its fill, a warp's sum, its mean. The fill and
+// the mean are kernels of a thread per point, which run on the warp's
+// first lane, the one that reads and writes the sum: one kernel of 32
+// threads.
+// CHECK-LABEL: func.func @loss_on_first_lane
+// CHECK-SAME: (%{{.*}}: memref<64xf32>, %[[SUM:arg[0-9]+]]: memref<f32>, %[[MEAN:arg[0-9]+]]: memref<f32>
+// CHECK: gpu.launch blocks(%[[B:[^,]*]], {{.*}} in (%{{.*}} = %c1{{[_0-9]*}}, {{.*}} threads(%[[T:[^,]*]], {{.*}}) in (%{{.*}} = %c32
+// CHECK: %[[LANE:.*]] = arith.remui %[[T]], %c32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: memref.store %{{.*}}, %[[SUM]][]
+// CHECK: }
+// CHECK: scf.for
+// CHECK: gpu.subgroup_reduce add
+// CHECK: scf.if
+// CHECK: memref.load %[[SUM]][]
+// CHECK: memref.store %{{.*}}, %[[SUM]][]
+// CHECK: %[[LANE2:.*]] = arith.remui %[[T]], %c32
+// CHECK: %[[FIRST2:.*]] = arith.cmpi eq, %[[LANE2]], %c0
+// CHECK: scf.if %[[FIRST2]] {
+// CHECK: memref.load %[[SUM]][]
+// CHECK: arith.mulf
+// CHECK: memref.store %{{.*}}, %[[MEAN]][]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#all = affine_map<(d0) -> (d0)>
+#none = affine_map<(d0) -> ()>
+func.func @loss_on_first_lane(%x: memref<64xf32>, %sum: memref<f32>, %mean: memref<f32>) attributes {dlc.entry} {
   %zero = arith.constant 0.0 : f32
   %scale = arith.constant 0.015625 : f32
   linalg.fill ins(%zero : f32) outs(%sum : memref<f32>)
@@ -199,6 +247,40 @@ func.func @one_thread(%x: memref<64xf32>, %sum: memref<f32>, %mean: memref<f32>)
       ins(%sum : memref<f32>) outs(%mean : memref<f32>) {
   ^bb0(%s: f32, %o: f32):
     %r = arith.mulf %s, %scale : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A softmax's row max and sum of 64 elements, each a warp per row: every
+// lane of the sum reads the row's max, which the max's lane 0 writes. Two
+// kernels; and warp kernels are never placed side by side.
+// CHECK-LABEL: func.func @warps_read_first_lane
+// CHECK: gpu.launch
+// CHECK: gpu.subgroup_reduce maximumf
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: gpu.subgroup_reduce add
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @warps_read_first_lane(%x: memref<8x64xf32>, %max: memref<8xf32>, %sum: memref<8xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%max : memref<8xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %m, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %max : memref<8x64xf32>, memref<8xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%a: f32, %m: f32, %s: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %r = arith.addf %s, %e : f32
     linalg.yield %r : f32
   }
   return

@@ -41,16 +41,107 @@ func.func @elementwise(%x: memref<4x300xf32>, %y: memref<4x300xf32>) attributes 
 // CHECK: gpu.launch
 // CHECK: scf.if
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x1000xf32>
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x16xf32>
 // CHECK: memref.load %{{.*}}[%{{.*}}] {dlc.point_map = affine_map<(d0) -> (d0)>} : memref<8xf32>
 // CHECK: arith.addf
 // CHECK: memref.store %{{.*}} {dlc.point_map = affine_map<(d0) -> (d0)>}
 // CHECK: } {dlc.points = array<i64: 8>}
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
-func.func @row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
+func.func @row_sum(%x: memref<8x16xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
   linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x16xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of 1000: a warp per row, 8 rows a block. Lane l sums elements l,
+// l + 32, ... of its row (the lanes read consecutive elements), from -0.0;
+// gpu.subgroup_reduce sums the lanes, and lane 0 adds the total to the
+// output, the only access annotated for dlc-fuse-kernels.
+// CHECK-LABEL: func.func @warp_row_sum
+// CHECK-SAME: (%[[X:arg[0-9]+]]: memref<8x1000xf32>, %[[Y:arg[0-9]+]]: memref<8xf32>
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, {{.*}} threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
+// CHECK: %[[WARP:.*]] = arith.divui %[[T]], %c32
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[WARP]] : index
+// CHECK: %[[LANE:.*]] = arith.remui %[[T]], %c32
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %c8
+// CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: %[[PART:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %[[LANE]] to %c1000{{.*}} step %c32{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK: %[[E:.*]] = memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<8x1000xf32>
+// CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[E]] : f32
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: scf.yield %[[SUM]]
+// CHECK: } else {
+// CHECK: scf.yield %[[ZERO]]
+// CHECK: %[[TOTAL:.*]] = gpu.subgroup_reduce add %[[PART]] uniform : (f32) -> f32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: %[[OWNER:.*]] = arith.andi %[[IN]], %[[FIRST]]
+// CHECK: scf.if %[[OWNER]] {
+// CHECK: %[[OLD:.*]] = memref.load %[[Y]][%{{.*}}] {dlc.point_map = affine_map<(d0) -> (d0)>}
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]] : f32
+// CHECK: memref.store %[[NEW]], %[[Y]][%{{.*}}] {dlc.point_map = affine_map<(d0) -> (d0)>}
+// CHECK: } {dlc.lanes = 32 : i64, dlc.points = array<i64: 8>}
+#win = affine_map<(d0, d1) -> (d0, d1)>
+#wout = affine_map<(d0, d1) -> (d0)>
+func.func @warp_row_sum(%x: memref<8x1000xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#win, #wout], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<8x1000xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A row max with the element first: the warp reduces with maximumf from
+// -inf, and lane 0 keeps the payload's operand order.
+// CHECK-LABEL: func.func @warp_row_max
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: scf.for
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: gpu.subgroup_reduce maximumf
+// CHECK: %[[OLD:.*]] = memref.load
+// CHECK: arith.maximumf %{{.*}}, %[[OLD]] : f32
+#win = affine_map<(d0, d1) -> (d0, d1)>
+#wout = affine_map<(d0, d1) -> (d0)>
+func.func @warp_row_max(%x: memref<8x64xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#win, #wout], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Not for a warp: a payload that uses the running value twice (not a plain
+// combination), and a reduction of fewer than 32 elements.
+// CHECK-LABEL: func.func @no_warp
+// CHECK-NOT: gpu.subgroup_reduce
+// CHECK: return
+#win = affine_map<(d0, d1) -> (d0, d1)>
+#wout = affine_map<(d0, d1) -> (d0)>
+func.func @no_warp(%x: memref<8x64xf32>, %y: memref<8xf32>, %z: memref<8x31xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#win, #wout], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %p = arith.mulf %acc, %acc : f32
+    %s = arith.addf %p, %a : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#win, #wout], iterator_types = ["parallel", "reduction"]}
+      ins(%z : memref<8x31xf32>) outs(%y : memref<8xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %acc, %a : f32
     linalg.yield %s : f32

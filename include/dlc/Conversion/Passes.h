@@ -33,11 +33,14 @@ namespace mlir::dlc {
 inline constexpr llvm::StringLiteral kCudaContextName = "cuda_ctx";
 
 /// What dlc-map-to-gpu tells dlc-fuse-kernels about a kernel it made: the
-/// launch's thread space (`dlc.points`, the ranges of the parallel loops,
-/// thread l running point l delinearized with the last range fastest; empty
-/// for a single thread), and on each load and store of an element that is a
-/// function of the thread's point alone, that function (`dlc.point_map`).
+/// launch's points (`dlc.points`, the ranges of the parallel loops, point l
+/// being l delinearized with the last range fastest; empty for one point),
+/// the threads of each point (`dlc.lanes`, a warp's 32 when present, else
+/// 1), and on each load and store of an element that is a function of the
+/// point alone, made by the point's first thread, that function
+/// (`dlc.point_map`).
 inline constexpr llvm::StringLiteral kPointsAttrName = "dlc.points";
+inline constexpr llvm::StringLiteral kLanesAttrName = "dlc.lanes";
 inline constexpr llvm::StringLiteral kPointMapAttrName = "dlc.point_map";
 
 /// The CUDA context argument of `func`, or null if it has none.

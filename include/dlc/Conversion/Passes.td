@@ -7,7 +7,8 @@
 //   3. memory:             dlc-plan-memory (after bufferization)
 //   4. CPU code generation: dlc-tile-and-vectorize, dlc-approximate-math
 //   5. CUDA code generation: dlc-map-to-gpu, dlc-fuse-kernels,
-//                            dlc-lower-gpu-launches
+//                            dlc-lower-gpu-launches, dlc-lower-warp-reductions,
+//                            dlc-lower-math-to-nvptx
 // Each is implemented in lib/Conversion/<Group>/<Name>.cpp and tested in
 // test/Conversion/<snake_name>.mlir.
 //
@@ -325,6 +326,22 @@ def DlcLowerGpuLaunchesPass : Pass<"dlc-lower-gpu-launches", "::mlir::ModuleOp">
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def DlcLowerWarpReductionsPass : Pass<"dlc-lower-warp-reductions", "::mlir::ModuleOp"> {
+  let summary = "Lower warp reductions (gpu.subgroup_reduce) to butterflies of warp shuffles";
+  let description = [{
+    The reductions that `dlc-map-to-gpu` runs with a warp per output combine
+    the 32 lanes' values with `gpu.subgroup_reduce`. This pass rewrites each
+    into five `gpu.shuffle xor` steps (lane i combines its value with lane
+    i xor 1, 2, 4, 8 and 16, its own value first), which
+    `convert-gpu-to-nvvm` turns into `shfl.sync.bfly`: every lane ends with
+    the result, combined in the order that `dlc-emulate-gpu-launches`
+    reproduces. Only reductions of 32-bit values over the whole warp are
+    accepted; anything else is an error naming the op.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def DlcLowerMathToNvptxPass : Pass<"dlc-lower-math-to-nvptx", "::mlir::ModuleOp"> {
   let summary = "Lower the math ops left in GPU kernels to NVPTX intrinsics, not libdevice";
   let description = [{
@@ -358,7 +375,14 @@ def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::Module
     device-scalar buffers as on the GPU: `dlc run --cuda-emulate` checks
     the numerics of the whole CUDA lowering against PyTorch on a machine
     without a GPU. Only one-dimensional grids and blocks (what
-    `dlc-map-to-gpu` emits) are accepted. The runtime calls become calls of
+    `dlc-map-to-gpu` emits) are accepted. A kernel whose warps combine
+    values (`gpu.subgroup_reduce` of the whole warp, at the top level of
+    the body: a reduction with a warp per point) runs warp by warp: the
+    lanes run the body up to the reduction one after the other, their
+    values are combined in the order of the GPU's butterfly of shuffles
+    (lane i with lane i xor 1, 2, 4, 8, 16), and the lanes run on with the
+    result; pure values used across a reduction are recomputed for each
+    lane. The runtime calls become calls of
     host references with the same arguments (`dlc_cuda_gemm` ->
     `dlc_emulated_gemm`, `dlc_cuda_memcpy` -> `dlc_emulated_memcpy`, which
     `dlc run --cuda-emulate` provides), so the GEMM arguments (leading
@@ -368,6 +392,7 @@ def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::Module
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::LLVM::LLVMDialect"];
 }
 

@@ -12,9 +12,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCEMULATEGPULAUNCHESPASS
@@ -68,6 +70,27 @@ struct DlcEmulateGpuLaunchesPass
       return launch.emitOpError("is not a one-dimensional synchronous "
                                 "launch; dlc-emulate-gpu-launches cannot "
                                 "run it on the host");
+    SmallVector<gpu::SubgroupReduceOp> reductions;
+    WalkResult nested = launch.getBody().walk([&](Operation *op) {
+      if (!isa<gpu::SubgroupReduceOp, gpu::ShuffleOp, gpu::BarrierOp,
+               gpu::AllReduceOp>(op))
+        return WalkResult::advance();
+      auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op);
+      if (!reduce || op->getParentOp() != launch.getOperation() ||
+          reduce.getClusterSize())
+        return WalkResult::interrupt();
+      reductions.push_back(reduce);
+      return WalkResult::advance();
+    });
+    if (nested.wasInterrupted())
+      return launch.emitOpError(
+          "has a warp operation that is not a gpu.subgroup_reduce of the "
+          "whole warp at the top level of the kernel; "
+          "dlc-emulate-gpu-launches runs a warp's lanes one after the other "
+          "and can only stop them there");
+    if (!reductions.empty())
+      return emulateWarps(launch, reductions);
+
     OpBuilder b(launch);
     Location loc = launch.getLoc();
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -91,6 +114,159 @@ struct DlcEmulateGpuLaunchesPass
       mapping.map(v, one);
     for (Operation &op : launch.getBody().front().without_terminator())
       b.clone(op, mapping);
+    launch.erase();
+    return success();
+  }
+
+  static constexpr int64_t kWarpSize = 32;
+
+  /// `x` combined with `y` as gpu.subgroup_reduce of `kind` combines lanes.
+  static FailureOr<Value> combine(OpBuilder &b, Location loc,
+                                  gpu::AllReduceOperation kind, Value x,
+                                  Value y) {
+    switch (kind) {
+    case gpu::AllReduceOperation::ADD:
+      return arith::AddFOp::create(b, loc, x, y).getResult();
+    case gpu::AllReduceOperation::MUL:
+      return arith::MulFOp::create(b, loc, x, y).getResult();
+    case gpu::AllReduceOperation::MAXIMUMF:
+      return arith::MaximumFOp::create(b, loc, x, y).getResult();
+    case gpu::AllReduceOperation::MINIMUMF:
+      return arith::MinimumFOp::create(b, loc, x, y).getResult();
+    case gpu::AllReduceOperation::MAXNUMF:
+      return arith::MaxNumFOp::create(b, loc, x, y).getResult();
+    case gpu::AllReduceOperation::MINNUMF:
+      return arith::MinNumFOp::create(b, loc, x, y).getResult();
+    default:
+      return failure();
+    }
+  }
+
+  /// A kernel whose warps combine values with gpu.subgroup_reduce at the
+  /// top level of its body: for each warp, the lanes run the body up to the
+  /// first reduction one after the other, leaving their values in a
+  /// buffer; the buffer is combined as the GPU's butterfly does (every lane
+  /// combines its value with that of the lane whose index differs in bit
+  /// i, for i = 0 to 4, so that each lane gets the result in its order);
+  /// then the lanes run the body up to the next reduction, and so on.
+  /// Values that a later part uses from an earlier one are recomputed when
+  /// they are pure (index arithmetic on the ids), else refused.
+  LogicalResult emulateWarps(gpu::LaunchOp launch,
+                             SmallVector<gpu::SubgroupReduceOp> reductions) {
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    APInt threads;
+    if (!matchPattern(block.x, m_ConstantInt(&threads)) ||
+        threads.getSExtValue() % kWarpSize)
+      return launch.emitOpError("has warp reductions but a block that is "
+                                "not a constant number of whole warps");
+    for (gpu::SubgroupReduceOp reduce : reductions)
+      if (!isa<FloatType>(reduce.getType()))
+        return reduce.emitOpError("is not a floating-point reduction; "
+                                  "dlc-emulate-gpu-launches cannot run it");
+
+    OpBuilder b(launch);
+    Location loc = launch.getLoc();
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value zero = idx(0), one = idx(1), warpSize = idx(kWarpSize);
+    SmallVector<std::pair<Value, Value>> buffers;
+    for (gpu::SubgroupReduceOp reduce : reductions) {
+      auto type = MemRefType::get({kWarpSize}, reduce.getType());
+      buffers.push_back({memref::AllocaOp::create(b, loc, type),
+                         memref::AllocaOp::create(b, loc, type)});
+    }
+    auto blocks = scf::ForOp::create(b, loc, zero, grid.x, one);
+    b.setInsertionPoint(blocks.getBody()->getTerminator());
+    auto warps = scf::ForOp::create(
+        b, loc, zero, idx(threads.getSExtValue() / kWarpSize), one);
+    b.setInsertionPoint(warps.getBody()->getTerminator());
+
+    Block &body = launch.getBody().front();
+    gpu::KernelDim3 ids = launch.getBlockIds(), tids = launch.getThreadIds();
+    gpu::KernelDim3 gridArgs = launch.getGridSize(),
+                    blockArgs = launch.getBlockSize();
+    Operation *start = &body.front();
+    for (size_t part = 0; part <= reductions.size(); ++part) {
+      Operation *end = part < reductions.size() ? reductions[part].getOperation()
+                                                : body.getTerminator();
+      OpBuilder::InsertionGuard guard(b);
+      auto lanes = scf::ForOp::create(b, loc, zero, warpSize, one);
+      b.setInsertionPoint(lanes.getBody()->getTerminator());
+      Value lane = lanes.getInductionVar();
+      IRMapping mapping;
+      mapping.map(ids.x, blocks.getInductionVar());
+      mapping.map(tids.x,
+                  arith::AddIOp::create(
+                      b, loc,
+                      arith::MulIOp::create(b, loc, warps.getInductionVar(),
+                                            warpSize),
+                      lane));
+      for (Value v : {ids.y, ids.z, tids.y, tids.z})
+        mapping.map(v, zero);
+      mapping.map(gridArgs.x, grid.x);
+      mapping.map(blockArgs.x, block.x);
+      for (Value v : {gridArgs.y, gridArgs.z, blockArgs.y, blockArgs.z})
+        mapping.map(v, one);
+      // The lane's result of each reduction before this part.
+      for (size_t r = 0; r < part; ++r)
+        mapping.map(reductions[r].getResult(),
+                    memref::LoadOp::create(b, loc, buffers[r].first, lane));
+      std::function<LogicalResult(Value)> recompute =
+          [&](Value v) -> LogicalResult {
+        Operation *def = v.getDefiningOp();
+        if (mapping.contains(v) || !def || def->getBlock() != &body ||
+            !def->isBeforeInBlock(start))
+          return success();
+        if (!isMemoryEffectFree(def) || def->getNumRegions())
+          return def->emitOpError(
+              "is used across a warp reduction but is not pure; "
+              "dlc-emulate-gpu-launches cannot recompute it for each lane");
+        for (Value operand : def->getOperands())
+          if (failed(recompute(operand)))
+            return failure();
+        b.clone(*def, mapping);
+        return success();
+      };
+      for (Operation *op = start; op != end; op = op->getNextNode()) {
+        WalkResult walked = op->walk([&](Operation *inner) {
+          for (Value operand : inner->getOperands())
+            if (failed(recompute(operand)))
+              return WalkResult::interrupt();
+          return WalkResult::advance();
+        });
+        if (walked.wasInterrupted())
+          return failure();
+        b.clone(*op, mapping);
+      }
+      if (part == reductions.size())
+        break;
+      gpu::SubgroupReduceOp reduce = reductions[part];
+      memref::StoreOp::create(b, loc, mapping.lookup(reduce.getValue()),
+                              buffers[part].first, lane);
+      b.setInsertionPointAfter(lanes);
+      // The butterfly.
+      auto [values, next] = buffers[part];
+      for (int64_t bit = 1; bit < kWarpSize; bit <<= 1) {
+        Value distance = idx(bit);
+        auto each = scf::ForOp::create(b, loc, zero, warpSize, one);
+        OpBuilder lb(each.getBody()->getTerminator());
+        Value l = each.getInductionVar();
+        Value own = memref::LoadOp::create(lb, loc, values, l);
+        Value partner =
+            arith::XOrIOp::create(lb, loc, l, distance).getResult();
+        Value other = memref::LoadOp::create(lb, loc, values, partner);
+        FailureOr<Value> combined =
+            combine(lb, loc, reduce.getOp(), own, other);
+        if (failed(combined))
+          return reduce.emitOpError("combines with an operation "
+                                    "dlc-emulate-gpu-launches cannot run");
+        memref::StoreOp::create(lb, loc, *combined, next, l);
+        memref::CopyOp::create(b, loc, next, values);
+      }
+      start = reduce->getNextNode();
+    }
     launch.erase();
     return success();
   }

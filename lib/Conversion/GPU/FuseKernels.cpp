@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -15,7 +16,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCFUSEKERNELSPASS
@@ -26,13 +26,6 @@ using namespace mlir;
 using namespace mlir::dlc;
 
 namespace {
-
-/// The allocation or entry argument under a view.
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
 
 /// Whether `a` and `b` view the same memory the same way: one value, or
 /// results of two identical pure ops of the same operands.
@@ -74,20 +67,21 @@ struct Summary {
 Summary summarize(gpu::LaunchOp launch) {
   Summary s;
   launch.getBody().walk([&](Operation *op) {
+    // Lanes exchanging values in registers touch no memory.
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-        isMemoryEffectFree(op))
+        isMemoryEffectFree(op) || isa<gpu::SubgroupReduceOp, gpu::ShuffleOp>(op))
       return;
     auto pointMap = [&] {
       auto attr = op->getAttrOfType<AffineMapAttr>(kPointMapAttrName);
       return attr ? attr.getValue() : AffineMap();
     };
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      s.byRoot[rootOf(load.getMemRef())].push_back(
+      s.byRoot[viewedBuffer(load.getMemRef())].push_back(
           {load.getMemRef(), pointMap(), /*write=*/false});
       return;
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      s.byRoot[rootOf(store.getMemRef())].push_back(
+      s.byRoot[viewedBuffer(store.getMemRef())].push_back(
           {store.getMemRef(), pointMap(), /*write=*/true});
       return;
     }
@@ -104,7 +98,7 @@ Summary summarize(gpu::LaunchOp launch) {
         s.opaque = true;
         continue;
       }
-      s.byRoot[rootOf(v)].push_back(
+      s.byRoot[viewedBuffer(v)].push_back(
           {v, AffineMap(), !isa<MemoryEffects::Read>(effect.getEffect())});
     }
   });
@@ -139,21 +133,47 @@ std::optional<Config> configOf(gpu::LaunchOp launch) {
   return Config{g.getSExtValue(), b.getSExtValue()};
 }
 
-/// Whether `earlier` and `later` may become one kernel in which each thread
-/// runs the body of `earlier` and then that of `later`: the same thread
-/// space, and no buffer that one writes seen by another thread in the
-/// other.
+/// The threads of each point of a kernel of dlc-map-to-gpu: a warp's, or 1.
+int64_t lanesOf(gpu::LaunchOp launch) {
+  auto lanes = launch->getAttrOfType<IntegerAttr>(kLanesAttrName);
+  return lanes ? lanes.getInt() : 1;
+}
+
+/// Whether a kernel's threads work together (warp shuffles, barriers):
+/// they must all reach those ops, which only fusion over the same points
+/// keeps sure (and the emulator finds at the top level of the body).
+bool hasCollectives(gpu::LaunchOp launch) {
+  return launch.getBody()
+      .walk([](Operation *op) {
+        return isa<gpu::SubgroupReduceOp, gpu::ShuffleOp, gpu::BarrierOp,
+                   gpu::AllReduceOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Whether `earlier` and `later` may become one kernel in which each point
+/// runs the body of `earlier` and then that of `later`: the same points,
+/// and no buffer that one writes seen by another thread in the other. A
+/// kernel of a thread per point joins a kernel of a warp per point on the
+/// warp's first lane, which makes every access that dlc-map-to-gpu
+/// annotates.
 bool canShareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
   auto pa = earlier->getAttrOfType<DenseI64ArrayAttr>(kPointsAttrName);
   auto pb = later->getAttrOfType<DenseI64ArrayAttr>(kPointsAttrName);
   std::optional<Config> ca = configOf(earlier), cb = configOf(later);
-  if (!pa || !pb || pa != pb || !ca || !cb || !(*ca == *cb))
+  if (!pa || !pb || pa != pb || !ca || !cb)
+    return false;
+  if (lanesOf(earlier) == lanesOf(later) ? !(*ca == *cb)
+                                         : (lanesOf(earlier) != 1 &&
+                                            lanesOf(later) != 1))
     return false;
   Summary a = summarize(earlier), b = summarize(later);
   if (a.opaque || b.opaque)
     return false;
   // A single thread sees its own writes.
-  if (ca->grid == 1 && ca->block == 1)
+  if (ca->grid == 1 && ca->block == 1 && *ca == *cb)
     return true;
   for (auto &[root, accesses] : a.byRoot) {
     auto other = b.byRoot.find(root);
@@ -218,14 +238,66 @@ void moveBody(gpu::LaunchOp from, Operation *before) {
       std::prev(body.end()));
 }
 
-/// `earlier`'s body runs at the start of `later`'s, in the same thread.
+/// Moves the body of `kernel` (a thread per point) into `warps` (a warp per
+/// point, over the same points), before `before`, run by the first lane of
+/// each warp as the thread of the warp's point.
+void moveToFirstLanes(gpu::LaunchOp kernel, gpu::LaunchOp warps,
+                      Operation *before) {
+  Config own = *configOf(kernel), theirs = *configOf(warps);
+  int64_t lanes = lanesOf(warps);
+  Location loc = kernel.getLoc();
+  OpBuilder b(before);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value threadId = warps.getThreadIds().x;
+  Value lane = arith::RemUIOp::create(b, loc, threadId, idx(lanes));
+  auto first = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0)),
+      /*withElseRegion=*/false);
+  b.setInsertionPoint(first.thenBlock()->getTerminator());
+  // The warp's point, and the block and thread that ran it in `kernel`.
+  Value point = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, warps.getBlockIds().x,
+                            idx(theirs.block / lanes)),
+      arith::DivUIOp::create(b, loc, threadId, idx(lanes)));
+  Value blockId = arith::DivUIOp::create(b, loc, point, idx(own.block));
+  Value ownThreadId = arith::RemUIOp::create(b, loc, point, idx(own.block));
+  gpu::KernelDim3 ids = warps.getBlockIds(), threads = warps.getThreadIds(),
+                  grid = warps.getGridSize(), block = warps.getBlockSize();
+  replaceIds(kernel, {blockId, ids.y, ids.z},
+             {ownThreadId, threads.y, threads.z}, {idx(own.grid), grid.y, grid.z},
+             {idx(own.block), block.y, block.z});
+  moveBody(kernel, first.thenBlock()->getTerminator());
+}
+
+/// One kernel, in place of `later`, running `earlier`'s body and then
+/// `later`'s for each point.
 void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
-  replaceIds(earlier, later.getBlockIds(), later.getThreadIds(),
-             later.getGridSize(), later.getBlockSize());
-  moveBody(earlier, &later.getBody().front().front());
-  later->setLoc(FusedLoc::get(later.getContext(),
-                              {earlier.getLoc(), later.getLoc()}));
-  earlier.erase();
+  Location loc = FusedLoc::get(later.getContext(),
+                               {earlier.getLoc(), later.getLoc()});
+  if (lanesOf(earlier) == lanesOf(later)) {
+    replaceIds(earlier, later.getBlockIds(), later.getThreadIds(),
+               later.getGridSize(), later.getBlockSize());
+    moveBody(earlier, &later.getBody().front().front());
+    later->setLoc(loc);
+    earlier.erase();
+    return;
+  }
+  if (lanesOf(later) != 1) {
+    moveToFirstLanes(earlier, later, &later.getBody().front().front());
+    later->setLoc(loc);
+    earlier.erase();
+    return;
+  }
+  // Only host arithmetic and allocations lie between the two: the warps'
+  // launch can move down to the later one.
+  earlier->moveBefore(later);
+  moveToFirstLanes(later, earlier, earlier.getBody().front().getTerminator());
+  earlier->setLoc(loc);
+  later.erase();
 }
 
 /// One launch, in place of the last of `kernels`, whose blocks run the
@@ -312,8 +384,14 @@ struct DlcFuseKernelsPass
           previous = {};
         continue;
       }
-      if (previous && canShareThreads(previous, launch))
+      if (previous && canShareThreads(previous, launch)) {
+        // The fused kernel is the warps' launch, if either is one.
+        gpu::LaunchOp fused = lanesOf(launch) == 1 && lanesOf(previous) != 1
+                                  ? previous
+                                  : launch;
         shareThreads(previous, launch);
+        launch = fused;
+      }
       previous = launch;
     }
   }
@@ -335,7 +413,7 @@ struct DlcFuseKernelsPass
         continue;
       }
       Summary summary = summarize(launch);
-      if (!configOf(launch) || summary.opaque) {
+      if (!configOf(launch) || summary.opaque || hasCollectives(launch)) {
         flush();
         continue;
       }

@@ -24,8 +24,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCMAPTOGPUPASS
@@ -38,6 +40,11 @@ using namespace mlir::dlc;
 namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;
+/// A reduction runs a warp per point when it has at least a warp's worth of
+/// elements per point and at most this many points (beyond, a thread per
+/// point already fills the GPU).
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kMaxWarpPoints = 32768;
 
 /// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
 std::optional<int32_t> dtypeCode(Type t) {
@@ -1031,8 +1038,64 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     return mapToKernel(cast<linalg::LinalgOp>(copy.getOperation()));
   }
 
-  /// One thread per point of the parallel loops; the reduction loops run
-  /// sequentially inside it.
+  /// The op combining the output's value with each element, in a reduction
+  /// that a warp can share: one fp32 output, whose value enters the payload
+  /// only as an operand of one addf / maximumf / minimumf / maxnumf /
+  /// minnumf whose result the payload yields, and no input aliasing it.
+  static Operation *warpCombiner(linalg::GenericOp generic) {
+    if (generic.getNumDpsInits() != 1)
+      return nullptr;
+    OpOperand *init = generic.getDpsInitOperand(0);
+    auto type = dyn_cast<MemRefType>(init->get().getType());
+    if (!type || !type.getElementType().isF32())
+      return nullptr;
+    Block &payload = generic.getRegion().front();
+    BlockArgument acc = payload.getArgument(init->getOperandNumber());
+    Operation *combiner =
+        cast<linalg::YieldOp>(payload.getTerminator()).getValues()[0]
+            .getDefiningOp();
+    if (!combiner || combiner->getBlock() != &payload ||
+        !isa<arith::AddFOp, arith::MaximumFOp, arith::MinimumFOp,
+             arith::MaxNumFOp, arith::MinNumFOp>(combiner) ||
+        !acc.hasOneUse() || *acc.user_begin() != combiner ||
+        !combiner->hasOneUse())
+      return nullptr;
+    Value out = viewedBuffer(init->get());
+    for (OpOperand *input : generic.getDpsInputOperands())
+      if (isa<MemRefType>(input->get().getType()) &&
+          viewedBuffer(input->get()) == out)
+        return nullptr;
+    return combiner;
+  }
+
+  /// The warp-wide reduction of a combiner, and its identity.
+  static std::pair<gpu::AllReduceOperation, double>
+  warpReductionOf(Operation *combiner) {
+    double inf = std::numeric_limits<double>::infinity();
+    return TypeSwitch<Operation *, std::pair<gpu::AllReduceOperation, double>>(
+               combiner)
+        .Case([&](arith::AddFOp) {
+          return std::pair{gpu::AllReduceOperation::ADD, -0.0};
+        })
+        .Case([&](arith::MaximumFOp) {
+          return std::pair{gpu::AllReduceOperation::MAXIMUMF, -inf};
+        })
+        .Case([&](arith::MinimumFOp) {
+          return std::pair{gpu::AllReduceOperation::MINIMUMF, inf};
+        })
+        .Case([&](arith::MaxNumFOp) {
+          return std::pair{gpu::AllReduceOperation::MAXNUMF, -inf};
+        })
+        .Default([&](Operation *) {
+          return std::pair{gpu::AllReduceOperation::MINNUMF, inf};
+        });
+  }
+
+  /// One thread per point of the parallel loops, the reduction loops
+  /// running sequentially inside it; or, for a reduction of at least
+  /// kWarpSize elements per point over few points, a warp per point: each
+  /// lane combines every 32nd element, `gpu.subgroup_reduce` combines the
+  /// lanes, and lane 0 combines the result into the output.
   LogicalResult mapToKernel(linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics())
       return op.emitOpError("must be bufferized before dlc-map-to-gpu");
@@ -1059,57 +1122,67 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     for (auto [d, it] : llvm::enumerate(iterators))
       (it == utils::IteratorType::parallel ? parallel : reduction)
           .push_back(d);
-    int64_t points = 1;
+    int64_t points = 1, elements = 1;
     for (unsigned d : parallel)
       points *= ranges[d];
+    for (unsigned d : reduction)
+      elements *= ranges[d];
+    // A warp per point where a thread per point would leave most of the GPU
+    // idle while each thread walks a long reduction.
+    Operation *combiner = elements >= kWarpSize && points <= kMaxWarpPoints
+                              ? warpCombiner(generic)
+                              : nullptr;
+    int64_t lanes = combiner ? kWarpSize : 1;
 
     Location loc = generic.getLoc();
     OpBuilder b(generic);
     auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ob, loc, v);
     };
-    int64_t threads = std::min(points, kThreadsPerBlock);
-    int64_t blocks = (points + threads - 1) / threads;
+    int64_t pointsPerBlock = std::min(points, kThreadsPerBlock / lanes);
+    int64_t blocks = (points + pointsPerBlock - 1) / pointsPerBlock;
     Value one = idx(b, 1);
     auto launch = gpu::LaunchOp::create(b, loc, idx(b, blocks), one, one,
-                                        idx(b, threads), one, one);
+                                        idx(b, pointsPerBlock * lanes), one,
+                                        one);
     SmallVector<int64_t> parallelRanges;
     for (unsigned d : parallel)
       parallelRanges.push_back(ranges[d]);
     launch->setAttr(kPointsAttrName, b.getDenseI64ArrayAttr(parallelRanges));
+    if (combiner)
+      launch->setAttr(kLanesAttrName, b.getI64IntegerAttr(lanes));
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
     kb.setInsertionPointToStart(&launch.getBody().front());
-    // The linear index of this thread's point.
+    // The linear index of this thread's (or warp's) point, and its lane.
+    Value threadId = launch.getThreadIds().x;
     Value linear = arith::AddIOp::create(
         kb, loc,
         arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
-                              idx(kb, threads)),
-        launch.getThreadIds().x);
+                              idx(kb, pointsPerBlock)),
+        combiner ? arith::DivUIOp::create(kb, loc, threadId, idx(kb, lanes))
+                       .getResult()
+                 : threadId);
+    Value lane = combiner ? arith::RemUIOp::create(kb, loc, threadId,
+                                                   idx(kb, lanes))
+                                .getResult()
+                          : Value();
     auto inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                          linear, idx(kb, points));
-    auto guard = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
-    kb.setInsertionPointToStart(&guard.getThenRegion().front());
 
-    // Delinearize, the last parallel dimension fastest.
+    // Delinearize, the last dimension fastest.
     SmallVector<Value> dims(ranges.size());
-    int64_t stride = 1;
-    for (unsigned d : llvm::reverse(parallel)) {
-      Value q = stride == 1 ? linear
-                            : arith::DivUIOp::create(kb, loc, linear,
-                                                     idx(kb, stride));
-      dims[d] = arith::RemUIOp::create(kb, loc, q, idx(kb, ranges[d]));
-      stride *= ranges[d];
-    }
-    // The reduction loops, outermost first.
-    for (unsigned d : reduction) {
-      auto loop = scf::ForOp::create(kb, loc, idx(kb, 0), idx(kb, ranges[d]),
-                                     idx(kb, 1));
-      dims[d] = loop.getInductionVar();
-      kb.setInsertionPoint(loop.getBody()->getTerminator());
-    }
+    auto delinearize = [&](Value index, ArrayRef<unsigned> which) {
+      int64_t stride = 1;
+      for (unsigned d : llvm::reverse(which)) {
+        Value q = stride == 1 ? index
+                              : arith::DivUIOp::create(kb, loc, index,
+                                                       idx(kb, stride));
+        dims[d] = arith::RemUIOp::create(kb, loc, q, idx(kb, ranges[d]));
+        stride *= ranges[d];
+      }
+    };
 
-    // The payload: load every operand at its point, run the region, store.
     // Kernels take identity-layout buffers (bare pointers): a strided view
     // crosses as the flat buffer under it, indexed with its strides.
     struct Flat {
@@ -1137,18 +1210,23 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           /*offset=*/0, ArrayRef<int64_t>{extent}, ArrayRef<int64_t>{1});
       flats[buffer] = Flat{flat, s->offset, s->strides};
     }
-    /// The buffer to access for `operand` and its indices there.
-    auto access = [&](OpOperand &operand, SmallVector<Value> indices)
-        -> std::pair<Value, SmallVector<Value>> {
+    /// The buffer to access for `operand` at the current point, and its
+    /// indices there.
+    auto access = [&](OpOperand &operand) -> std::pair<Value, SmallVector<Value>> {
+      AffineMap map = generic.getMatchingIndexingMap(&operand);
+      SmallVector<Value> indices;
+      for (AffineExpr e : map.getResults())
+        indices.push_back(affine::AffineApplyOp::create(
+            kb, loc, AffineMap::get(map.getNumDims(), 0, e), dims));
       auto it = flats.find(operand.get());
       if (it == flats.end())
         return {operand.get(), indices};
-      Value linear = idx(kb, it->second.offset);
+      Value flatIndex = idx(kb, it->second.offset);
       for (auto [i, stride] : llvm::zip(indices, it->second.strides))
-        linear = arith::AddIOp::create(
-            kb, loc, linear,
+        flatIndex = arith::AddIOp::create(
+            kb, loc, flatIndex,
             arith::MulIOp::create(kb, loc, i, idx(kb, stride)));
-      return {it->second.buffer, {linear}};
+      return {it->second.buffer, {flatIndex}};
     };
     /// The element of `operand` at a point, as a function of the parallel
     /// loops alone (dlc-fuse-kernels), or null if a reduction loop moves it.
@@ -1167,59 +1245,124 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       return AffineMapAttr::get(map.replaceDimsAndSymbols(
           dimsOfPoint, {}, parallel.size(), 0));
     };
-    auto annotate = [&](Operation *access, OpOperand &operand) {
+    auto load = [&](OpOperand &operand, bool annotate) -> Value {
+      auto [buffer, indices] = access(operand);
+      auto loaded = memref::LoadOp::create(kb, loc, buffer, indices);
+      if (AffineMapAttr map = pointMap(operand); map && annotate)
+        loaded->setAttr(kPointMapAttrName, map);
+      return loaded;
+    };
+    auto store = [&](Value value, OpOperand &operand) {
+      auto [buffer, indices] = access(operand);
+      auto stored = memref::StoreOp::create(kb, loc, value, buffer, indices);
       if (AffineMapAttr map = pointMap(operand))
-        access->setAttr(kPointMapAttrName, map);
+        stored->setAttr(kPointMapAttrName, map);
     };
-    auto indicesOf = [&](OpOperand &operand) {
-      AffineMap map = generic.getMatchingIndexingMap(&operand);
-      SmallVector<Value> indices;
-      for (AffineExpr e : map.getResults())
-        indices.push_back(affine::AffineApplyOp::create(
-            kb, loc, AffineMap::get(map.getNumDims(), 0, e), dims));
-      return indices;
-    };
+    /// Maps the payload's arguments but `skip` to the operands at the
+    /// current point, and clones the payload up to (not including) `stop`.
     Block &payload = generic.getRegion().front();
-    IRMapping mapping;
-    for (OpOperand &operand : generic->getOpOperands()) {
-      BlockArgument arg = payload.getArgument(operand.getOperandNumber());
-      if (arg.use_empty())
-        continue;
-      // A scalar operand (a fill value) is passed as it is, or read from
-      // its scratch buffer if it was computed on the device.
-      if (!isa<MemRefType>(operand.get().getType())) {
-        auto it = scratch.find(operand.get());
-        mapping.map(arg, it == scratch.end()
-                             ? operand.get()
-                             : memref::LoadOp::create(kb, loc, it->second,
-                                                      ValueRange{})
-                                   .getResult());
-        continue;
+    auto runPayload = [&](IRMapping &mapping, BlockArgument skip,
+                          Operation *stop, bool annotate) {
+      for (OpOperand &operand : generic->getOpOperands()) {
+        BlockArgument arg = payload.getArgument(operand.getOperandNumber());
+        if (arg.use_empty() || arg == skip)
+          continue;
+        // A scalar operand (a fill value) is passed as it is, or read from
+        // its scratch buffer if it was computed on the device.
+        if (!isa<MemRefType>(operand.get().getType())) {
+          auto it = scratch.find(operand.get());
+          mapping.map(arg, it == scratch.end()
+                               ? operand.get()
+                               : memref::LoadOp::create(kb, loc, it->second,
+                                                        ValueRange{})
+                                     .getResult());
+          continue;
+        }
+        mapping.map(arg, load(operand, annotate));
       }
-      auto [buffer, indices] = access(operand, indicesOf(operand));
-      auto load = memref::LoadOp::create(kb, loc, buffer, indices);
-      annotate(load, operand);
-      mapping.map(arg, load);
-    }
-    SmallVector<Operation *> payloadOps;
-    for (Operation &inner : payload)
-      payloadOps.push_back(&inner);
-    loadScratch(kb, mapping, payloadOps);
-    for (Operation &inner : payload.without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        mapping.map(index.getResult(), dims[index.getDim()]);
-        continue;
+      SmallVector<Operation *> payloadOps;
+      for (Operation &inner : payload)
+        payloadOps.push_back(&inner);
+      loadScratch(kb, mapping, payloadOps);
+      for (Operation &inner : payload.without_terminator()) {
+        if (&inner == stop)
+          break;
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          mapping.map(index.getResult(), dims[index.getDim()]);
+          continue;
+        }
+        kb.clone(inner, mapping);
       }
-      kb.clone(inner, mapping);
-    }
+    };
     auto yield = cast<linalg::YieldOp>(payload.getTerminator());
-    for (auto [value, init] :
-         llvm::zip(yield.getValues(), generic.getDpsInitsMutable())) {
-      auto [buffer, indices] = access(init, indicesOf(init));
-      annotate(memref::StoreOp::create(kb, loc, mapping.lookupOrDefault(value),
-                                       buffer, indices),
-               init);
+
+    if (!combiner) {
+      auto guard = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
+      kb.setInsertionPointToStart(&guard.getThenRegion().front());
+      delinearize(linear, parallel);
+      // The reduction loops, outermost first.
+      for (unsigned d : reduction) {
+        auto loop = scf::ForOp::create(kb, loc, idx(kb, 0),
+                                       idx(kb, ranges[d]), idx(kb, 1));
+        dims[d] = loop.getInductionVar();
+        kb.setInsertionPoint(loop.getBody()->getTerminator());
+      }
+      IRMapping mapping;
+      runPayload(mapping, BlockArgument(), nullptr, /*annotate=*/true);
+      for (auto [value, init] :
+           llvm::zip(yield.getValues(), generic.getDpsInitsMutable()))
+        store(mapping.lookupOrDefault(value), init);
+      generic->erase();
+      return success();
     }
+
+    // A warp per point. Each lane combines elements lane, lane + 32, ... of
+    // the flattened reduction loops (the last fastest, so that the lanes of
+    // a row reduction read consecutive elements).
+    OpOperand &init = *generic.getDpsInitOperand(0);
+    BlockArgument acc = payload.getArgument(init.getOperandNumber());
+    Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                                   : combiner->getOperand(0);
+    auto [kind, identityValue] = warpReductionOf(combiner);
+    Type f32 = kb.getF32Type();
+    Value identity = arith::ConstantOp::create(
+        kb, loc, kb.getFloatAttr(f32, identityValue));
+    auto partial = scf::IfOp::create(kb, loc, TypeRange{f32}, inRange,
+                                     /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard g(kb);
+      kb.setInsertionPointToStart(&partial.getElseRegion().front());
+      scf::YieldOp::create(kb, loc, identity);
+      kb.setInsertionPointToStart(&partial.getThenRegion().front());
+      delinearize(linear, parallel);
+      auto loop = scf::ForOp::create(kb, loc, lane, idx(kb, elements),
+                                     idx(kb, lanes), ValueRange{identity});
+      scf::YieldOp::create(kb, loc, loop.getResults());
+      kb.setInsertionPointToStart(loop.getBody());
+      delinearize(loop.getInductionVar(), reduction);
+      IRMapping mapping;
+      // Every lane reads the inputs: none of it is the point's own.
+      runPayload(mapping, acc, combiner, /*annotate=*/false);
+      mapping.map(acc, loop.getRegionIterArgs()[0]);
+      Operation *combined = kb.clone(*combiner, mapping);
+      scf::YieldOp::create(kb, loc, combined->getResults());
+    }
+    Value total = gpu::SubgroupReduceOp::create(kb, loc, partial.getResult(0),
+                                                kind, /*uniform=*/true);
+    Value first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq,
+                                        lane, idx(kb, 0));
+    auto last = scf::IfOp::create(
+        kb, loc, arith::AndIOp::create(kb, loc, inRange, first),
+        /*withElse=*/false);
+    kb.setInsertionPointToStart(&last.getThenRegion().front());
+    delinearize(linear, parallel);
+    // The output's element does not move with the reduction loops.
+    for (unsigned d : reduction)
+      dims[d] = idx(kb, 0);
+    IRMapping mapping;
+    mapping.map(acc, load(init, /*annotate=*/true));
+    mapping.map(element, total);
+    store(kb.clone(*combiner, mapping)->getResult(0), init);
     generic->erase();
     return success();
   }
