@@ -141,11 +141,13 @@ static const char *kFuseAndBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},canonicalize,";
 
-LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module) {
+LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module,
+                                                 bool reverseThreads) {
   return runPipeline(module,
                      std::string("builtin.module(") + kFuseAndBufferize +
                          "dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,"
-                         "dlc-emulate-gpu-launches," +
+                         "dlc-emulate-gpu-launches{reverse=" +
+                         (reverseThreads ? "true" : "false") + "}," +
                          cpuLowering() + ")");
 }
 

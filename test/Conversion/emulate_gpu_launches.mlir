@@ -127,3 +127,4 @@ func.func @value_across_reduction(%x: memref<32xf32>) {
   }
   return
 }
+

@@ -367,6 +367,12 @@ static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm) {
 
 static cl::opt<bool> cudaEmulate("cuda-emulate", cl::desc("Compile the CUDA lowering for the host instead of the CPU code: its kernels run as host loops (a test of the GPU lowering without a GPU)"),
                                  cl::Hidden, cl::cat(dlcCat));
+static cl::opt<bool> cudaEmulateReverse(
+    "cuda-emulate-reverse",
+    cl::desc("With --cuda-emulate: run each kernel's blocks, warps and threads "
+             "last to first (a kernel whose threads depend on their order "
+             "gives other results)"),
+    cl::Hidden, cl::cat(dlcCat));
 
 /// Whether the object gets CUDA code besides the CPU code.
 static bool wantsCuda() { return target != "x86"; }
@@ -418,7 +424,8 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
   if (cudaEmulate) {
     // The CUDA lowering as the object's CPU code.
     if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info, "cuda")) ||
-        failed(mlir::dlc::runCudaEmulationPipeline(*c.module)))
+        failed(mlir::dlc::runCudaEmulationPipeline(*c.module,
+                                                   cudaEmulateReverse)))
       return nullptr;
   } else {
     if (wantsCuda()) {
@@ -1075,6 +1082,9 @@ int main(int argc, char **argv) {
     return fail("--weights, --input, --output, --benchmark, --steps, "
                 "--print-loss and --save belong to 'dlc run'",
                 "dlc run " + inputFile + " ...");
+  if (cudaEmulateReverse && !cudaEmulate)
+    return fail("--cuda-emulate-reverse needs --cuda-emulate",
+                "it changes the order in which the emulation runs threads");
   if (!train && (!lossKind.empty() || !labelName.empty() ||
                  !optimizerKind.empty() || lr.getNumOccurrences() ||
                  momentum.getNumOccurrences() ||

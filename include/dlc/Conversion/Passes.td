@@ -389,7 +389,18 @@ def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::Module
     dimensions, transposes, beta, batch strides) are checked too, and the
     entries lose the `cuda_ctx` argument: they keep the CPU calling
     convention.
+
+    With `reverse`, the blocks, the warps and the threads run last to
+    first. Kernels whose threads do not depend on each other give the same
+    results either way; a kernel that reads what another of its threads
+    writes (a wrong fusion, a race on the GPU) gives other results in one
+    of the two orders: `test/e2e/cuda/emulated.test` runs the training
+    tests in both.
   }];
+  let options = [
+    Option<"reverse", "reverse", "bool", /*default=*/"false",
+           "Run the blocks, warps and threads of each kernel last to first">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",

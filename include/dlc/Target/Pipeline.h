@@ -100,8 +100,10 @@ mlir::LogicalResult runCudaCodegenPipeline(mlir::ModuleOp module,
 /// of dlc-map-to-gpu become host loops (dlc-emulate-gpu-launches) and the
 /// GEMM and copy calls go to host references (dlc_emulated_gemm,
 /// dlc_emulated_memcpy, which the caller provides); the entries keep the
-/// CPU ABI.
-mlir::LogicalResult runCudaEmulationPipeline(mlir::ModuleOp module);
+/// CPU ABI. With `reverseThreads`, each kernel's blocks, warps and threads
+/// run last to first (a check that none depends on their order).
+mlir::LogicalResult runCudaEmulationPipeline(mlir::ModuleOp module,
+                                             bool reverseThreads = false);
 
 /// The widest vector register of `tm`'s CPU, in bits (512 with AVX-512F,
 /// 256 with AVX, else 128).

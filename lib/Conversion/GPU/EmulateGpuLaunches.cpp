@@ -31,6 +31,8 @@ bool isOne(Value v) { return matchPattern(v, m_One()); }
 
 struct DlcEmulateGpuLaunchesPass
     : dlc::impl::DlcEmulateGpuLaunchesPassBase<DlcEmulateGpuLaunchesPass> {
+  using DlcEmulateGpuLaunchesPassBase::DlcEmulateGpuLaunchesPassBase;
+
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
@@ -97,15 +99,17 @@ struct DlcEmulateGpuLaunchesPass
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto blocks = scf::ForOp::create(b, loc, zero, grid.x, one);
     b.setInsertionPoint(blocks.getBody()->getTerminator());
+    Value blockId = inOrder(b, loc, blocks.getInductionVar(), grid.x);
     auto threads = scf::ForOp::create(b, loc, zero, block.x, one);
     b.setInsertionPoint(threads.getBody()->getTerminator());
+    Value threadId = inOrder(b, loc, threads.getInductionVar(), block.x);
 
     IRMapping mapping;
     gpu::KernelDim3 ids = launch.getBlockIds(), tids = launch.getThreadIds();
     gpu::KernelDim3 gridArgs = launch.getGridSize(),
                     blockArgs = launch.getBlockSize();
-    mapping.map(ids.x, blocks.getInductionVar());
-    mapping.map(tids.x, threads.getInductionVar());
+    mapping.map(ids.x, blockId);
+    mapping.map(tids.x, threadId);
     for (Value v : {ids.y, ids.z, tids.y, tids.z})
       mapping.map(v, zero);
     mapping.map(gridArgs.x, grid.x);
@@ -119,6 +123,16 @@ struct DlcEmulateGpuLaunchesPass
   }
 
   static constexpr int64_t kWarpSize = 32;
+
+  /// The `i`th of `count` ids in the order of the emulation: `i`, or
+  /// `count - 1 - i` with `reverse`.
+  Value inOrder(OpBuilder &b, Location loc, Value i, Value count) {
+    if (!reverse)
+      return i;
+    Value last = arith::SubIOp::create(
+        b, loc, count, arith::ConstantIndexOp::create(b, loc, 1));
+    return arith::SubIOp::create(b, loc, last, i);
+  }
 
   /// `x` combined with `y` as gpu.subgroup_reduce of `kind` combines lanes.
   static FailureOr<Value> combine(OpBuilder &b, Location loc,
@@ -179,9 +193,11 @@ struct DlcEmulateGpuLaunchesPass
     }
     auto blocks = scf::ForOp::create(b, loc, zero, grid.x, one);
     b.setInsertionPoint(blocks.getBody()->getTerminator());
-    auto warps = scf::ForOp::create(
-        b, loc, zero, idx(threads.getSExtValue() / kWarpSize), one);
+    Value blockId = inOrder(b, loc, blocks.getInductionVar(), grid.x);
+    Value warpCount = idx(threads.getSExtValue() / kWarpSize);
+    auto warps = scf::ForOp::create(b, loc, zero, warpCount, one);
     b.setInsertionPoint(warps.getBody()->getTerminator());
+    Value warp = inOrder(b, loc, warps.getInductionVar(), warpCount);
 
     Block &body = launch.getBody().front();
     gpu::KernelDim3 ids = launch.getBlockIds(), tids = launch.getThreadIds();
@@ -194,14 +210,12 @@ struct DlcEmulateGpuLaunchesPass
       OpBuilder::InsertionGuard guard(b);
       auto lanes = scf::ForOp::create(b, loc, zero, warpSize, one);
       b.setInsertionPoint(lanes.getBody()->getTerminator());
-      Value lane = lanes.getInductionVar();
+      Value lane = inOrder(b, loc, lanes.getInductionVar(), warpSize);
       IRMapping mapping;
-      mapping.map(ids.x, blocks.getInductionVar());
+      mapping.map(ids.x, blockId);
       mapping.map(tids.x,
                   arith::AddIOp::create(
-                      b, loc,
-                      arith::MulIOp::create(b, loc, warps.getInductionVar(),
-                                            warpSize),
+                      b, loc, arith::MulIOp::create(b, loc, warp, warpSize),
                       lane));
       for (Value v : {ids.y, ids.z, tids.y, tids.z})
         mapping.map(v, zero);
