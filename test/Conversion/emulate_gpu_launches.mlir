@@ -39,15 +39,16 @@ func.func @two_dimensional(%y: memref<4x4xf32>) {
 
 // -----
 
-// A warp reduction: per block, per warp, the lanes run the body up to the
-// reduction one after the other and leave their values in a buffer, which
-// is combined as the GPU's butterfly (lane l with lane l xor 1, 2, 4, 8,
-// 16); then the lanes run the rest, the lane index recomputed for each.
+// A warp reduction: per block, the threads run the body up to the
+// reduction one after the other (warp by warp, lane by lane) and leave
+// their values in a buffer, whose warps are combined as the GPU's
+// butterfly (lane l with lane l xor 1, 2, 4, 8, 16); then the threads run
+// the rest, the lane index recomputed for each.
 // CHECK-LABEL: func.func @warp_sum
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: gpu.subgroup_reduce
-// CHECK: %[[VALUES:.*]] = memref.alloca() : memref<32xf32>
-// CHECK: %[[NEXT:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[VALUES:.*]] = memref.alloca() : memref<2x32xf32>
+// CHECK: %[[NEXT:.*]] = memref.alloca() : memref<2x32xf32>
 // CHECK: scf.for %[[B:.*]] = %c0{{.*}} to %c2{{.*}} step
 // CHECK: scf.for %[[W:.*]] = %c0{{.*}} to %c2{{.*}} step
 // CHECK: scf.for %[[L:.*]] = %c0{{.*}} to %c32{{.*}} step
@@ -55,18 +56,20 @@ func.func @two_dimensional(%y: memref<4x4xf32>) {
 // CHECK: %[[T:.*]] = arith.addi %[[WT]], %[[L]]
 // CHECK: %[[I0:.*]] = arith.addi %{{.*}}, %[[T]]
 // CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[I0]]]
-// CHECK: memref.store %[[V]], %[[VALUES]][%[[L]]]
+// CHECK: memref.store %[[V]], %[[VALUES]][%[[W]], %[[L]]]
+// CHECK: scf.for %[[W1:.*]] = %c0{{.*}} to %c2
 // CHECK: scf.for %[[I:.*]] = %c0{{.*}} to %c32
-// CHECK: %[[OWN:.*]] = memref.load %[[VALUES]][%[[I]]]
+// CHECK: %[[OWN:.*]] = memref.load %[[VALUES]][%[[W1]], %[[I]]]
 // CHECK: %[[J:.*]] = arith.xori %[[I]], %c1
-// CHECK: %[[OTHER:.*]] = memref.load %[[VALUES]][%[[J]]]
+// CHECK: %[[OTHER:.*]] = memref.load %[[VALUES]][%[[W1]], %[[J]]]
 // CHECK: %[[S:.*]] = arith.addf %[[OWN]], %[[OTHER]]
-// CHECK: memref.store %[[S]], %[[NEXT]][%[[I]]]
+// CHECK: memref.store %[[S]], %[[NEXT]][%[[W1]], %[[I]]]
 // CHECK: memref.copy %[[NEXT]], %[[VALUES]]
 // CHECK-COUNT-4: arith.xori
+// CHECK: scf.for %[[W2:.*]] = %c0{{.*}} to %c2
 // CHECK: scf.for %[[L2:.*]] = %c0{{.*}} to %c32
 // CHECK: %[[T2:.*]] = arith.addi %{{.*}}, %[[L2]]
-// CHECK: %[[R:.*]] = memref.load %[[VALUES]][%[[L2]]]
+// CHECK: %[[R:.*]] = memref.load %[[VALUES]][%[[W2]], %[[L2]]]
 // CHECK: %[[LANE:.*]] = arith.remui %[[T2]], %c32
 // CHECK: arith.cmpi eq, %[[LANE]]
 // CHECK: memref.store %[[R]]
@@ -98,7 +101,7 @@ func.func @warp_sum(%x: memref<128xf32>, %y: memref<4xf32>) {
 func.func @nested_warp_reduction(%x: memref<32xf32>, %c: i1) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
-  // expected-error @+1 {{has a warp operation that is not a gpu.subgroup_reduce of the whole warp at the top level of the kernel}}
+  // expected-error @+1 {{has a warp operation or barrier that is not a gpu.subgroup_reduce of the whole warp or a gpu.barrier at the top level of the kernel}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     scf.if %c {
@@ -118,7 +121,7 @@ func.func @value_across_reduction(%x: memref<32xf32>) {
   %c32 = arith.constant 32 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
-    // expected-error @+1 {{is used across a warp reduction but is not pure}}
+    // expected-error @+1 {{is used across a warp reduction or barrier but is not pure}}
     %v = memref.load %x[%tx] : memref<32xf32>
     %s = gpu.subgroup_reduce add %v uniform : (f32) -> f32
     %t = arith.addf %s, %v : f32
@@ -128,3 +131,36 @@ func.func @value_across_reduction(%x: memref<32xf32>) {
   return
 }
 
+
+// -----
+
+// A barrier: every thread of the block runs the first part before any runs
+// the second.
+// CHECK-LABEL: func.func @barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for %[[B:.*]] = %c0{{.*}} to %c1{{.*}} step
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: }
+// CHECK: }
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: memref.store
+func.func @barrier(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %v = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %v, %x[%tx] : memref<64xf32>
+    gpu.barrier
+    %j = arith.subi %c63, %tx : index
+    %w = memref.load %x[%j] : memref<64xf32>
+    memref.store %w, %y[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}

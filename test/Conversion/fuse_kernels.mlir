@@ -255,13 +255,15 @@ func.func @loss_on_first_lane(%x: memref<64xf32>, %sum: memref<f32>, %mean: memr
 // -----
 
 // A softmax's row max and sum of 64 elements, each a warp per row: every
-// lane of the sum reads the row's max, which the max's lane 0 writes. Two
-// kernels; and warp kernels are never placed side by side.
+// lane of the sum reads the row's max, which the max's lane 0 writes. One
+// kernel, a barrier between the two.
 // CHECK-LABEL: func.func @warps_read_first_lane
 // CHECK: gpu.launch
 // CHECK: gpu.subgroup_reduce maximumf
-// CHECK: gpu.terminator
-// CHECK: gpu.launch
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: memref.load
 // CHECK: gpu.subgroup_reduce add
 // CHECK: gpu.terminator
 // CHECK-NOT: gpu.launch
@@ -336,5 +338,38 @@ func.func @annotated_read(%t: memref<8xf32>, %u: memref<8xf32>) {
     memref.store %v, %u[%t0] {dlc.point_map = affine_map<(d0) -> (d0)>} : memref<8xf32>
     gpu.terminator
   } {dlc.points = array<i64: 8>}
+  return
+}
+
+// -----
+
+// Every lane of the second warp reads the max of another row (the element
+// moves with the reduction loop): two kernels.
+// CHECK-LABEL: func.func @warps_read_other_rows
+// CHECK: gpu.launch
+// CHECK: gpu.subgroup_reduce maximumf
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: gpu.subgroup_reduce add
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @warps_read_other_rows(%x: memref<64x64xf32>, %max: memref<64xf32>, %sum: memref<64xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<64x64xf32>) outs(%max : memref<64xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %m, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x, #col, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %max : memref<64x64xf32>, memref<64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%a: f32, %m: f32, %s: f32):
+    %d = arith.subf %a, %m : f32
+    %r = arith.addf %s, %d : f32
+    linalg.yield %r : f32
+  }
   return
 }

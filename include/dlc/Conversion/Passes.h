@@ -37,11 +37,13 @@ inline constexpr llvm::StringLiteral kCudaContextName = "cuda_ctx";
 /// being l delinearized with the last range fastest; empty for one point),
 /// the threads of each point (`dlc.lanes`, a warp's 32 when present, else
 /// 1), and on each load and store of an element that is a function of the
-/// point alone, made by the point's first thread, that function
-/// (`dlc.point_map`).
+/// point alone, that function (`dlc.point_map`); such an access is made by
+/// the point's first thread, or by every lane of its warp where it says
+/// `dlc.every_lane`.
 inline constexpr llvm::StringLiteral kPointsAttrName = "dlc.points";
 inline constexpr llvm::StringLiteral kLanesAttrName = "dlc.lanes";
 inline constexpr llvm::StringLiteral kPointMapAttrName = "dlc.point_map";
+inline constexpr llvm::StringLiteral kEveryLaneAttrName = "dlc.every_lane";
 
 /// The CUDA context argument of `func`, or null if it has none.
 BlockArgument cudaContextArgument(func::FuncOp func);

@@ -239,11 +239,23 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     | `memref.copy` between contiguous buffers | a call of `dlc_cuda_memcpy` |
     | any other linalg op (after `dlc-fuse-elementwise`, one per fused region) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially |
 
-    Each kernel tells `dlc-fuse-kernels` its thread space (`dlc.points`,
-    the parallel loops' ranges; empty for a single thread) and, on each
-    load and store of an element that is a function of the thread's point
-    alone (an operand whose indexing map uses no reduction loop), that
-    function over the parallel loops (`dlc.point_map`).
+    A reduction of at least 32 fp32 elements per point into at most 32768
+    points, whose payload combines the output's value once (`addf`,
+    `maximumf`, `minimumf`, `maxnumf`, `minnumf`) and yields the result,
+    runs a warp per point instead (8 points a block): each lane combines
+    elements lane, lane + 32, ... of the flattened reduction loops (the
+    last fastest, so a row's lanes read consecutive elements) from the
+    combiner's identity, `gpu.subgroup_reduce` combines the lanes, and
+    lane 0 combines the result into the output.
+
+    Each kernel tells `dlc-fuse-kernels` its points (`dlc.points`, the
+    parallel loops' ranges; empty for one point), a warp per point
+    (`dlc.lanes = 32`) and, on each load and store of an element that is a
+    function of the point alone (an operand whose indexing map uses no
+    reduction loop), that function over the parallel loops
+    (`dlc.point_map`), with `dlc.every_lane` where every lane of the
+    point's warp makes the access (a warp's reads of its inputs; the rest
+    are the point's first thread's).
 
     Views, casts and constants stay on the host: they only compute
     addresses. Anything else that would read device memory on the host is
@@ -281,14 +293,22 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
     place of the later one. In order:
 
     1. **One thread space.** Adjacent launches that `dlc-map-to-gpu` made
-       over the same parallel ranges (its `dlc.points` attribute, with the
-       same grid and block) become one kernel in which each thread runs the
-       first body and then the second, when no thread can see another's
-       writes: for every buffer that either kernel writes and both access,
-       every access in both is annotated (`dlc.point_map`) with the same
-       injective function of the thread's point, through the same view.
-       Kernels of a single thread always qualify. A row's fill, max, fill
-       and sum become one kernel, as do the loss's sum and its mean.
+       over the same points (its `dlc.points` attribute) become one kernel
+       in which each point runs the first body and then the second, when
+       no point can see another's writes: for every buffer that either
+       kernel writes and both access, every access in both is annotated
+       (`dlc.point_map`) with the same injective function of the point,
+       through the same view. Kernels of a thread per point need the same
+       grid and block, and so do kernels of a warp per point; a kernel of
+       a thread per point joins one of a warp per point on each warp's
+       first lane (the thread that makes the warp's annotated accesses but
+       those marked `dlc.every_lane`), with the warp's grid and block.
+       Where an access of every lane meets the first lane's writes, a
+       `gpu.barrier` separates the two bodies. Kernels of a single thread
+       always qualify. A row's fill, max, fill and sum become one kernel
+       (a thread per row for short rows; for long rows a warp per row, its
+       max and sum separated by a barrier), as do a loss's fill, sum and
+       mean (the fill and the mean on the first lane).
     2. **Side by side.** A run of adjacent launches of which none writes a
        buffer that another accesses (buffers compared by their allocation
        or entry argument) becomes one launch whose grid is the sum of
@@ -375,14 +395,14 @@ def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::Module
     device-scalar buffers as on the GPU: `dlc run --cuda-emulate` checks
     the numerics of the whole CUDA lowering against PyTorch on a machine
     without a GPU. Only one-dimensional grids and blocks (what
-    `dlc-map-to-gpu` emits) are accepted. A kernel whose warps combine
-    values (`gpu.subgroup_reduce` of the whole warp, at the top level of
-    the body: a reduction with a warp per point) runs warp by warp: the
-    lanes run the body up to the reduction one after the other, their
-    values are combined in the order of the GPU's butterfly of shuffles
-    (lane i with lane i xor 1, 2, 4, 8, 16), and the lanes run on with the
-    result; pure values used across a reduction are recomputed for each
-    lane. The runtime calls become calls of
+    `dlc-map-to-gpu` emits) are accepted. A kernel whose threads wait for
+    each other (`gpu.barrier`, or `gpu.subgroup_reduce` of a whole warp, at
+    the top level of the body) runs in parts, block by block: the threads
+    of the block run the body up to the next such op one after the other;
+    a reduction's values are combined, warp by warp, in the order of the
+    GPU's butterfly of shuffles (lane i with lane i xor 1, 2, 4, 8, 16);
+    the threads run on with the result. Pure values used across a part are
+    recomputed for each thread. The runtime calls become calls of
     host references with the same arguments (`dlc_cuda_gemm` ->
     `dlc_emulated_gemm`, `dlc_cuda_memcpy` -> `dlc_emulated_memcpy`, which
     `dlc run --cuda-emulate` provides), so the GEMM arguments (leading

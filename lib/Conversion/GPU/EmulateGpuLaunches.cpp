@@ -72,26 +72,28 @@ struct DlcEmulateGpuLaunchesPass
       return launch.emitOpError("is not a one-dimensional synchronous "
                                 "launch; dlc-emulate-gpu-launches cannot "
                                 "run it on the host");
-    SmallVector<gpu::SubgroupReduceOp> reductions;
+    // Warp reductions and barriers: the threads wait for each other there.
+    SmallVector<Operation *> collectives;
     WalkResult nested = launch.getBody().walk([&](Operation *op) {
       if (!isa<gpu::SubgroupReduceOp, gpu::ShuffleOp, gpu::BarrierOp,
                gpu::AllReduceOp>(op))
         return WalkResult::advance();
       auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op);
-      if (!reduce || op->getParentOp() != launch.getOperation() ||
-          reduce.getClusterSize())
+      if ((!reduce && !isa<gpu::BarrierOp>(op)) ||
+          op->getParentOp() != launch.getOperation() ||
+          (reduce && reduce.getClusterSize()))
         return WalkResult::interrupt();
-      reductions.push_back(reduce);
+      collectives.push_back(op);
       return WalkResult::advance();
     });
     if (nested.wasInterrupted())
       return launch.emitOpError(
-          "has a warp operation that is not a gpu.subgroup_reduce of the "
-          "whole warp at the top level of the kernel; "
-          "dlc-emulate-gpu-launches runs a warp's lanes one after the other "
-          "and can only stop them there");
-    if (!reductions.empty())
-      return emulateWarps(launch, reductions);
+          "has a warp operation or barrier that is not a gpu.subgroup_reduce "
+          "of the whole warp or a gpu.barrier at the top level of the "
+          "kernel; dlc-emulate-gpu-launches runs the threads one after the "
+          "other and can only stop them there");
+    if (!collectives.empty())
+      return emulateInParts(launch, collectives);
 
     OpBuilder b(launch);
     Location loc = launch.getLoc();
@@ -105,17 +107,7 @@ struct DlcEmulateGpuLaunchesPass
     Value threadId = inOrder(b, loc, threads.getInductionVar(), block.x);
 
     IRMapping mapping;
-    gpu::KernelDim3 ids = launch.getBlockIds(), tids = launch.getThreadIds();
-    gpu::KernelDim3 gridArgs = launch.getGridSize(),
-                    blockArgs = launch.getBlockSize();
-    mapping.map(ids.x, blockId);
-    mapping.map(tids.x, threadId);
-    for (Value v : {ids.y, ids.z, tids.y, tids.z})
-      mapping.map(v, zero);
-    mapping.map(gridArgs.x, grid.x);
-    mapping.map(blockArgs.x, block.x);
-    for (Value v : {gridArgs.y, gridArgs.z, blockArgs.y, blockArgs.z})
-      mapping.map(v, one);
+    mapIds(mapping, launch, blockId, threadId, zero, one);
     for (Operation &op : launch.getBody().front().without_terminator())
       b.clone(op, mapping);
     launch.erase();
@@ -123,6 +115,23 @@ struct DlcEmulateGpuLaunchesPass
   }
 
   static constexpr int64_t kWarpSize = 32;
+
+  /// Maps the ids and sizes of `launch`'s body to those of the emulated
+  /// thread: block `blockId`, thread `threadId`, x alone.
+  static void mapIds(IRMapping &mapping, gpu::LaunchOp launch, Value blockId,
+                     Value threadId, Value zero, Value one) {
+    gpu::KernelDim3 ids = launch.getBlockIds(), tids = launch.getThreadIds();
+    gpu::KernelDim3 gridArgs = launch.getGridSize(),
+                    blockArgs = launch.getBlockSize();
+    mapping.map(ids.x, blockId);
+    mapping.map(tids.x, threadId);
+    for (Value v : {ids.y, ids.z, tids.y, tids.z})
+      mapping.map(v, zero);
+    mapping.map(gridArgs.x, launch.getGridSizeOperandValues().x);
+    mapping.map(blockArgs.x, launch.getBlockSizeOperandValues().x);
+    for (Value v : {gridArgs.y, gridArgs.z, blockArgs.y, blockArgs.z})
+      mapping.map(v, one);
+  }
 
   /// The `i`th of `count` ids in the order of the emulation: `i`, or
   /// `count - 1 - i` with `reverse`.
@@ -156,26 +165,30 @@ struct DlcEmulateGpuLaunchesPass
     }
   }
 
-  /// A kernel whose warps combine values with gpu.subgroup_reduce at the
-  /// top level of its body: for each warp, the lanes run the body up to the
-  /// first reduction one after the other, leaving their values in a
-  /// buffer; the buffer is combined as the GPU's butterfly does (every lane
-  /// combines its value with that of the lane whose index differs in bit
-  /// i, for i = 0 to 4, so that each lane gets the result in its order);
-  /// then the lanes run the body up to the next reduction, and so on.
-  /// Values that a later part uses from an earlier one are recomputed when
-  /// they are pure (index arithmetic on the ids), else refused.
-  LogicalResult emulateWarps(gpu::LaunchOp launch,
-                             SmallVector<gpu::SubgroupReduceOp> reductions) {
+  /// A kernel whose threads wait for each other at the top level of its
+  /// body (gpu.barrier; gpu.subgroup_reduce, whose warp combines its lanes'
+  /// values): for each block, the threads run the body up to the first
+  /// such op one after the other (warp by warp, lane by lane), leaving the
+  /// values each reduction takes in a buffer; each warp's values are
+  /// combined as the GPU's butterfly does (every lane combines its value
+  /// with that of the lane whose index differs in bit i, for i = 0 to 4,
+  /// so that each lane gets the result in its order); then the threads
+  /// run the body up to the next one, and so on. Values that a later part
+  /// uses from an earlier one are recomputed when they are pure (index
+  /// arithmetic on the ids), else refused.
+  LogicalResult emulateInParts(gpu::LaunchOp launch,
+                               SmallVector<Operation *> collectives) {
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     APInt threads;
     if (!matchPattern(block.x, m_ConstantInt(&threads)) ||
         threads.getSExtValue() % kWarpSize)
-      return launch.emitOpError("has warp reductions but a block that is "
-                                "not a constant number of whole warps");
-    for (gpu::SubgroupReduceOp reduce : reductions)
-      if (!isa<FloatType>(reduce.getType()))
+      return launch.emitOpError("has warp reductions or barriers but a "
+                                "block that is not a constant number of "
+                                "whole warps");
+    for (Operation *op : collectives)
+      if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op);
+          reduce && !isa<FloatType>(reduce.getType()))
         return reduce.emitOpError("is not a floating-point reduction; "
                                   "dlc-emulate-gpu-launches cannot run it");
 
@@ -184,49 +197,52 @@ struct DlcEmulateGpuLaunchesPass
     auto idx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value zero = idx(0), one = idx(1), warpSize = idx(kWarpSize);
-    SmallVector<std::pair<Value, Value>> buffers;
-    for (gpu::SubgroupReduceOp reduce : reductions) {
-      auto type = MemRefType::get({kWarpSize}, reduce.getType());
-      buffers.push_back({memref::AllocaOp::create(b, loc, type),
-                         memref::AllocaOp::create(b, loc, type)});
-    }
+    int64_t warpsPerBlock = threads.getSExtValue() / kWarpSize;
+    Value zero = idx(0), one = idx(1), warpSize = idx(kWarpSize),
+          warpCount = idx(warpsPerBlock);
+    // Each reduction's values, per warp and lane, and the butterfly's
+    // next step.
+    DenseMap<Operation *, std::pair<Value, Value>> buffers;
+    for (Operation *op : collectives)
+      if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op)) {
+        auto type =
+            MemRefType::get({warpsPerBlock, kWarpSize}, reduce.getType());
+        buffers[op] = {memref::AllocaOp::create(b, loc, type),
+                       memref::AllocaOp::create(b, loc, type)};
+      }
     auto blocks = scf::ForOp::create(b, loc, zero, grid.x, one);
     b.setInsertionPoint(blocks.getBody()->getTerminator());
     Value blockId = inOrder(b, loc, blocks.getInductionVar(), grid.x);
-    Value warpCount = idx(threads.getSExtValue() / kWarpSize);
-    auto warps = scf::ForOp::create(b, loc, zero, warpCount, one);
-    b.setInsertionPoint(warps.getBody()->getTerminator());
-    Value warp = inOrder(b, loc, warps.getInductionVar(), warpCount);
+    /// A loop over the warps of the block and their lanes, in the order of
+    /// the emulation; the builder is left inside, and the warp and lane.
+    auto eachLane = [&](OpBuilder &builder) -> std::tuple<Operation *, Value, Value> {
+      auto warps = scf::ForOp::create(builder, loc, zero, warpCount, one);
+      builder.setInsertionPoint(warps.getBody()->getTerminator());
+      Value warp = inOrder(builder, loc, warps.getInductionVar(), warpCount);
+      auto lanes = scf::ForOp::create(builder, loc, zero, warpSize, one);
+      builder.setInsertionPoint(lanes.getBody()->getTerminator());
+      Value lane = inOrder(builder, loc, lanes.getInductionVar(), warpSize);
+      return {warps, warp, lane};
+    };
 
     Block &body = launch.getBody().front();
-    gpu::KernelDim3 ids = launch.getBlockIds(), tids = launch.getThreadIds();
-    gpu::KernelDim3 gridArgs = launch.getGridSize(),
-                    blockArgs = launch.getBlockSize();
     Operation *start = &body.front();
-    for (size_t part = 0; part <= reductions.size(); ++part) {
-      Operation *end = part < reductions.size() ? reductions[part].getOperation()
-                                                : body.getTerminator();
+    for (size_t part = 0; part <= collectives.size(); ++part) {
+      Operation *end = part < collectives.size() ? collectives[part]
+                                                 : body.getTerminator();
       OpBuilder::InsertionGuard guard(b);
-      auto lanes = scf::ForOp::create(b, loc, zero, warpSize, one);
-      b.setInsertionPoint(lanes.getBody()->getTerminator());
-      Value lane = inOrder(b, loc, lanes.getInductionVar(), warpSize);
+      auto [loop, warp, lane] = eachLane(b);
       IRMapping mapping;
-      mapping.map(ids.x, blockId);
-      mapping.map(tids.x,
-                  arith::AddIOp::create(
-                      b, loc, arith::MulIOp::create(b, loc, warp, warpSize),
-                      lane));
-      for (Value v : {ids.y, ids.z, tids.y, tids.z})
-        mapping.map(v, zero);
-      mapping.map(gridArgs.x, grid.x);
-      mapping.map(blockArgs.x, block.x);
-      for (Value v : {gridArgs.y, gridArgs.z, blockArgs.y, blockArgs.z})
-        mapping.map(v, one);
-      // The lane's result of each reduction before this part.
-      for (size_t r = 0; r < part; ++r)
-        mapping.map(reductions[r].getResult(),
-                    memref::LoadOp::create(b, loc, buffers[r].first, lane));
+      mapIds(mapping, launch, blockId,
+             arith::AddIOp::create(
+                 b, loc, arith::MulIOp::create(b, loc, warp, warpSize), lane),
+             zero, one);
+      // The thread's result of each reduction before this part.
+      for (size_t c = 0; c < part; ++c)
+        if (auto it = buffers.find(collectives[c]); it != buffers.end())
+          mapping.map(collectives[c]->getResult(0),
+                      memref::LoadOp::create(b, loc, it->second.first,
+                                             ValueRange{warp, lane}));
       std::function<LogicalResult(Value)> recompute =
           [&](Value v) -> LogicalResult {
         Operation *def = v.getDefiningOp();
@@ -235,8 +251,8 @@ struct DlcEmulateGpuLaunchesPass
           return success();
         if (!isMemoryEffectFree(def) || def->getNumRegions())
           return def->emitOpError(
-              "is used across a warp reduction but is not pure; "
-              "dlc-emulate-gpu-launches cannot recompute it for each lane");
+              "is used across a warp reduction or barrier but is not pure; "
+              "dlc-emulate-gpu-launches cannot recompute it for each thread");
         for (Value operand : def->getOperands())
           if (failed(recompute(operand)))
             return failure();
@@ -254,32 +270,35 @@ struct DlcEmulateGpuLaunchesPass
           return failure();
         b.clone(*op, mapping);
       }
-      if (part == reductions.size())
+      if (part == collectives.size())
         break;
-      gpu::SubgroupReduceOp reduce = reductions[part];
+      start = end->getNextNode();
+      auto reduce = dyn_cast<gpu::SubgroupReduceOp>(end);
+      if (!reduce)
+        continue;
+      auto [values, next] = buffers[end];
       memref::StoreOp::create(b, loc, mapping.lookup(reduce.getValue()),
-                              buffers[part].first, lane);
-      b.setInsertionPointAfter(lanes);
-      // The butterfly.
-      auto [values, next] = buffers[part];
+                              values, ValueRange{warp, lane});
+      // The butterfly, warp by warp.
+      b.setInsertionPointAfter(loop);
       for (int64_t bit = 1; bit < kWarpSize; bit <<= 1) {
         Value distance = idx(bit);
-        auto each = scf::ForOp::create(b, loc, zero, warpSize, one);
-        OpBuilder lb(each.getBody()->getTerminator());
-        Value l = each.getInductionVar();
-        Value own = memref::LoadOp::create(lb, loc, values, l);
+        OpBuilder lb(b);
+        auto [steps, w, l] = eachLane(lb);
+        Value own = memref::LoadOp::create(lb, loc, values, ValueRange{w, l});
         Value partner =
             arith::XOrIOp::create(lb, loc, l, distance).getResult();
-        Value other = memref::LoadOp::create(lb, loc, values, partner);
+        Value other =
+            memref::LoadOp::create(lb, loc, values, ValueRange{w, partner});
         FailureOr<Value> combined =
             combine(lb, loc, reduce.getOp(), own, other);
         if (failed(combined))
           return reduce.emitOpError("combines with an operation "
                                     "dlc-emulate-gpu-launches cannot run");
-        memref::StoreOp::create(lb, loc, *combined, next, l);
+        memref::StoreOp::create(lb, loc, *combined, next, ValueRange{w, l});
+        b.setInsertionPointAfter(steps);
         memref::CopyOp::create(b, loc, next, values);
       }
-      start = reduce->getNextNode();
     }
     launch.erase();
     return success();

@@ -42,12 +42,14 @@ bool sameView(Value a, Value b) {
 }
 
 /// One access of a kernel to a buffer: through which view, whether it
-/// writes, and the element as a function of the thread's point (null if
-/// dlc-map-to-gpu did not say).
+/// writes, the element as a function of the thread's point (null if
+/// dlc-map-to-gpu did not say), and whether every lane of the point's warp
+/// makes it (else the point's first thread).
 struct Access {
   Value view;
   AffineMap pointMap;
   bool write;
+  bool everyLane = false;
 };
 
 /// Every buffer a kernel touches, by root, or `opaque` when some memory
@@ -77,7 +79,8 @@ Summary summarize(gpu::LaunchOp launch) {
     };
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       s.byRoot[viewedBuffer(load.getMemRef())].push_back(
-          {load.getMemRef(), pointMap(), /*write=*/false});
+          {load.getMemRef(), pointMap(), /*write=*/false,
+           op->hasAttr(kEveryLaneAttrName)});
       return;
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
@@ -153,28 +156,47 @@ bool hasCollectives(gpu::LaunchOp launch) {
       .wasInterrupted();
 }
 
+/// How two kernels can share their threads.
+enum class Sharing {
+  None,
+  /// Each thread runs the first body and then the second.
+  InOrder,
+  /// The same with a barrier in between: the lanes of a point's warp
+  /// exchange elements through memory.
+  AfterBarrier,
+};
+
 /// Whether `earlier` and `later` may become one kernel in which each point
 /// runs the body of `earlier` and then that of `later`: the same points,
-/// and no buffer that one writes seen by another thread in the other. A
-/// kernel of a thread per point joins a kernel of a warp per point on the
-/// warp's first lane, which makes every access that dlc-map-to-gpu
-/// annotates.
-bool canShareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
+/// and no buffer that one writes seen by the threads of another point in
+/// the other. A kernel of a thread per point joins a kernel of a warp per
+/// point on the warp's first lane, which makes every annotated access but
+/// the ones marked `dlc.every_lane`; where those meet the first lane's
+/// writes, a barrier separates the two bodies.
+Sharing canShareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
   auto pa = earlier->getAttrOfType<DenseI64ArrayAttr>(kPointsAttrName);
   auto pb = later->getAttrOfType<DenseI64ArrayAttr>(kPointsAttrName);
   std::optional<Config> ca = configOf(earlier), cb = configOf(later);
   if (!pa || !pb || pa != pb || !ca || !cb)
-    return false;
-  if (lanesOf(earlier) == lanesOf(later) ? !(*ca == *cb)
-                                         : (lanesOf(earlier) != 1 &&
-                                            lanesOf(later) != 1))
-    return false;
+    return Sharing::None;
+  if (lanesOf(earlier) == lanesOf(later)) {
+    if (!(*ca == *cb))
+      return Sharing::None;
+  } else {
+    // A thread per point, on the first lanes of a warp per point: never
+    // inside the warp's collective operations.
+    gpu::LaunchOp single = lanesOf(earlier) == 1 ? earlier : later;
+    if ((lanesOf(earlier) != 1 && lanesOf(later) != 1) ||
+        hasCollectives(single))
+      return Sharing::None;
+  }
   Summary a = summarize(earlier), b = summarize(later);
   if (a.opaque || b.opaque)
-    return false;
+    return Sharing::None;
   // A single thread sees its own writes.
   if (ca->grid == 1 && ca->block == 1 && *ca == *cb)
-    return true;
+    return Sharing::InOrder;
+  Sharing sharing = Sharing::InOrder;
   for (auto &[root, accesses] : a.byRoot) {
     auto other = b.byRoot.find(root);
     if (other == b.byRoot.end() || (!a.writes(root) && !b.writes(root)))
@@ -187,14 +209,17 @@ bool canShareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
     auto type = dyn_cast<MemRefType>(first.view.getType());
     if (!type || !type.getLayout().isIdentity() || !first.pointMap ||
         !first.pointMap.isPermutation())
-      return false;
+      return Sharing::None;
     for (ArrayRef<Access> list : {ArrayRef(accesses), ArrayRef(other->second)})
-      for (const Access &access : list)
+      for (const Access &access : list) {
         if (access.pointMap != first.pointMap ||
             !sameView(access.view, first.view))
-          return false;
+          return Sharing::None;
+        if (access.everyLane)
+          sharing = Sharing::AfterBarrier;
+      }
   }
-  return true;
+  return sharing;
 }
 
 /// Whether neither kernel writes a buffer that the other touches.
@@ -274,20 +299,30 @@ void moveToFirstLanes(gpu::LaunchOp kernel, gpu::LaunchOp warps,
 }
 
 /// One kernel, in place of `later`, running `earlier`'s body and then
-/// `later`'s for each point.
-void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
+/// `later`'s for each point, with a barrier in between if `sharing` says.
+void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later,
+                  Sharing sharing) {
   Location loc = FusedLoc::get(later.getContext(),
                                {earlier.getLoc(), later.getLoc()});
+  // Where the later body starts in the fused kernel.
+  auto startOfLater = [&](Operation *before) {
+    if (sharing != Sharing::AfterBarrier)
+      return before;
+    OpBuilder b(before);
+    return gpu::BarrierOp::create(b, loc).getOperation();
+  };
   if (lanesOf(earlier) == lanesOf(later)) {
+    Operation *start = startOfLater(&later.getBody().front().front());
     replaceIds(earlier, later.getBlockIds(), later.getThreadIds(),
                later.getGridSize(), later.getBlockSize());
-    moveBody(earlier, &later.getBody().front().front());
+    moveBody(earlier, start);
     later->setLoc(loc);
     earlier.erase();
     return;
   }
   if (lanesOf(later) != 1) {
-    moveToFirstLanes(earlier, later, &later.getBody().front().front());
+    Operation *start = startOfLater(&later.getBody().front().front());
+    moveToFirstLanes(earlier, later, start);
     later->setLoc(loc);
     earlier.erase();
     return;
@@ -295,7 +330,9 @@ void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later) {
   // Only host arithmetic and allocations lie between the two: the warps'
   // launch can move down to the later one.
   earlier->moveBefore(later);
-  moveToFirstLanes(later, earlier, earlier.getBody().front().getTerminator());
+  Operation *end = earlier.getBody().front().getTerminator();
+  startOfLater(end);
+  moveToFirstLanes(later, earlier, end);
   earlier->setLoc(loc);
   later.erase();
 }
@@ -372,6 +409,7 @@ struct DlcFuseKernelsPass
     getOperation().walk([](Operation *op) {
       op->removeAttr(kPointsAttrName);
       op->removeAttr(kPointMapAttrName);
+      op->removeAttr(kEveryLaneAttrName);
     });
   }
 
@@ -384,12 +422,14 @@ struct DlcFuseKernelsPass
           previous = {};
         continue;
       }
-      if (previous && canShareThreads(previous, launch)) {
+      Sharing sharing =
+          previous ? canShareThreads(previous, launch) : Sharing::None;
+      if (sharing != Sharing::None) {
         // The fused kernel is the warps' launch, if either is one.
         gpu::LaunchOp fused = lanesOf(launch) == 1 && lanesOf(previous) != 1
                                   ? previous
                                   : launch;
-        shareThreads(previous, launch);
+        shareThreads(previous, launch, sharing);
         launch = fused;
       }
       previous = launch;

@@ -1245,11 +1245,14 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       return AffineMapAttr::get(map.replaceDimsAndSymbols(
           dimsOfPoint, {}, parallel.size(), 0));
     };
-    auto load = [&](OpOperand &operand, bool annotate) -> Value {
+    auto load = [&](OpOperand &operand, bool everyLane) -> Value {
       auto [buffer, indices] = access(operand);
       auto loaded = memref::LoadOp::create(kb, loc, buffer, indices);
-      if (AffineMapAttr map = pointMap(operand); map && annotate)
+      if (AffineMapAttr map = pointMap(operand)) {
         loaded->setAttr(kPointMapAttrName, map);
+        if (everyLane)
+          loaded->setAttr(kEveryLaneAttrName, kb.getUnitAttr());
+      }
       return loaded;
     };
     auto store = [&](Value value, OpOperand &operand) {
@@ -1262,7 +1265,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     /// current point, and clones the payload up to (not including) `stop`.
     Block &payload = generic.getRegion().front();
     auto runPayload = [&](IRMapping &mapping, BlockArgument skip,
-                          Operation *stop, bool annotate) {
+                          Operation *stop, bool everyLane) {
       for (OpOperand &operand : generic->getOpOperands()) {
         BlockArgument arg = payload.getArgument(operand.getOperandNumber());
         if (arg.use_empty() || arg == skip)
@@ -1278,7 +1281,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                                      .getResult());
           continue;
         }
-        mapping.map(arg, load(operand, annotate));
+        mapping.map(arg, load(operand, everyLane));
       }
       SmallVector<Operation *> payloadOps;
       for (Operation &inner : payload)
@@ -1308,7 +1311,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         kb.setInsertionPoint(loop.getBody()->getTerminator());
       }
       IRMapping mapping;
-      runPayload(mapping, BlockArgument(), nullptr, /*annotate=*/true);
+      runPayload(mapping, BlockArgument(), nullptr, /*everyLane=*/false);
       for (auto [value, init] :
            llvm::zip(yield.getValues(), generic.getDpsInitsMutable()))
         store(mapping.lookupOrDefault(value), init);
@@ -1341,8 +1344,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       kb.setInsertionPointToStart(loop.getBody());
       delinearize(loop.getInductionVar(), reduction);
       IRMapping mapping;
-      // Every lane reads the inputs: none of it is the point's own.
-      runPayload(mapping, acc, combiner, /*annotate=*/false);
+      // Every lane reads the inputs.
+      runPayload(mapping, acc, combiner, /*everyLane=*/true);
       mapping.map(acc, loop.getRegionIterArgs()[0]);
       Operation *combined = kb.clone(*combiner, mapping);
       scf::YieldOp::create(kb, loc, combined->getResults());
@@ -1360,7 +1363,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     for (unsigned d : reduction)
       dims[d] = idx(kb, 0);
     IRMapping mapping;
-    mapping.map(acc, load(init, /*annotate=*/true));
+    mapping.map(acc, load(init, /*everyLane=*/false));
     mapping.map(element, total);
     store(kb.clone(*combiner, mapping)->getResult(0), init);
     generic->erase();
