@@ -45,6 +45,11 @@ inline constexpr llvm::StringLiteral kLanesAttrName = "dlc.lanes";
 inline constexpr llvm::StringLiteral kPointMapAttrName = "dlc.point_map";
 inline constexpr llvm::StringLiteral kEveryLaneAttrName = "dlc.every_lane";
 
+/// The lanes of a warp: the threads of a point in dlc-map-to-gpu's warp
+/// kernels, of a gpu.subgroup_reduce in dlc-lower-warp-reductions and in
+/// dlc-emulate-gpu-launches.
+inline constexpr int64_t kWarpSize = 32;
+
 /// The CUDA context argument of `func`, or null if it has none.
 BlockArgument cudaContextArgument(func::FuncOp func);
 } // namespace mlir::dlc

@@ -114,8 +114,6 @@ struct DlcEmulateGpuLaunchesPass
     return success();
   }
 
-  static constexpr int64_t kWarpSize = 32;
-
   /// Maps the ids and sizes of `launch`'s body to those of the emulated
   /// thread: block `blockId`, thread `threadId`, x alone.
   static void mapIds(IRMapping &mapping, gpu::LaunchOp launch, Value blockId,
@@ -182,7 +180,7 @@ struct DlcEmulateGpuLaunchesPass
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     APInt threads;
     if (!matchPattern(block.x, m_ConstantInt(&threads)) ||
-        threads.getSExtValue() % kWarpSize)
+        threads.getSExtValue() % dlc::kWarpSize)
       return launch.emitOpError("has warp reductions or barriers but a "
                                 "block that is not a constant number of "
                                 "whole warps");
@@ -197,8 +195,8 @@ struct DlcEmulateGpuLaunchesPass
     auto idx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    int64_t warpsPerBlock = threads.getSExtValue() / kWarpSize;
-    Value zero = idx(0), one = idx(1), warpSize = idx(kWarpSize),
+    int64_t warpsPerBlock = threads.getSExtValue() / dlc::kWarpSize;
+    Value zero = idx(0), one = idx(1), warpSize = idx(dlc::kWarpSize),
           warpCount = idx(warpsPerBlock);
     // Each reduction's values, per warp and lane, and the butterfly's
     // next step.
@@ -206,7 +204,7 @@ struct DlcEmulateGpuLaunchesPass
     for (Operation *op : collectives)
       if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op)) {
         auto type =
-            MemRefType::get({warpsPerBlock, kWarpSize}, reduce.getType());
+            MemRefType::get({warpsPerBlock, dlc::kWarpSize}, reduce.getType());
         buffers[op] = {memref::AllocaOp::create(b, loc, type),
                        memref::AllocaOp::create(b, loc, type)};
       }
@@ -281,7 +279,7 @@ struct DlcEmulateGpuLaunchesPass
                               values, ValueRange{warp, lane});
       // The butterfly, warp by warp.
       b.setInsertionPointAfter(loop);
-      for (int64_t bit = 1; bit < kWarpSize; bit <<= 1) {
+      for (int64_t bit = 1; bit < dlc::kWarpSize; bit <<= 1) {
         Value distance = idx(bit);
         OpBuilder lb(b);
         auto [steps, w, l] = eachLane(lb);

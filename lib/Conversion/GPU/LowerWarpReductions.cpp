@@ -21,15 +21,14 @@ using namespace mlir;
 
 namespace {
 
-/// The lanes of an NVIDIA warp, and the width of one shuffle.
-constexpr unsigned kWarpSize = 32;
+/// The width of one shuffle.
 constexpr unsigned kShuffleBits = 32;
 
 struct DlcLowerWarpReductionsPass
     : dlc::impl::DlcLowerWarpReductionsPassBase<DlcLowerWarpReductionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateGpuLowerSubgroupReduceToShufflePatterns(patterns, kWarpSize,
+    populateGpuLowerSubgroupReduceToShufflePatterns(patterns, dlc::kWarpSize,
                                                     kShuffleBits);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

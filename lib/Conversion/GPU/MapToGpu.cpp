@@ -41,9 +41,8 @@ namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;
 /// A reduction runs a warp per point when it has at least a warp's worth of
-/// elements per point and at most this many points (beyond, a thread per
-/// point already fills the GPU).
-constexpr int64_t kWarpSize = 32;
+/// elements per point (kWarpSize) and at most this many points (beyond, a
+/// thread per point already fills the GPU).
 constexpr int64_t kMaxWarpPoints = 32768;
 
 /// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
