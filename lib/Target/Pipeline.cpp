@@ -141,11 +141,21 @@ static const char *kFuseAndBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},canonicalize,";
 
+/// Kernels and cuBLASLt calls, fused kernels, the memory plan (after the
+/// kernels: the device scalars' scratch buffers are planned with the rest).
+static std::string mapToGpu(const mlir::dlc::CudaOptions &options) {
+  std::string map = "dlc-map-to-gpu";
+  if (options.smallGemmFmas >= 0)
+    map += "{small-gemm-fmas=" + std::to_string(options.smallGemmFmas) + "}";
+  return map + ",dlc-fuse-kernels,dlc-plan-memory,";
+}
+
 LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module,
+                                                 const CudaOptions &options,
                                                  bool reverseThreads) {
   return runPipeline(module,
                      std::string("builtin.module(") + kFuseAndBufferize +
-                         "dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,"
+                         mapToGpu(options) +
                          "dlc-emulate-gpu-launches{reverse=" +
                          (reverseThreads ? "true" : "false") + "}," +
                          cpuLowering() + ")");
@@ -160,16 +170,15 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
 }
 
 LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
-                                               CudaCode &code) {
+                                               CudaCode &code,
+                                               const CudaOptions &options) {
   for (auto f : module.getOps<func::FuncOp>())
     if (f->hasAttr(kEntryAttrName))
       f.setSymName((f.getSymName() + kCudaEntrySuffix).str());
   if (failed(runPipeline(
           module,
           std::string("builtin.module(") + kFuseAndBufferize +
-          // Kernels before the memory plan: the device scalars' scratch
-          // buffers are planned with the rest.
-          "dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,canonicalize,"
+          mapToGpu(options) + "canonicalize,"
           "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
           "dlc-lower-gpu-launches,"
           // Kernels: polynomial math (no libdevice), 16-bit arithmetic in

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu -split-input-file --mlir-print-local-scope | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-to-gpu=small-gemm-fmas=0 -split-input-file --mlir-print-local-scope | FileCheck %s
 
 // An elementwise loop nest: one thread per point, 256 per block, the last
 // dimension fastest; the entry gets the runtime's context last. For

@@ -32,9 +32,15 @@ RUNNER = os.path.join(SRC, "test", "capi", "Inputs", "run_model.c")
 sys.path.insert(0, E2E)
 from rerun_with import REDIRECTS, run_lines  # noqa: E402
 
-TEST_DIRS = [("e2e", E2E), ("train", os.path.join(E2E, "train")),
-             ("onnx", os.path.join(E2E, "onnx")),
-             ("autocast", os.path.join(E2E, "autocast"))]
+# Group, directory, compile flags added. The test models' GEMMs are small
+# enough to be kernels (dlc-map-to-gpu's small GEMMs): the models and the
+# training runs run once more with every GEMM a cuBLASLt call.
+CUBLAS = ["--cuda-small-gemm-fmas=0"]
+TEST_DIRS = [("e2e", E2E, []), ("train", os.path.join(E2E, "train"), []),
+             ("onnx", os.path.join(E2E, "onnx"), []),
+             ("autocast", os.path.join(E2E, "autocast"), []),
+             ("e2e-cublas", E2E, CUBLAS),
+             ("train-cublas", os.path.join(E2E, "train"), CUBLAS)]
 
 # `dlc run` options that belong to the run (the runner's), with a value.
 RUN_VALUE = {"--weights", "--seed", "--input", "--output", "--steps", "--save",
@@ -93,8 +99,9 @@ class Bundle:
         self.objects[key] = exe
         return exe
 
-    def translate_run(self, words):
-        """`dlc run MODEL ...` as a runner command, or None."""
+    def translate_run(self, words, extra):
+        """`dlc run MODEL ...` as a runner command, compiled with the flags
+        `extra` added, or None."""
         model, args = words[2], words[3:]
         cut = next((i for i, w in enumerate(args) if w in REDIRECTS), len(args))
         args, tail = args[:cut], args[cut:]
@@ -140,7 +147,7 @@ class Bundle:
                 else:
                     flags.append(a)
                     i += 1
-        exe = self.executable(model, flags)
+        exe = self.executable(model, flags + extra)
         cmd = ["{bin}/" + exe]
         if train and "--entry" not in run:
             cmd += ["--entry", "train_step"]
@@ -173,7 +180,7 @@ def main():
                     os.path.join(out, "bin", "probe")], check=True)
 
     cases, left_out = [], 0
-    for group, d in TEST_DIRS:
+    for group, d, extra in TEST_DIRS:
         for test in sorted(glob.glob(os.path.join(d, "*.test"))):
             name = group + "/" + os.path.splitext(os.path.basename(test))[0]
             commands, usable = [], True
@@ -183,7 +190,7 @@ def main():
                 cmd = cmd.replace("%t", "{out}/t")
                 words = shlex.split(cmd)
                 if words[:2] == ["dlc", "run"]:
-                    runner = b.translate_run(words)
+                    runner = b.translate_run(words, extra)
                     if runner is None:
                         usable = False
                         break

@@ -374,6 +374,19 @@ static cl::opt<bool> cudaEmulateReverse(
              "gives other results)"),
     cl::Hidden, cl::cat(dlcCat));
 
+static cl::opt<int64_t> cudaSmallGemmFmas(
+    "cuda-small-gemm-fmas",
+    cl::desc("CUDA code: fp32 GEMMs of at most N multiply-adds (and k <= 64) "
+             "run as kernels fused with the step's other kernels instead of "
+             "cuBLASLt calls (default 16384; 0: every GEMM calls cuBLASLt)"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(dlcCat));
+
+static mlir::dlc::CudaOptions cudaOptions() {
+  mlir::dlc::CudaOptions o;
+  o.smallGemmFmas = cudaSmallGemmFmas;
+  return o;
+}
+
 /// Whether the object gets CUDA code besides the CPU code.
 static bool wantsCuda() { return target != "x86"; }
 
@@ -403,7 +416,7 @@ lowerToCuda(Compiled &c, mlir::dlc::CudaCode &code, bool &failedHard) {
         });
     result = mlir::dlc::runLinalgPipeline(*cuda, c.info, "cuda");
     if (succeeded(result))
-      result = mlir::dlc::runCudaCodegenPipeline(*cuda, code);
+      result = mlir::dlc::runCudaCodegenPipeline(*cuda, code, cudaOptions());
   }
   if (succeeded(result))
     return cuda;
@@ -424,8 +437,8 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
   if (cudaEmulate) {
     // The CUDA lowering as the object's CPU code.
     if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info, "cuda")) ||
-        failed(mlir::dlc::runCudaEmulationPipeline(*c.module,
-                                                   cudaEmulateReverse)))
+        failed(mlir::dlc::runCudaEmulationPipeline(
+            *c.module, cudaOptions(), cudaEmulateReverse)))
       return nullptr;
   } else {
     if (wantsCuda()) {
@@ -707,7 +720,8 @@ static int compileMain(mlir::MLIRContext &ctx) {
   if (emit == "ptx") {
     mlir::dlc::CudaCode code;
     if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info, "cuda")) ||
-        failed(mlir::dlc::runCudaCodegenPipeline(*c->module, code)))
+        failed(mlir::dlc::runCudaCodegenPipeline(*c->module, code,
+                                                 cudaOptions())))
       return 1;
     // Every op may have become a cuBLASLt call (GEMMs with their bias and
     // ReLU epilogues): then there is no PTX at all.

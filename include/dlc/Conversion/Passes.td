@@ -224,9 +224,9 @@ def DlcApproximateMathPass : Pass<"dlc-approximate-math", "::mlir::ModuleOp"> {
 def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Turn every loop nest of a bufferized entry into a GPU kernel or a cuBLASLt call";
   let description = [{
-    Runs on entries placed on `cuda`, after bufferization and
-    `dlc-plan-memory`, so that every buffer is an entry argument or a view
-    of the workspace, all in device memory. The entry gets one more
+    Runs on entries placed on `cuda`, after bufferization: every buffer is
+    an entry argument or an allocation, all in device memory
+    (`dlc-plan-memory` places the allocations in the workspace later). The entry gets one more
     argument, the runtime's CUDA context (`!llvm.ptr`, named `cuda_ctx`),
     and each top-level op becomes:
 
@@ -236,7 +236,7 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     | the fp32 `C + bias[j]` (then maybe a ReLU, or PyTorch's tanh GELU) loop right after a 2-D GEMM, also reading C transposed | cuBLASLt's BIAS / RELU_BIAS / GELU_BIAS epilogue of that call, which writes the loop's output (for a transposed read the GEMM computes C^T, operands swapped); never an activation in a step with fp16 loss scaling (`optimizer.loss_scale`): cuBLASLt's ReLU makes a NaN 0, and its GELU need not keep every infinity's NaN |
     | a ReLU loop after such a BIAS epilogue, when the pre-activation's only other reader is the ReLU's gradient loop (`pre > 0 ? g : 0`) and g is last written by a later 2-D GEMM | cuBLASLt's RELU_AUX_BIAS (the ReLU's output and a bit mask of where the pre-activation was positive, in a new mask buffer) and that later GEMM's DRELU epilogue through the mask, in place over g (the gradient loop's readers read g instead, up to the next overwrite of its buffer, when nothing else reads g): the pre-activation is never stored, both loops disappear; not with fp16 loss scaling either |
     | else, a later fp32 loop summing one of an fp32 GEMM's operands over k into a zeroed buffer (a linear layer's bias gradient, next to its weight gradient), with that operand unwritten and the sum untouched in between | cuBLASLt's bias-gradient epilogue of that call (BGRAD_A or BGRAD_B), which writes the sum; the loop and its zero fill disappear |
-    | `memref.copy` between contiguous buffers | a call of `dlc_cuda_memcpy` |
+    | `memref.copy` between contiguous buffers, of more than 256 elements | a call of `dlc_cuda_memcpy` (a smaller copy, like a strided one, is a kernel, which fuses with the step's others) |
     | any other linalg op (after `dlc-fuse-elementwise`, one per fused region) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially |
 
     A reduction of at least 32 fp32 elements per point into at most 32768
@@ -268,7 +268,18 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     ```
     becomes a `gpu.launch` of 4 blocks of 256 threads whose body guards
     `i < 1024`, loads `%x[i]`, runs the payload and stores `%y[i]`.
+
+    A small GEMM (fp32 output, at most 64 elements per dot product and
+    `small-gemm-fmas` multiply-adds) is such a kernel too, a thread per
+    output element, never a warp: the lesson's toy network's GEMMs (16 x 32
+    x 10 and smaller) cost a launch each as cuBLASLt calls, and as kernels
+    `dlc-fuse-kernels` puts them in one block with the rest of the step.
   }];
+  let options = [
+    Option<"smallGemmFmas", "small-gemm-fmas", "int64_t", /*default=*/"16384",
+           "GEMMs of at most this many multiply-adds (fp32 output, k <= 64) "
+           "run as kernels instead of cuBLASLt calls; 0: none">,
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::affine::AffineDialect",
@@ -279,7 +290,7 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
 }
 
 def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
-  let summary = "Fuse adjacent GPU kernels: one thread space into one kernel, independent kernels side by side";
+  let summary = "Fuse adjacent GPU kernels: one thread space into one kernel, small kernels into one block, independent kernels side by side";
   let description = [{
     Runs after `dlc-map-to-gpu`, before `dlc-plan-memory` (while distinct
     allocations and entry arguments are distinct memory). A training step
@@ -309,7 +320,18 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
        (a thread per row for short rows; for long rows a warp per row, its
        max and sum separated by a barrier), as do a loss's fill, sum and
        mean (the fill and the mean on the first lane).
-    2. **Side by side.** A run of adjacent launches of which none writes a
+    2. **One block.** A run of adjacent launches whose threads never work
+       together (no barrier, no warp operation) and that each have at
+       most 1024 threads in all (grid times block) becomes one launch of
+       a single block, as many threads as the largest (whole warps):
+       thread t runs thread t of each kernel in turn, as its block
+       t / block and thread t % block, and threads beyond a kernel's do
+       nothing. Before a kernel that touches a buffer that a kernel since
+       the last barrier wrote, or writes one that it touched, comes a
+       `gpu.barrier`, which also makes the block's global writes visible
+       to the whole block. A small step (the lesson's toy network, whose
+       GEMMs are kernels) becomes one launch.
+    3. **Side by side.** A run of adjacent launches of which none writes a
        buffer that another accesses (buffers compared by their allocation
        or entry argument) becomes one launch whose grid is the sum of
        theirs and whose block is the largest: block `b` runs the kernel
@@ -321,6 +343,11 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
     attribute to a buffer, only ever prevents fusion. The annotations are
     removed at the end.
   }];
+  let options = [
+    Option<"oneBlock", "one-block", "bool", /*default=*/"true",
+           "Fuse runs of kernels that each fit one block into one block "
+           "(step 2)">,
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];

@@ -89,12 +89,21 @@ inline constexpr llvm::StringLiteral kCudaEntrySuffix = "_cuda";
 /// any later GPU (sm_90 included) when the model is created.
 inline constexpr const char *kCudaChip = "sm_80";
 
+/// Choices of the CUDA lowering.
+struct CudaOptions {
+  /// GEMMs of at most this many multiply-adds run as kernels instead of
+  /// cuBLASLt calls (dlc-map-to-gpu's small-gemm-fmas); negative: the
+  /// pass's default.
+  int64_t smallGemmFmas = -1;
+};
+
 /// The CUDA half of an object, from a module lowered by runLinalgPipeline
 /// with device "cuda": fusion, bufferization, dlc-map-to-gpu, the memory
 /// plan, kernel outlining, NVVM and PTX (into `code`), and the host side of
 /// every entry, renamed `<symbol>_cuda`, lowered to the LLVM dialect.
 mlir::LogicalResult runCudaCodegenPipeline(mlir::ModuleOp module,
-                                           CudaCode &code);
+                                           CudaCode &code,
+                                           const CudaOptions &options = {});
 
 /// The CUDA lowering run on the host, for tests without a GPU: the kernels
 /// of dlc-map-to-gpu become host loops (dlc-emulate-gpu-launches) and the
@@ -103,6 +112,7 @@ mlir::LogicalResult runCudaCodegenPipeline(mlir::ModuleOp module,
 /// CPU ABI. With `reverseThreads`, each kernel's blocks, warps and threads
 /// run last to first (a check that none depends on their order).
 mlir::LogicalResult runCudaEmulationPipeline(mlir::ModuleOp module,
+                                             const CudaOptions &options = {},
                                              bool reverseThreads = false);
 
 /// The widest vector register of `tm`'s CPU, in bits (512 with AVX-512F,

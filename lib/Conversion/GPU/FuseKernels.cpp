@@ -1,8 +1,9 @@
 //===- FuseKernels.cpp - dlc-fuse-kernels ---------------------------------===//
 //
 // Fuses adjacent `gpu.launch` ops of a CUDA entry: kernels over one thread
-// space into one body, run one after the other by each thread, and
-// independent kernels side by side in one grid. See Passes.td.
+// space into one body, run one after the other by each thread, small
+// kernels into one block with barriers between them, and independent
+// kernels side by side in one grid. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -398,12 +399,98 @@ void sideBySide(ArrayRef<gpu::LaunchOp> kernels) {
   }
 }
 
+/// The most threads of a block on every GPU dlc targets (sm_80 and later).
+constexpr int64_t kMaxBlockThreads = 1024;
+
+/// The threads of a kernel that fits one block as a whole, and whose
+/// threads never work together (so they can run it anywhere in a block).
+std::optional<int64_t> threadsIfOneBlock(gpu::LaunchOp launch) {
+  std::optional<Config> config = configOf(launch);
+  if (!config || hasCollectives(launch) ||
+      config->grid * config->block > kMaxBlockThreads)
+    return std::nullopt;
+  return config->grid * config->block;
+}
+
+/// One launch of a single block, in place of the last of `kernels`, whose
+/// thread t runs thread t of each kernel in turn (its block t / block,
+/// thread t % block), with a barrier before a kernel that touches what an
+/// earlier one since the last barrier wrote, or writes what it touched.
+void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
+  gpu::LaunchOp last = kernels.back();
+  SmallVector<Location> locs;
+  int64_t threads = 1;
+  for (gpu::LaunchOp k : kernels) {
+    threads = std::max(threads, *threadsIfOneBlock(k));
+    locs.push_back(k.getLoc());
+  }
+  // Whole warps, as a GPU allocates them.
+  threads = llvm::alignTo(threads, kWarpSize);
+  Location loc = FusedLoc::get(last.getContext(), locs);
+  OpBuilder b(last);
+  auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+  Value one = idx(b, 1);
+  auto fused = gpu::LaunchOp::create(b, loc, one, one, one,
+                                     idx(b, threads), one, one);
+  OpBuilder kb = OpBuilder::atBlockBegin(&fused.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(kb, loc);
+  kb.setInsertionPoint(terminator);
+  Value threadId = fused.getThreadIds().x;
+  SmallVector<Summary> sinceBarrier;
+  for (gpu::LaunchOp k : kernels) {
+    Config config = *configOf(k);
+    Summary summary = summarize(k);
+    if (llvm::any_of(sinceBarrier, [&](const Summary &earlier) {
+          return !independent(earlier, summary);
+        })) {
+      gpu::BarrierOp::create(kb, loc);
+      sinceBarrier.clear();
+    }
+    sinceBarrier.push_back(std::move(summary));
+    Operation *before = terminator;
+    OpBuilder ib(before);
+    int64_t own = config.grid * config.block;
+    if (own < threads) {
+      auto guard = scf::IfOp::create(
+          kb, loc,
+          arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, threadId,
+                                idx(kb, own)),
+          /*withElseRegion=*/false);
+      before = guard.thenBlock()->getTerminator();
+      ib.setInsertionPoint(before);
+    }
+    Value blockId = config.grid == 1
+                        ? idx(ib, 0)
+                        : arith::DivUIOp::create(ib, loc, threadId,
+                                                 idx(ib, config.block))
+                              .getResult();
+    Value ownThreadId = config.grid == 1
+                            ? threadId
+                            : arith::RemUIOp::create(ib, loc, threadId,
+                                                     idx(ib, config.block))
+                                  .getResult();
+    gpu::KernelDim3 ids = fused.getBlockIds(), threadIds = fused.getThreadIds(),
+                    grid = fused.getGridSize(), block = fused.getBlockSize();
+    replaceIds(k, {blockId, ids.y, ids.z}, {ownThreadId, threadIds.y, threadIds.z},
+               {idx(ib, config.grid), grid.y, grid.z},
+               {idx(ib, config.block), block.y, block.z});
+    moveBody(k, before);
+    k.erase();
+  }
+}
+
 struct DlcFuseKernelsPass
     : dlc::impl::DlcFuseKernelsPassBase<DlcFuseKernelsPass> {
+  using DlcFuseKernelsPassBase::DlcFuseKernelsPassBase;
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       for (Block &block : func.getBody()) {
         shareThreadSpaces(block);
+        if (oneBlock)
+          fuseIntoOneBlock(block);
         placeSideBySide(block);
       }
     getOperation().walk([](Operation *op) {
@@ -434,6 +521,29 @@ struct DlcFuseKernelsPass
       }
       previous = launch;
     }
+  }
+
+  static void fuseIntoOneBlock(Block &block) {
+    SmallVector<gpu::LaunchOp> run;
+    auto flush = [&] {
+      if (run.size() > 1)
+        intoOneBlock(run);
+      run.clear();
+    };
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (!launch) {
+        if (!separatesNothing(op))
+          flush();
+        continue;
+      }
+      if (!threadsIfOneBlock(launch)) {
+        flush();
+        continue;
+      }
+      run.push_back(launch);
+    }
+    flush();
   }
 
   static void placeSideBySide(Block &block) {

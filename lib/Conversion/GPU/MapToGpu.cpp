@@ -44,6 +44,9 @@ constexpr int64_t kThreadsPerBlock = 256;
 /// elements per point (kWarpSize) and at most this many points (beyond, a
 /// thread per point already fills the GPU).
 constexpr int64_t kMaxWarpPoints = 32768;
+/// A GEMM runs as a kernel (see isSmallGemm) only with at most this many
+/// elements per dot product: each thread walks its k sequentially.
+constexpr int64_t kSmallGemmMaxK = 64;
 
 /// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
 std::optional<int32_t> dtypeCode(Type t) {
@@ -109,6 +112,8 @@ BlockArgument mlir::dlc::cudaContextArgument(func::FuncOp func) {
 namespace {
 
 struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
+  using DlcMapToGpuPassBase::DlcMapToGpuPassBase;
+
   /// Whether GEMMs may take an activation (ReLU, GELU) into their
   /// epilogue (see matchEpilogue).
   bool activationEpilogues = true;
@@ -161,7 +166,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     reluGrads.clear();
     SmallVector<linalg::LinalgOp> gemms;
     for (Operation &op : body)
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          !isSmallGemm(cast<linalg::LinalgOp>(op)))
         gemms.push_back(cast<linalg::LinalgOp>(op));
     for (linalg::LinalgOp gemm : gemms)
       if (failed(mapGemm(module, gemm, cudaCtx)))
@@ -217,6 +223,26 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                           "host");
     }
     return success();
+  }
+
+  /// Whether a GEMM is small enough to run as a kernel of a thread per
+  /// output element (see the pass's small-gemm-fmas option): fp32
+  /// accumulation, static shapes, at most kSmallGemmMaxK elements per dot
+  /// product and smallGemmFmas multiply-adds in all. Such a kernel fuses
+  /// with its neighbours (dlc-fuse-kernels), where a cuBLASLt call would be
+  /// a launch of its own, mostly overhead at that size.
+  bool isSmallGemm(linalg::LinalgOp op) {
+    auto out = dyn_cast<ShapedType>(op.getDpsInits()[0].getType());
+    if (!out || !out.getElementType().isF32())
+      return false;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t fmas = 1;
+    for (int64_t r : ranges) {
+      if (ShapedType::isDynamic(r))
+        return false;
+      fmas *= r;
+    }
+    return ranges.back() <= kSmallGemmMaxK && fmas <= smallGemmFmas;
   }
 
   /// Results of device-scalar ops, and the scratch buffer of each one that
@@ -837,10 +863,11 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
 
   /// Whether `op` is a GEMM that dlc_cuda_gemm computes: a named matmul
   /// with the default maps (transposes are kernels), row-major operands
-  /// with a unit inner stride and static strides, dtypes it takes.
-  static bool isCublasGemm(linalg::LinalgOp op) {
+  /// with a unit inner stride and static strides, dtypes it takes, and not
+  /// small enough to be a kernel.
+  bool isCublasGemm(linalg::LinalgOp op) {
     bool batched = isa<linalg::BatchMatmulOp>(op);
-    if (!batched && !isa<linalg::MatmulOp>(op))
+    if ((!batched && !isa<linalg::MatmulOp>(op)) || isSmallGemm(op))
       return false;
     MLIRContext *ctx = op.getContext();
     AffineExpr b_, m, n, k;
@@ -1019,8 +1046,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     auto dst = cast<MemRefType>(op.getTarget().getType());
     OpBuilder b(op);
     Location loc = op.getLoc();
+    // A copy of at most a block's worth of elements (an output of a small
+    // step, the loss, the step count) is a kernel, which fuses with the
+    // step's others, where a device copy would be a launch of its own.
     if (src.getLayout().isIdentity() && dst.getLayout().isIdentity() &&
-        src.hasStaticShape() && src.getElementType() == dst.getElementType()) {
+        src.hasStaticShape() && src.getElementType() == dst.getElementType() &&
+        src.getNumElements() > kThreadsPerBlock) {
       int64_t bytes = src.getNumElements() * src.getElementTypeBitWidth() / 8;
       func::FuncOp memcpy = runtimeFunction(
           module, "dlc_cuda_memcpy",
@@ -1102,6 +1133,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       if (!isa<MemRefType>(v.getType()))
         return op.emitOpError("has a non-buffer output; dlc-map-to-gpu "
                               "expects memrefs");
+    // A small GEMM's k is short: a thread per output, which fuses with
+    // more kernels than a warp's would.
+    bool gemm = isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
     IRRewriter rewriter(op.getContext());
     rewriter.setInsertionPoint(op);
     linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -1128,7 +1162,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       elements *= ranges[d];
     // A warp per point where a thread per point would leave most of the GPU
     // idle while each thread walks a long reduction.
-    Operation *combiner = elements >= kWarpSize && points <= kMaxWarpPoints
+    Operation *combiner = !gemm && elements >= kWarpSize &&
+                                  points <= kMaxWarpPoints
                               ? warpCombiner(generic)
                               : nullptr;
     int64_t lanes = combiner ? kWarpSize : 1;

@@ -1,0 +1,145 @@
+// RUN: dlc-opt %s -dlc-map-to-gpu -dlc-fuse-kernels -split-input-file | FileCheck %s
+
+// Two layers of small GEMMs (the second reads whole rows of the first's
+// output) and the zero fills of their accumulators: the fills join their
+// GEMMs (one thread space each, 16 x 32 and 16 x 1 points), and the two
+// become one block of 512 threads. The second waits at a barrier for the
+// whole of h; its 16 threads are the block's first.
+// CHECK-LABEL: func.func @two_layers
+// CHECK-SAME: (%[[X:[^:]*]]: memref<16x10xf32>, %[[W1:[^:]*]]: memref<10x32xf32>, %[[H:[^:]*]]: memref<16x32xf32>, %[[W2:[^:]*]]: memref<32x1xf32>, %[[Y:[^:]*]]: memref<16x1xf32>,
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:[^,]*]], {{.*}}) in (%{{.*}} = %c512{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
+// The first kernel's 2 blocks of 256: block t / 256, thread t % 256.
+// CHECK: arith.divui %[[TID]], %c256
+// CHECK: arith.remui %[[TID]], %c256
+// CHECK: memref.store %{{.*}}, %[[H]]
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[H]]
+// CHECK: gpu.barrier
+// CHECK: %[[MINE:.*]] = arith.cmpi ult, %[[TID]], %c16{{.*}} : index
+// CHECK: scf.if %[[MINE]] {
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: scf.for
+// CHECK: memref.load %[[H]]
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: dlc_cuda_gemm
+// CHECK: return
+func.func @two_layers(%x: memref<16x10xf32>, %w1: memref<10x32xf32>, %h: memref<16x32xf32>,
+                      %w2: memref<32x1xf32>, %y: memref<16x1xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%h : memref<16x32xf32>)
+  linalg.matmul ins(%x, %w1 : memref<16x10xf32>, memref<10x32xf32>) outs(%h : memref<16x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%y : memref<16x1xf32>)
+  linalg.matmul ins(%h, %w2 : memref<16x32xf32>, memref<32x1xf32>) outs(%y : memref<16x1xf32>)
+  return
+}
+
+// -----
+
+// Independent kernels of 100 and 40 threads: one block of 128 (whole
+// warps), each guarded, no barrier.
+// CHECK-LABEL: func.func @independent
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads(%[[TID:[^,]*]], {{.*}}) in (%{{.*}} = %c128{{.*}},
+// CHECK: arith.cmpi ult, %[[TID]], %c100
+// CHECK: arith.cmpi ult, %[[TID]], %c40
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#v = affine_map<(d0) -> (d0)>
+func.func @independent(%a: memref<100xf32>, %b: memref<40xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%a : memref<100xf32>) {
+  ^bb0(%o: f32):
+    %e = math.exp %o : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%b : memref<40xf32>) {
+  ^bb0(%o: f32):
+    %e = math.exp %o : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A barrier only where a kernel touches what one since the last barrier
+// wrote: %t's reversal reads the first kernel's writes (barrier), the third
+// kernel is independent of the second (none), the fourth overwrites %t,
+// which the second read since the barrier (barrier).
+// CHECK-LABEL: func.func @barriers
+// CHECK: gpu.launch
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: gpu.barrier
+// CHECK: math.sin
+// CHECK-NOT: gpu.barrier
+// CHECK: math.cos
+// CHECK: gpu.barrier
+// CHECK: math.sqrt
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+#v = affine_map<(d0) -> (d0)>
+#rev = affine_map<(d0) -> (63 - d0)>
+func.func @barriers(%x: memref<64xf32>, %t: memref<64xf32>, %u: memref<64xf32>, %w: memref<32xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%t : memref<64xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %e = math.exp %i : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#rev, #v], iterator_types = ["parallel"]}
+      ins(%t : memref<64xf32>) outs(%u : memref<64xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %e = math.sin %i : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%w : memref<32xf32>) {
+  ^bb0(%o: f32):
+    %e = math.cos %o : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%t : memref<64xf32>) {
+  ^bb0(%o: f32):
+    %e = math.sqrt %o : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// Not in one block: a kernel of more than 1024 threads, and a warp
+// reduction (its lanes work together). The small kernel between them reads
+// the big one's output, so it is not beside it either: three launches.
+// CHECK-LABEL: func.func @too_big_or_warps
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#v = affine_map<(d0) -> (d0)>
+#r2 = affine_map<(d0, d1) -> (d0, d1)>
+#r1 = affine_map<(d0, d1) -> (d0)>
+func.func @too_big_or_warps(%big: memref<2048xf32>, %small: memref<8xf32>,
+                            %x: memref<4x64xf32>, %s: memref<4xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%big : memref<2048xf32>) {
+  ^bb0(%o: f32):
+    %e = math.exp %o : f32
+    linalg.yield %e : f32
+  }
+  %head = memref.subview %big[0] [8] [1] : memref<2048xf32> to memref<8xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%head : memref<8xf32, strided<[1]>>) outs(%small : memref<8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %e = math.exp %i : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#r2, #r1], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = arith.addf %o, %i : f32
+    linalg.yield %r : f32
+  }
+  return
+}
