@@ -101,6 +101,28 @@ def gemms_alone(device, warmup, runs):
     return timed(run, device, warmup, runs)
 
 
+def adam_alone(device, warmup, runs):
+    """Adam's update of the big MLP's 637M fp32 parameters alone (PyTorch's
+    fused kernel on CUDA): a memory-bound floor under any step that keeps
+    fp32 Adam state, whatever its GEMMs reach."""
+    sizes = MODELS["big_mlp_bf16"][0]
+    params = []
+    for i in range(3):
+        for shape in ((sizes[i + 1], sizes[i]), (sizes[i + 1],)):
+            p = torch.zeros(shape, device=device, requires_grad=True)
+            p.grad = torch.full(shape, 1e-3, device=device)
+            params.append(p)
+    opt = torch.optim.Adam(params, lr=1e-3,
+                           **({"fused": True} if device == "cuda" else {}))
+
+    def run():
+        opt.step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    return timed(run, device, warmup, runs)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -122,6 +144,11 @@ def main():
         if name == "big_mlp_bf16":
             lo, med = gemms_alone(args.device, 3, args.runs)
             print(f"torch: {name} gemms: min {lo:.1f} us, median {med:.1f} us")
+            try:
+                lo, med = adam_alone(args.device, 3, args.runs)
+                print(f"torch: {name} adam: min {lo:.1f} us, median {med:.1f} us")
+            except Exception as e:  # fused Adam needs PyTorch 2
+                print(f"torch: {name} adam: failed: {type(e).__name__}: {e}")
 
 
 if __name__ == "__main__":

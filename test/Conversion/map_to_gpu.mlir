@@ -36,21 +36,50 @@ func.func @elementwise(%x: memref<4x300xf32>, %y: memref<4x300xf32>) attributes 
 // -----
 
 // A row sum: a thread per row, the reduction loop inside it. The input's
-// element moves with the loop: it is no function of the point.
+// element moves with the loop: it is no function of the point. The row's
+// output is read once, carried through the loop in a register, and written
+// once after it.
 // CHECK-LABEL: func.func @row_sum
 // CHECK: gpu.launch
 // CHECK: scf.if
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x16xf32>
-// CHECK: memref.load %{{.*}}[%{{.*}}] {dlc.point_map = affine_map<(d0) -> (d0)>} : memref<8xf32>
-// CHECK: arith.addf
-// CHECK: memref.store %{{.*}} {dlc.point_map = affine_map<(d0) -> (d0)>}
+// CHECK: %[[INIT:.*]] = memref.load %{{.*}}[%{{.*}}] {dlc.point_map = affine_map<(d0) -> (d0)>} : memref<8xf32>
+// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK: %[[A:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x16xf32>
+// CHECK-NOT: memref
+// CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[A]]
+// CHECK-NEXT: scf.yield %[[NEXT]] : f32
+// CHECK: memref.store %[[SUM]], %{{.*}} {dlc.point_map = affine_map<(d0) -> (d0)>}
 // CHECK: } {dlc.points = array<i64: 8>}
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
 func.func @row_sum(%x: memref<8x16xf32>, %y: memref<8xf32>) attributes {dlc.entry} {
   linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<8x16xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// An input that is a view of the output (the reduction reads what it
+// writes): the output stays in memory, read and written at every step.
+// CHECK-LABEL: func.func @reads_own_output
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK: memref.load
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: gpu.terminator
+func.func @reads_own_output(%y: memref<8xf32>) attributes {dlc.entry} {
+  %v = memref.subview %y[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %w = memref.subview %y[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%v : memref<4xf32, strided<[1]>>) outs(%w : memref<4xf32, strided<[1], offset: 4>>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %acc, %a : f32
     linalg.yield %s : f32

@@ -481,6 +481,51 @@ void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
   }
 }
 
+/// What a launch does to the run of adjacent launches before it.
+enum class Joins {
+  /// It ends the run and joins none.
+  Refused,
+  /// It joins the run.
+  Run,
+  /// It ends the run and starts the next one.
+  NewRun,
+};
+
+/// Calls `fuse` on every run of two or more adjacent launches of `block`
+/// (only ops that separate nothing between them), as `joins` forms them
+/// from the run so far and the next launch.
+void forEachRun(
+    Block &block,
+    function_ref<Joins(ArrayRef<gpu::LaunchOp>, gpu::LaunchOp)> joins,
+    function_ref<void(ArrayRef<gpu::LaunchOp>)> fuse) {
+  SmallVector<gpu::LaunchOp> run;
+  auto flush = [&] {
+    if (run.size() > 1)
+      fuse(run);
+    run.clear();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto launch = dyn_cast<gpu::LaunchOp>(op);
+    if (!launch) {
+      if (!separatesNothing(op))
+        flush();
+      continue;
+    }
+    switch (joins(run, launch)) {
+    case Joins::Refused:
+      flush();
+      continue;
+    case Joins::NewRun:
+      flush();
+      break;
+    case Joins::Run:
+      break;
+    }
+    run.push_back(launch);
+  }
+  flush();
+}
+
 struct DlcFuseKernelsPass
     : dlc::impl::DlcFuseKernelsPassBase<DlcFuseKernelsPass> {
   using DlcFuseKernelsPassBase::DlcFuseKernelsPassBase;
@@ -524,57 +569,33 @@ struct DlcFuseKernelsPass
   }
 
   static void fuseIntoOneBlock(Block &block) {
-    SmallVector<gpu::LaunchOp> run;
-    auto flush = [&] {
-      if (run.size() > 1)
-        intoOneBlock(run);
-      run.clear();
-    };
-    for (Operation &op : llvm::make_early_inc_range(block)) {
-      auto launch = dyn_cast<gpu::LaunchOp>(op);
-      if (!launch) {
-        if (!separatesNothing(op))
-          flush();
-        continue;
-      }
-      if (!threadsIfOneBlock(launch)) {
-        flush();
-        continue;
-      }
-      run.push_back(launch);
-    }
-    flush();
+    forEachRun(
+        block,
+        [](ArrayRef<gpu::LaunchOp>, gpu::LaunchOp launch) {
+          return threadsIfOneBlock(launch) ? Joins::Run : Joins::Refused;
+        },
+        intoOneBlock);
   }
 
   static void placeSideBySide(Block &block) {
-    SmallVector<gpu::LaunchOp> run;
+    // The summaries of the current run's launches.
     SmallVector<Summary> summaries;
-    auto flush = [&] {
-      if (run.size() > 1)
-        sideBySide(run);
-      run.clear();
-      summaries.clear();
-    };
-    for (Operation &op : llvm::make_early_inc_range(block)) {
-      auto launch = dyn_cast<gpu::LaunchOp>(op);
-      if (!launch) {
-        if (!separatesNothing(op))
-          flush();
-        continue;
-      }
-      Summary summary = summarize(launch);
-      if (!configOf(launch) || summary.opaque || hasCollectives(launch)) {
-        flush();
-        continue;
-      }
-      if (llvm::any_of(summaries, [&](const Summary &other) {
+    forEachRun(
+        block,
+        [&](ArrayRef<gpu::LaunchOp> run, gpu::LaunchOp launch) {
+          Summary summary = summarize(launch);
+          if (!configOf(launch) || summary.opaque || hasCollectives(launch))
+            return Joins::Refused;
+          summaries.resize(run.size());
+          bool dependent = llvm::any_of(summaries, [&](const Summary &other) {
             return !independent(other, summary);
-          }))
-        flush();
-      run.push_back(launch);
-      summaries.push_back(std::move(summary));
-    }
-    flush();
+          });
+          if (dependent)
+            summaries.clear();
+          summaries.push_back(std::move(summary));
+          return dependent ? Joins::NewRun : Joins::Run;
+        },
+        sideBySide);
   }
 };
 

@@ -1116,9 +1116,31 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         .Case([&](arith::MaxNumFOp) {
           return std::pair{gpu::AllReduceOperation::MAXNUMF, -inf};
         })
-        .Default([&](Operation *) {
+        .Case([&](arith::MinNumFOp) {
           return std::pair{gpu::AllReduceOperation::MINNUMF, inf};
+        })
+        .Default([&](Operation *) -> std::pair<gpu::AllReduceOperation, double> {
+          llvm_unreachable("warpCombiner admits the five combiners above");
         });
+  }
+
+  /// Whether a reduction's outputs can live in registers through its
+  /// loops: each output's element is a function of the point alone, and
+  /// no input reads an output's memory (which would see the stores).
+  static bool accumulatesInRegisters(linalg::GenericOp generic) {
+    for (OpOperand &init : generic.getDpsInitsMutable()) {
+      AffineMap map = generic.getMatchingIndexingMap(&init);
+      for (unsigned d = 0; d < map.getNumDims(); ++d)
+        if (generic.getIteratorTypesArray()[d] ==
+                utils::IteratorType::reduction &&
+            map.isFunctionOfDim(d))
+          return false;
+      Value root = viewedBuffer(init.get());
+      for (Value input : generic.getDpsInputs())
+        if (isa<MemRefType>(input.getType()) && viewedBuffer(input) == root)
+          return false;
+    }
+    return true;
   }
 
   /// One thread per point of the parallel loops, the reduction loops
@@ -1295,14 +1317,15 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       if (AffineMapAttr map = pointMap(operand))
         stored->setAttr(kPointMapAttrName, map);
     };
-    /// Maps the payload's arguments but `skip` to the operands at the
-    /// current point, and clones the payload up to (not including) `stop`.
+    /// Maps the payload's arguments but `skip` and those `mapping` has to
+    /// the operands at the current point, and clones the payload up to (not
+    /// including) `stop`.
     Block &payload = generic.getRegion().front();
     auto runPayload = [&](IRMapping &mapping, BlockArgument skip,
                           Operation *stop, bool everyLane) {
       for (OpOperand &operand : generic->getOpOperands()) {
         BlockArgument arg = payload.getArgument(operand.getOperandNumber());
-        if (arg.use_empty() || arg == skip)
+        if (arg.use_empty() || arg == skip || mapping.contains(arg))
           continue;
         // A scalar operand (a fill value) is passed as it is, or read from
         // its scratch buffer if it was computed on the device.
@@ -1337,6 +1360,45 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       auto guard = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
       kb.setInsertionPointToStart(&guard.getThenRegion().front());
       delinearize(linear, parallel);
+      if (!reduction.empty() && accumulatesInRegisters(generic)) {
+        // The outputs' elements are the point's alone: read once, carried
+        // through the reduction loops, written once.
+        for (unsigned d : reduction)
+          dims[d] = idx(kb, 0);
+        SmallVector<Value> values;
+        for (OpOperand &init : generic.getDpsInitsMutable())
+          values.push_back(load(init, /*everyLane=*/false));
+        SmallVector<scf::ForOp> loops;
+        for (unsigned d : reduction) {
+          auto loop = scf::ForOp::create(kb, loc, idx(kb, 0),
+                                         idx(kb, ranges[d]), idx(kb, 1),
+                                         values);
+          dims[d] = loop.getInductionVar();
+          if (!loops.empty())
+            scf::YieldOp::create(kb, loc, loop.getResults());
+          kb.setInsertionPointToStart(loop.getBody());
+          values.assign(loop.getRegionIterArgs().begin(),
+                        loop.getRegionIterArgs().end());
+          loops.push_back(loop);
+        }
+        IRMapping mapping;
+        for (auto [init, value] :
+             llvm::zip(generic.getDpsInitsMutable(), values))
+          mapping.map(payload.getArgument(init.getOperandNumber()), value);
+        runPayload(mapping, BlockArgument(), nullptr, /*everyLane=*/false);
+        SmallVector<Value> yielded;
+        for (Value v : yield.getValues())
+          yielded.push_back(mapping.lookupOrDefault(v));
+        scf::YieldOp::create(kb, loc, yielded);
+        kb.setInsertionPointAfter(loops.front());
+        for (unsigned d : reduction)
+          dims[d] = idx(kb, 0);
+        for (auto [value, init] : llvm::zip(loops.front().getResults(),
+                                            generic.getDpsInitsMutable()))
+          store(value, init);
+        generic->erase();
+        return success();
+      }
       // The reduction loops, outermost first.
       for (unsigned d : reduction) {
         auto loop = scf::ForOp::create(kb, loc, idx(kb, 0),
