@@ -111,18 +111,39 @@ func.func @barriers(%x: memref<64xf32>, %t: memref<64xf32>, %u: memref<64xf32>, 
 
 // -----
 
-// Not in one block: a kernel of more than 1024 threads, and a warp
-// reduction (its lanes work together). The small kernel between them reads
-// the big one's output, so it is not beside it either: three launches.
-// CHECK-LABEL: func.func @too_big_or_warps
-// CHECK-COUNT-3: gpu.launch
+// Not in one block: a kernel of more than 1024 threads. The small kernel
+// after it reads its output, so it is not beside it either. A warp
+// reduction (4 rows of 64, one block of 4 warps) joins the small kernel in
+// one block of 128 threads, no barrier (they are independent): the small
+// kernel's 8 threads guarded, the warps unguarded (all reach their
+// reduction, at the top level; dlc-map-to-gpu's own guard of the row keeps
+// the warps beyond the 4 rows from touching memory).
+// CHECK-LABEL: func.func @too_big_and_warps
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}},
+// CHECK: gpu.terminator
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads(%[[TID:[^,]*]], {{.*}}) in (%{{.*}} = %c128{{.*}},
+// CHECK: %[[SMALL:.*]] = arith.cmpi ult, %[[TID]], %c8
+// CHECK-NEXT: scf.if %[[SMALL]] {
+// CHECK: math.exp
+// CHECK: memref.store
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[WARP:.*]] = arith.divui %[[TID]], %c32
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[WARP]]
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %c4
+// CHECK: %[[PART:.*]] = scf.if %[[IN]] -> (f32)
+// CHECK: } else {
+// CHECK: {{^ *[}]$}}
+// CHECK-NEXT: gpu.subgroup_reduce add %[[PART]] uniform
+// CHECK: gpu.terminator
 // CHECK-NOT: gpu.launch
 // CHECK: return
 #v = affine_map<(d0) -> (d0)>
 #r2 = affine_map<(d0, d1) -> (d0, d1)>
 #r1 = affine_map<(d0, d1) -> (d0)>
-func.func @too_big_or_warps(%big: memref<2048xf32>, %small: memref<8xf32>,
-                            %x: memref<4x64xf32>, %s: memref<4xf32>) attributes {dlc.entry} {
+func.func @too_big_and_warps(%big: memref<2048xf32>, %small: memref<8xf32>,
+                             %x: memref<4x64xf32>, %s: memref<4xf32>) attributes {dlc.entry} {
   linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%big : memref<2048xf32>) {
   ^bb0(%o: f32):
     %e = math.exp %o : f32
@@ -139,6 +160,46 @@ func.func @too_big_or_warps(%big: memref<2048xf32>, %small: memref<8xf32>,
       ins(%x : memref<4x64xf32>) outs(%s : memref<4xf32>) {
   ^bb0(%i: f32, %o: f32):
     %r = arith.addf %o, %i : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A warp kernel with a barrier (a row's max, then every lane reading it for
+// the sum) needs its whole block at the barrier: it stays a kernel of its
+// own, and so does the small kernel before it.
+// CHECK-LABEL: func.func @warps_with_barrier
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @warps_with_barrier(%y: memref<8x64xf32>, %x: memref<8x64xf32>, %max: memref<8xf32>, %sum: memref<8xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<8x64xf32>) outs(%x : memref<8x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%max : memref<8xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %m, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %max : memref<8x64xf32>, memref<8xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%a: f32, %m: f32, %s: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %r = arith.addf %s, %e : f32
     linalg.yield %r : f32
   }
   return

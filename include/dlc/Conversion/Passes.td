@@ -320,13 +320,15 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
        (a thread per row for short rows; for long rows a warp per row, its
        max and sum separated by a barrier), as do a loss's fill, sum and
        mean (the fill and the mean on the first lane).
-    2. **One block.** A run of adjacent launches whose threads never work
-       together (no barrier, no warp operation) and that each have at
-       most 1024 threads in all (grid times block) becomes one launch of
+    2. **One block.** A run of adjacent launches that each have at most
+       1024 threads in all (grid times block), and whose threads work
+       together at most within a warp (no barrier), becomes one launch of
        a single block, as many threads as the largest (whole warps):
        thread t runs thread t of each kernel in turn, as its block
        t / block and thread t % block, and threads beyond a kernel's do
-       nothing. Before a kernel that touches a buffer that a kernel since
+       nothing (a kernel of a warp per point runs unguarded there, so
+       that its warps reach their reductions whole: dlc-map-to-gpu's
+       guard of the point's range keeps them from memory). Before a kernel that touches a buffer that a kernel since
        the last barrier wrote, or writes one that it touched, comes a
        `gpu.barrier`, which also makes the block's global writes visible
        to the whole block. A small step (the lesson's toy network, whose

@@ -402,12 +402,23 @@ void sideBySide(ArrayRef<gpu::LaunchOp> kernels) {
 /// The most threads of a block on every GPU dlc targets (sm_80 and later).
 constexpr int64_t kMaxBlockThreads = 1024;
 
+/// Whether a kernel is one of dlc-map-to-gpu's of a warp per point, whose
+/// threads work together within their warp alone (no barrier): whole warps
+/// of it run the same anywhere in a block.
+bool warpsAlone(gpu::LaunchOp launch, const Config &config) {
+  return lanesOf(launch) == kWarpSize && config.block % kWarpSize == 0 &&
+         !launch.getBody()
+              .walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+}
+
 /// The threads of a kernel that fits one block as a whole, and whose
-/// threads never work together (so they can run it anywhere in a block).
+/// threads never work together beyond their warp (so they can run it
+/// anywhere in a block, whole warps for a warp's work).
 std::optional<int64_t> threadsIfOneBlock(gpu::LaunchOp launch) {
   std::optional<Config> config = configOf(launch);
-  if (!config || hasCollectives(launch) ||
-      config->grid * config->block > kMaxBlockThreads)
+  if (!config || config->grid * config->block > kMaxBlockThreads ||
+      (hasCollectives(launch) && !warpsAlone(launch, *config)))
     return std::nullopt;
   return config->grid * config->block;
 }
@@ -452,7 +463,11 @@ void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
     Operation *before = terminator;
     OpBuilder ib(before);
     int64_t own = config.grid * config.block;
-    if (own < threads) {
+    // A kernel of a warp per point runs unguarded, so that its warps reach
+    // their reductions whole: dlc-map-to-gpu guards its every access by the
+    // point's range, out of which a thread beyond the kernel's grid falls
+    // (its block index is at least the grid).
+    if (own < threads && lanesOf(k) == 1) {
       auto guard = scf::IfOp::create(
           kb, loc,
           arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, threadId,
