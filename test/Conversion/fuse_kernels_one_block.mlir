@@ -204,3 +204,51 @@ func.func @warps_with_barrier(%y: memref<8x64xf32>, %x: memref<8x64xf32>, %max: 
   }
   return
 }
+
+// -----
+
+// A kernel that touches none of the buffers of the GEMM before it (a
+// cuBLASLt call: 64 x 64 x 64) moves up past it, with the allocation it
+// uses, to the kernel before the GEMM, and the two share a block. The
+// kernel after it reads the GEMM's output: it stays after the call.
+// CHECK-LABEL: func.func @hoisted_past_gemm
+// CHECK-SAME: (%[[X:[^:]*]]: memref<64x64xf32>, %[[Y:[^:]*]]: memref<64x64xf32>, %[[C:[^:]*]]: memref<64x64xf32>, %[[S:[^:]*]]: memref<8xf32>, %[[T:[^:]*]]: memref<16xf32>,
+// CHECK: memref.alloc() : memref<16xf32>
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c32{{.*}},
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[S]]
+// CHECK-NOT: gpu.barrier
+// CHECK: math.sqrt
+// CHECK: gpu.terminator
+// CHECK: call @dlc_cuda_gemm
+// CHECK: %[[ROW:.*]] = memref.subview %[[C]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[ROW]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#s = affine_map<(d0) -> (d0)>
+func.func @hoisted_past_gemm(%x: memref<64x64xf32>, %y: memref<64x64xf32>, %c: memref<64x64xf32>,
+                             %s: memref<8xf32>, %t: memref<16xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#s], iterator_types = ["parallel"]} outs(%s : memref<8xf32>) {
+  ^bb0(%o: f32):
+    %e = math.exp %o : f32
+    linalg.yield %e : f32
+  }
+  linalg.matmul ins(%x, %y : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  %u = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#s, #s], iterator_types = ["parallel"]}
+      ins(%t : memref<16xf32>) outs(%u : memref<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %e = math.sqrt %i : f32
+    linalg.yield %e : f32
+  }
+  %row = memref.subview %c[0, 0] [1, 16] [1, 1] : memref<64x64xf32> to memref<16xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#s, #s], iterator_types = ["parallel"]}
+      ins(%row : memref<16xf32, strided<[1]>>) outs(%t : memref<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %e = math.exp %i : f32
+    linalg.yield %e : f32
+  }
+  return
+}

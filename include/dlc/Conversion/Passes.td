@@ -303,6 +303,13 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
     them is device work in stream order); the fused launch takes the
     place of the later one. In order:
 
+    0. **Past runtime calls.** With `one-block`, a launch moves up past the
+       runtime calls before it (GEMMs, copies) when none of the buffers
+       whose addresses a call takes is one the launch touches (a call with
+       any other pointer operand stops it), to just after the launch before
+       them, with the allocations and pure ops it uses from in between: a
+       kernel that only reads and writes the optimizer's step count moves
+       above the backward GEMMs, next to the loss's kernel.
     1. **One thread space.** Adjacent launches that `dlc-map-to-gpu` made
        over the same points (its `dlc.points` attribute) become one kernel
        in which each point runs the first body and then the second, when
@@ -347,8 +354,9 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"oneBlock", "one-block", "bool", /*default=*/"true",
-           "Fuse runs of kernels that each fit one block into one block "
-           "(step 2)">,
+           "Move launches past runtime calls that touch none of their "
+           "buffers (step 0) and fuse runs of kernels that each fit one "
+           "block into one block (step 2)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

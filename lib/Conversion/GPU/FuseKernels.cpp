@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -496,6 +497,92 @@ void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
   }
 }
 
+/// The buffers (by root) a runtime call may touch: those whose addresses
+/// its operands carry (`addressOf` in dlc-map-to-gpu: an aligned pointer,
+/// maybe plus a constant, cast to i64). Null if an operand is neither such
+/// an address, nor a constant, nor the CUDA context.
+std::optional<SmallVector<Value>> callFootprint(func::CallOp call) {
+  SmallVector<Value> roots;
+  for (Value v : call.getOperands()) {
+    if (isa<LLVM::LLVMPointerType>(v.getType()) && isa<BlockArgument>(v))
+      continue; // the CUDA context
+    if (matchPattern(v, m_Constant()))
+      continue;
+    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+      v = cast.getIn();
+    if (auto add = v.getDefiningOp<arith::AddIOp>())
+      v = matchPattern(add.getRhs(), m_Constant()) ? add.getLhs() : Value();
+    auto base = v ? v.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
+                  : nullptr;
+    if (!base)
+      return std::nullopt;
+    roots.push_back(viewedBuffer(base.getSource()));
+  }
+  return roots;
+}
+
+/// Moves a launch up past the runtime calls before it (GEMMs, copies) that
+/// touch none of its buffers, to just after the launch before them, with
+/// the allocations and pure ops it uses that lie in between; so that it
+/// can fuse with that launch. A kernel that only needs the optimizer's step
+/// count moves above the backward GEMMs to the loss's kernel.
+void hoistPastCalls(gpu::LaunchOp launch) {
+  Summary summary = summarize(launch);
+  if (summary.opaque)
+    return;
+  bool pastCall = false;
+  Operation *target = nullptr;
+  for (Operation *op = launch->getPrevNode(); op; op = op->getPrevNode()) {
+    if (isa<gpu::LaunchOp>(op)) {
+      target = op;
+      break;
+    }
+    if (separatesNothing(*op))
+      continue;
+    auto call = dyn_cast<func::CallOp>(op);
+    std::optional<SmallVector<Value>> roots =
+        call ? callFootprint(call) : std::nullopt;
+    if (!roots || llvm::any_of(*roots, [&](Value root) {
+          return summary.byRoot.count(root);
+        }))
+      return;
+    pastCall = true;
+  }
+  if (!target || !pastCall)
+    return;
+  // The ops between the two launches that define what the launch uses
+  // (transitively), in order; each must move, and may, being pure or an
+  // allocation.
+  llvm::SetVector<Operation *> needed;
+  SmallVector<Value> worklist;
+  launch->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      worklist.push_back(v);
+  });
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != launch->getBlock() ||
+        !target->isBeforeInBlock(def) || !def->isBeforeInBlock(launch) ||
+        needed.contains(def))
+      continue;
+    if (!separatesNothing(*def))
+      return;
+    needed.insert(def);
+    for (Value v : def->getOperands())
+      worklist.push_back(v);
+  }
+  SmallVector<Operation *> moved(needed.begin(), needed.end());
+  llvm::sort(moved, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  Operation *after = target;
+  for (Operation *op : moved) {
+    op->moveAfter(after);
+    after = op;
+  }
+  launch->moveAfter(after);
+}
+
 /// What a launch does to the run of adjacent launches before it.
 enum class Joins {
   /// It ends the run and joins none.
@@ -548,6 +635,10 @@ struct DlcFuseKernelsPass
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       for (Block &block : func.getBody()) {
+        if (oneBlock)
+          for (auto launch :
+               llvm::make_early_inc_range(block.getOps<gpu::LaunchOp>()))
+            hoistPastCalls(launch);
         shareThreadSpaces(block);
         if (oneBlock)
           fuseIntoOneBlock(block);
