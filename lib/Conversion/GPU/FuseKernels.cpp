@@ -265,12 +265,39 @@ void moveBody(gpu::LaunchOp from, Operation *before) {
       std::prev(body.end()));
 }
 
+/// Moves the body of `kernel`, but its terminator, before `before` inside
+/// `into`, run as the thread `linear` of `kernel`'s whole grid: its block
+/// linear / block and thread linear % block.
+void moveAsThread(gpu::LaunchOp kernel, Value linear, gpu::LaunchOp into,
+                  Operation *before) {
+  Config own = *configOf(kernel);
+  Location loc = kernel.getLoc();
+  OpBuilder b(before);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value blockId =
+      own.grid == 1
+          ? idx(0)
+          : arith::DivUIOp::create(b, loc, linear, idx(own.block)).getResult();
+  Value threadId =
+      own.grid == 1
+          ? linear
+          : arith::RemUIOp::create(b, loc, linear, idx(own.block)).getResult();
+  gpu::KernelDim3 ids = into.getBlockIds(), threads = into.getThreadIds(),
+                  grid = into.getGridSize(), block = into.getBlockSize();
+  replaceIds(kernel, {blockId, ids.y, ids.z}, {threadId, threads.y, threads.z},
+             {idx(own.grid), grid.y, grid.z},
+             {idx(own.block), block.y, block.z});
+  moveBody(kernel, before);
+}
+
 /// Moves the body of `kernel` (a thread per point) into `warps` (a warp per
 /// point, over the same points), before `before`, run by the first lane of
 /// each warp as the thread of the warp's point.
 void moveToFirstLanes(gpu::LaunchOp kernel, gpu::LaunchOp warps,
                       Operation *before) {
-  Config own = *configOf(kernel), theirs = *configOf(warps);
+  Config theirs = *configOf(warps);
   int64_t lanes = lanesOf(warps);
   Location loc = kernel.getLoc();
   OpBuilder b(before);
@@ -284,20 +311,13 @@ void moveToFirstLanes(gpu::LaunchOp kernel, gpu::LaunchOp warps,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0)),
       /*withElseRegion=*/false);
   b.setInsertionPoint(first.thenBlock()->getTerminator());
-  // The warp's point, and the block and thread that ran it in `kernel`.
+  // The warp's point: the thread of `kernel` that ran it.
   Value point = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, warps.getBlockIds().x,
                             idx(theirs.block / lanes)),
       arith::DivUIOp::create(b, loc, threadId, idx(lanes)));
-  Value blockId = arith::DivUIOp::create(b, loc, point, idx(own.block));
-  Value ownThreadId = arith::RemUIOp::create(b, loc, point, idx(own.block));
-  gpu::KernelDim3 ids = warps.getBlockIds(), threads = warps.getThreadIds(),
-                  grid = warps.getGridSize(), block = warps.getBlockSize();
-  replaceIds(kernel, {blockId, ids.y, ids.z},
-             {ownThreadId, threads.y, threads.z}, {idx(own.grid), grid.y, grid.z},
-             {idx(own.block), block.y, block.z});
-  moveBody(kernel, first.thenBlock()->getTerminator());
+  moveAsThread(kernel, point, warps, first.thenBlock()->getTerminator());
 }
 
 /// One kernel, in place of `later`, running `earlier`'s body and then
@@ -462,7 +482,6 @@ void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
     }
     sinceBarrier.push_back(std::move(summary));
     Operation *before = terminator;
-    OpBuilder ib(before);
     int64_t own = config.grid * config.block;
     // A kernel of a warp per point runs unguarded, so that its warps reach
     // their reductions whole: dlc-map-to-gpu guards its every access by the
@@ -475,24 +494,8 @@ void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
                                 idx(kb, own)),
           /*withElseRegion=*/false);
       before = guard.thenBlock()->getTerminator();
-      ib.setInsertionPoint(before);
     }
-    Value blockId = config.grid == 1
-                        ? idx(ib, 0)
-                        : arith::DivUIOp::create(ib, loc, threadId,
-                                                 idx(ib, config.block))
-                              .getResult();
-    Value ownThreadId = config.grid == 1
-                            ? threadId
-                            : arith::RemUIOp::create(ib, loc, threadId,
-                                                     idx(ib, config.block))
-                                  .getResult();
-    gpu::KernelDim3 ids = fused.getBlockIds(), threadIds = fused.getThreadIds(),
-                    grid = fused.getGridSize(), block = fused.getBlockSize();
-    replaceIds(k, {blockId, ids.y, ids.z}, {ownThreadId, threadIds.y, threadIds.z},
-               {idx(ib, config.grid), grid.y, grid.z},
-               {idx(ib, config.block), block.y, block.z});
-    moveBody(k, before);
+    moveAsThread(k, threadId, fused, before);
     k.erase();
   }
 }
