@@ -1239,6 +1239,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       }
     };
 
+    // Outside the reduction loops, for the outputs' elements, which do not
+    // move with them: the reduction dimensions at 0.
+    auto outsideReductionLoops = [&] {
+      for (unsigned d : reduction)
+        dims[d] = idx(kb, 0);
+    };
+
     // Kernels take identity-layout buffers (bare pointers): a strided view
     // crosses as the flat buffer under it, indexed with its strides.
     struct Flat {
@@ -1363,8 +1370,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       if (!reduction.empty() && accumulatesInRegisters(generic)) {
         // The outputs' elements are the point's alone: read once, carried
         // through the reduction loops, written once.
-        for (unsigned d : reduction)
-          dims[d] = idx(kb, 0);
+        outsideReductionLoops();
         SmallVector<Value> values;
         for (OpOperand &init : generic.getDpsInitsMutable())
           values.push_back(load(init, /*everyLane=*/false));
@@ -1391,8 +1397,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           yielded.push_back(mapping.lookupOrDefault(v));
         scf::YieldOp::create(kb, loc, yielded);
         kb.setInsertionPointAfter(loops.front());
-        for (unsigned d : reduction)
-          dims[d] = idx(kb, 0);
+        outsideReductionLoops();
         for (auto [value, init] : llvm::zip(loops.front().getResults(),
                                             generic.getDpsInitsMutable()))
           store(value, init);
@@ -1455,9 +1460,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         /*withElse=*/false);
     kb.setInsertionPointToStart(&last.getThenRegion().front());
     delinearize(linear, parallel);
-    // The output's element does not move with the reduction loops.
-    for (unsigned d : reduction)
-      dims[d] = idx(kb, 0);
+    outsideReductionLoops();
     IRMapping mapping;
     mapping.map(acc, load(init, /*everyLane=*/false));
     mapping.map(element, total);
