@@ -252,3 +252,96 @@ func.func @hoisted_past_gemm(%x: memref<64x64xf32>, %y: memref<64x64xf32>, %c: m
   }
   return
 }
+
+// -----
+
+// Two small kernels (2 and 3 blocks of 256) become one block of 768
+// threads; beside it, a large independent kernel of 391 blocks of 256. The
+// grid takes the large kernel's block (it has the most threads), and the
+// one block runs as its linear threads over the first 3 blocks, not as 394
+// blocks of 768 threads, 512 of them idle in all but the first.
+// CHECK-LABEL: func.func @beside_a_large_kernel
+// CHECK: gpu.launch blocks(%[[BID:[^,]*]], {{.*}}) in (%{{.*}} = %c394{{.*}}, {{.*}}) threads(%[[TID:[^,]*]], {{.*}}) in (%{{.*}} = %c256{{.*}},
+// CHECK: %[[SMALL:.*]] = arith.cmpi ult, %[[BID]], %c3{{.*}} : index
+// CHECK: scf.if %[[SMALL]] {
+// CHECK: %[[OFFSET:.*]] = arith.muli %[[BID]], %c256{{.*}} : index
+// CHECK: %[[LINEAR:.*]] = arith.addi %[[OFFSET]], %[[TID]] : index
+// CHECK-NOT: arith.cmpi ult, %[[LINEAR]], %c768
+// CHECK: arith.cmpi ult, %{{.*}}, %c300
+// CHECK: math.exp
+// CHECK: arith.cmpi ult, %{{.*}}, %c600
+// CHECK: math.exp
+// CHECK: %[[END:.*]] = arith.cmpi ult, %[[BID]], %c394{{.*}} : index
+// CHECK: %[[START:.*]] = arith.cmpi uge, %[[BID]], %c3{{.*}} : index
+// CHECK: %[[LARGE:.*]] = arith.andi %[[END]], %[[START]] : i1
+// CHECK-NEXT: scf.if %[[LARGE]] {
+// CHECK-NOT: arith.cmpi
+// CHECK: %[[OWN:.*]] = arith.subi %[[BID]], %c3{{.*}} : index
+// CHECK: arith.muli %[[OWN]], %c256
+// CHECK: math.sin
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#v = affine_map<(d0) -> (d0)>
+func.func @beside_a_large_kernel(%a: memref<300xf32>, %b: memref<600xf32>, %c: memref<100000xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%a : memref<300xf32>) {
+  ^bb0(%o: f32):
+    %e = math.exp %o : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%b : memref<600xf32>) {
+  ^bb0(%o: f32):
+    %e = math.exp %o : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]} outs(%c : memref<100000xf32>) {
+  ^bb0(%o: f32):
+    %e = math.sin %o : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A kernel of one block of 1000 threads beside one of 8 blocks of 256 (too
+// many threads for one block): 4 blocks of 256 run the first as its linear
+// threads, those below 1000.
+// CHECK-LABEL: func.func @linear_threads
+// CHECK: gpu.launch blocks(%[[BID:[^,]*]], {{.*}}) in (%{{.*}} = %c12{{.*}}, {{.*}}) threads(%[[TID:[^,]*]], {{.*}}) in (%{{.*}} = %c256{{.*}},
+// CHECK: %[[MINE:.*]] = arith.cmpi ult, %[[BID]], %c4{{.*}} : index
+// CHECK: scf.if %[[MINE]] {
+// CHECK: %[[OFFSET:.*]] = arith.muli %[[BID]], %c256{{.*}} : index
+// CHECK: %[[LINEAR:.*]] = arith.addi %[[OFFSET]], %[[TID]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %c1000{{.*}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: memref.load %arg0[%[[LINEAR]]]
+// CHECK: math.exp
+// CHECK: arith.cmpi ult, %[[BID]], %c12
+// CHECK: arith.cmpi uge, %[[BID]], %c4
+// CHECK: math.sin
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @linear_threads(%a: memref<1000xf32>, %b: memref<2048xf32>) attributes {dlc.entry} {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c256 = arith.constant 256 : index
+  %c1000 = arith.constant 1000 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+      threads(%tx, %ty, %tz) in (%sx = %c1000, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx] : memref<1000xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %a[%tx] : memref<1000xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c8, %gy = %c1, %gz = %c1)
+      threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %i0 = arith.muli %bx, %c256 : index
+    %i = arith.addi %i0, %tx : index
+    %v = memref.load %b[%i] : memref<2048xf32>
+    %e = math.sin %v : f32
+    memref.store %e, %b[%i] : memref<2048xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -342,11 +342,17 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
        GEMMs are kernels) becomes one launch.
     3. **Side by side.** A run of adjacent launches of which none writes a
        buffer that another accesses (buffers compared by their allocation
-       or entry argument) becomes one launch whose grid is the sum of
-       theirs and whose block is the largest: block `b` runs the kernel
-       whose block range holds it, with its own block index, and threads
-       beyond that kernel's block size do nothing. The optimizer's update
-       of every parameter becomes one kernel.
+       or entry argument) becomes one launch whose block is that of the
+       kernel with the most threads, so that the largest runs as it was
+       mapped. Each kernel has a range of blocks: a kernel of that block,
+       or of a single smaller block, keeps its blocks (its block index
+       counted from the range's start; threads beyond its block size do
+       nothing); any other (a one-block kernel of 1024 threads beside an
+       update of millions of parameters) runs its threads in order over
+       as many blocks of the new size as they fill, as its linear thread,
+       threads beyond its count doing nothing. So no block of the large
+       kernel carries idle threads. The optimizer's update of every
+       parameter becomes one kernel.
 
     An access without `dlc.point_map`, or a memory effect the pass cannot
     attribute to a buffer, only ever prevents fusion. The annotations are

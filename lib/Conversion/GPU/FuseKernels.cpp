@@ -360,19 +360,36 @@ void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later,
 }
 
 /// One launch, in place of the last of `kernels`, whose blocks run the
-/// blocks of each kernel in turn.
+/// blocks of each kernel in turn. Its block is that of the kernel with the
+/// most threads, so that the largest kernel runs as it was mapped. A kernel
+/// of that block, or of a single smaller block, keeps its blocks (the
+/// surplus threads idle); any other runs its threads in order over blocks
+/// of the new size, as its linear thread (none of them work together).
 void sideBySide(ArrayRef<gpu::LaunchOp> kernels) {
   gpu::LaunchOp last = kernels.back();
   MLIRContext *ctx = last.getContext();
   SmallVector<Config> configs;
   SmallVector<Location> locs;
-  int64_t grid = 0, block = 0;
+  int64_t block = 0, most = 0;
   for (gpu::LaunchOp k : kernels) {
     configs.push_back(*configOf(k));
-    grid += configs.back().grid;
-    block = std::max(block, configs.back().block);
+    int64_t threads = configs.back().grid * configs.back().block;
+    if (threads > most) {
+      most = threads;
+      block = configs.back().block;
+    }
     locs.push_back(k.getLoc());
   }
+  // Whether a kernel keeps its own blocks, and how many blocks it takes.
+  auto keepsBlocks = [&](const Config &c) {
+    return c.block == block || (c.grid == 1 && c.block < block);
+  };
+  auto blocksOf = [&](const Config &c) {
+    return keepsBlocks(c) ? c.grid : llvm::divideCeil(c.grid * c.block, block);
+  };
+  int64_t grid = 0;
+  for (const Config &c : configs)
+    grid += blocksOf(c);
   Location loc = FusedLoc::get(ctx, locs);
   OpBuilder b(last);
   auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
@@ -389,33 +406,52 @@ void sideBySide(ArrayRef<gpu::LaunchOp> kernels) {
   int64_t first = 0;
   for (auto [kernel, config] : llvm::zip(kernels, configs)) {
     gpu::LaunchOp k = kernel;
-    // Blocks [first, first + grid) and threads [0, block) are this kernel's.
+    int64_t blocks = blocksOf(config);
+    // Blocks [first, first + blocks) are this kernel's.
     Value mine = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
-                                       blockId,
-                                       idx(kb, first + config.grid));
+                                       blockId, idx(kb, first + blocks));
     if (first)
       mine = arith::AndIOp::create(
           kb, loc, mine,
           arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::uge, blockId,
                                 idx(kb, first)));
-    if (config.block < block)
+    // A kernel that keeps its blocks: threads [0, its block) of them.
+    if (keepsBlocks(config) && config.block < block)
       mine = arith::AndIOp::create(
           kb, loc, mine,
           arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, threadId,
                                 idx(kb, config.block)));
     auto guard = scf::IfOp::create(kb, loc, mine, /*withElseRegion=*/false);
-    OpBuilder ib(guard.thenBlock()->getTerminator());
+    Operation *before = guard.thenBlock()->getTerminator();
+    OpBuilder ib(before);
     Value ownBlockId =
         first ? arith::SubIOp::create(ib, loc, blockId, idx(ib, first))
                     .getResult()
               : blockId;
-    gpu::KernelDim3 ids = fused.getBlockIds(), sizes = fused.getGridSize(),
-                    blockSizes = fused.getBlockSize();
-    replaceIds(k, {ownBlockId, ids.y, ids.z}, fused.getThreadIds(),
-               {idx(ib, config.grid), sizes.y, sizes.z},
-               {idx(ib, config.block), blockSizes.y, blockSizes.z});
-    moveBody(k, guard.thenBlock()->getTerminator());
-    first += config.grid;
+    if (keepsBlocks(config)) {
+      gpu::KernelDim3 ids = fused.getBlockIds(), sizes = fused.getGridSize(),
+                      blockSizes = fused.getBlockSize();
+      replaceIds(k, {ownBlockId, ids.y, ids.z}, fused.getThreadIds(),
+                 {idx(ib, config.grid), sizes.y, sizes.z},
+                 {idx(ib, config.block), blockSizes.y, blockSizes.z});
+      moveBody(k, before);
+    } else {
+      // Any other: its linear thread, below its thread count.
+      Value linear = arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, ownBlockId, idx(ib, block)),
+          threadId);
+      int64_t threads = config.grid * config.block;
+      if (blocks * block != threads)
+        before = scf::IfOp::create(ib, loc,
+                                   arith::CmpIOp::create(
+                                       ib, loc, arith::CmpIPredicate::ult,
+                                       linear, idx(ib, threads)),
+                                   /*withElseRegion=*/false)
+                     .thenBlock()
+                     ->getTerminator();
+      moveAsThread(k, linear, fused, before);
+    }
+    first += blocks;
     k.erase();
   }
 }

@@ -203,6 +203,16 @@ def _erf(g):
         return m.fc2(torch.erf(h) * h)
     x = torch.randn(8, 12, generator=g)
     y = torch.randn(8, 4, generator=g)
+@case("wide_adam", "test/e2e/train/models/wide.dlc", "", 20,
+      lambda p: torch.optim.Adam(p, lr=1e-3))
+def _wide(g):
+    m = Layers(fc1=nn.Linear(8, 300), fc2=nn.Linear(300, 3))
+    fwd = lambda m, x: m.fc2(F.relu(m.fc1(x)))
+    x = torch.randn(8, 8, generator=g)
+    y = torch.randint(0, 3, (8,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
 def bn_random(n):
     """A BatchNorm2d with random affine parameters and running statistics."""
     bn = nn.BatchNorm2d(n)
