@@ -4,9 +4,10 @@ training steps side by side with PyTorch's, as ratios.
 
   run.py BUNDLE [--device cuda|cpu] [--models a,b] [--runs N] [--no-compile]
 
-Each model's step_bench runs on the device; then torch_steps.py, if PyTorch
-is installed, times the same steps eager and compiled and the big MLP's
-GEMMs alone. The table gives, per model, the median microseconds of each
+Each model's step_bench runs on the device, with its inputs and outputs in
+pinned memory (as PyTorch's side pins its batch) and again in malloc'd
+memory; then torch_steps.py, if PyTorch is installed, times the same steps
+eager and compiled and the big MLP's GEMMs alone. The table gives, per model, the median microseconds of each
 and speedups of dlc over PyTorch; for the big MLP, the GEMMs alone over
 dlc's step (the share of cuBLASLt's speed that the step reaches), and the
 GEMMs plus PyTorch's fused Adam alone over dlc's step (the optimizer's
@@ -44,6 +45,16 @@ def main():
             failed = True
             continue
         median[(name, "dlc")] = float(m.group(5))
+        # The same step from malloc'd buffers: what pinning the batch saves.
+        r = subprocess.run([os.path.join(args.bundle, "bin", name), "--device",
+                            args.device, "--runs", str(args.runs),
+                            "--pageable"], capture_output=True, text=True)
+        sys.stdout.write(r.stdout + r.stderr)
+        m = LINE.search(r.stdout)
+        if r.returncode or not m:
+            failed = True
+            continue
+        median[(name, "pageable")] = float(m.group(5))
     torch_cmd = [sys.executable, os.path.join(args.bundle, "torch_steps.py"),
                  "--device", args.device, "--models", ",".join(names),
                  "--runs", str(args.runs)]
@@ -64,6 +75,10 @@ def main():
         ratio = lambda v: f"{v / dlc:10.2f}x" if v and dlc else "          -"
         print(f"{name:12s} {fmt(dlc)} {fmt(cells[0])} {fmt(cells[1])} "
               f"{ratio(cells[0])} {ratio(cells[1])}")
+        pageable = median.get((name, "pageable"))
+        if pageable and dlc:
+            print(f"{name:12s} from pageable buffers: {pageable:.1f} us, "
+                  f"{pageable / dlc:.2f}x the step from pinned ones")
         gemms = median.get((name, "gemms"))
         if gemms and dlc:
             print(f"{name:12s} GEMMs alone {gemms:.1f} us: {100 * gemms / dlc:.0f}% "

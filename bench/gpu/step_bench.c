@@ -6,10 +6,14 @@
  *      -DDLC_BENCH_MODEL=dlc_model_<name> step_bench.c model.o -ldlcrt -lm
  *
  *   step_bench [--device auto|cpu|cuda] [--entry NAME] [--seed N]
- *              [--warmup N] [--runs N]
+ *              [--warmup N] [--runs N] [--pageable]
  *
  * The params come from dlc_model_init(seed); float inputs hold a fixed
- * pattern in [-1, 1], integer inputs (labels) zeros. The entry (default
+ * pattern in [-1, 1], integer inputs (labels) zeros. Inputs and outputs
+ * live in the model's host memory (dlc_model_alloc_host: pinned on CUDA,
+ * as PyTorch's side pins its batch), unless --pageable asks for malloc'd
+ * buffers (then every run copies them through the runtime's staging
+ * buffer too). The entry (default
  * `train_step`) runs `warmup` times (at least 2: on CUDA the second run is
  * captured as a CUDA graph), then `runs` timed times, each a whole
  * dlc_model_run: inputs in, the step, outputs out, one stream sync. Prints
@@ -80,10 +84,14 @@ int main(int argc, char **argv) {
   int32_t entry, ni = 0, no = 0, k, loss = -1;
   dlc_tensor_info info;
   dlc_status st;
-  int rc = 1, i;
+  int rc = 1, i, pageable = 0;
 
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--pageable") == 0) {
+      pageable = 1;
+      continue;
+    }
     if (!v)
       return usage("missing value after ", a);
     ++i;
@@ -136,9 +144,15 @@ int main(int argc, char **argv) {
       fail("tensor info", st);
       goto done;
     }
-    buffers[k] = malloc((size_t)(elements(&info) * dlc_dtype_size(info.dtype)) + 1);
-    if (!buffers[k]) {
-      fprintf(stderr, "step_bench: out of memory\n");
+    size_t bytes = (size_t)(elements(&info) * dlc_dtype_size(info.dtype)) + 1;
+    if (pageable) {
+      if (!(buffers[k] = malloc(bytes))) {
+        fprintf(stderr, "step_bench: out of memory\n");
+        goto done;
+      }
+    } else if ((st = dlc_model_alloc_host(model, bytes, &buffers[k])) !=
+               DLC_OK) {
+      fail("host memory", st);
       goto done;
     }
     if (k < ni)
@@ -158,17 +172,22 @@ int main(int argc, char **argv) {
       times[r - warmup] = now_us() - start;
   }
   qsort(times, (size_t)runs, sizeof(*times), compare_doubles);
-  printf("step_bench: %s %s on %s: min %.1f us, median %.1f us, %ld runs",
+  printf("step_bench: %s %s on %s: min %.1f us, median %.1f us, %ld runs, "
+         "%s buffers",
          dlc_model_name(model), entry_name, dlc_model_device_name(model),
-         times[0], times[runs / 2], runs);
+         times[0], times[runs / 2], runs, pageable ? "pageable" : "pinned");
   if (loss >= 0)
     printf(", loss %.6g", (double)*(const float *)buffers[loss]);
   printf("\n");
   rc = 0;
 done:
   if (buffers)
-    for (k = 0; k < ni + no; ++k)
-      free(buffers[k]);
+    for (k = 0; k < ni + no; ++k) {
+      if (pageable)
+        free(buffers[k]);
+      else
+        dlc_model_free_host(model, buffers[k]);
+    }
   free(buffers);
   free(times);
   dlc_model_destroy(model);

@@ -196,6 +196,8 @@ CudaContext::~CudaContext() {
     api->cuModuleUnload(module);
   if (hostStaging)
     api->cuMemFreeHost(hostStaging);
+  for (auto &[start, bytes] : hostBuffers)
+    api->cuMemFreeHost(const_cast<char *>(start));
   if (arena)
     api->cuMemFree(arena);
   if (stream)
@@ -411,6 +413,51 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
   return DLC_OK;
 }
 
+bool CudaContext::inHostBuffer(const void *p, size_t bytes) const {
+  const auto *start = static_cast<const char *>(p);
+  auto it = hostBuffers.upper_bound(start);
+  if (it == hostBuffers.begin())
+    return false;
+  --it;
+  return static_cast<size_t>(start - it->first) + bytes <= it->second;
+}
+
+dlc_status dlc::rt::cudaAllocHost(CudaContext &c, size_t bytes, void **out) {
+  const Driver &d = *c.api;
+  auto cudaFail = [&](const char *what, CUresult r) {
+    return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
+                                   c.description + ": " + what + " of " +
+                                   std::to_string(bytes) +
+                                   " bytes of pinned host memory failed: " +
+                                   errorText(d, r));
+  };
+  if (CUresult r = d.cuCtxSetCurrent(c.context))
+    return cudaFail("cuCtxSetCurrent", r);
+  void *host = nullptr;
+  // One byte at least, so that every buffer has an address of its own.
+  if (CUresult r = d.cuMemAllocHost(&host, bytes ? bytes : 1))
+    return cudaFail("cuMemAllocHost", r);
+  c.hostBuffers.emplace(static_cast<const char *>(host), bytes);
+  *out = host;
+  return DLC_OK;
+}
+
+dlc_status dlc::rt::cudaFreeHost(CudaContext &c, void *p) {
+  auto it = c.hostBuffers.find(static_cast<const char *>(p));
+  if (it == c.hostBuffers.end())
+    return fail(DLC_ERR_INVALID_ARGUMENT,
+                "model " + quote(c.modelName) +
+                    ": the pointer is not host memory of this model (from "
+                    "dlc_model_alloc_host, and not freed yet)");
+  c.hostBuffers.erase(it);
+  if (CUresult r = c.api->cuMemFreeHost(p))
+    return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
+                                   c.description +
+                                   ": cuMemFreeHost failed: " +
+                                   errorText(*c.api, r));
+  return DLC_OK;
+}
+
 dlc_status dlc::rt::cudaUploadParams(CudaContext &c, const void *host,
                                      size_t bytes) {
   const Driver &d = *c.api;
@@ -506,13 +553,19 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     c.recordCudaFailure("cuCtxSetCurrent", r);
     return report();
   }
+  // A buffer in pinned host memory of the model is copied directly; any
+  // other through the pinned staging buffer.
   auto *host = static_cast<char *>(c.hostStaging);
   for (size_t i = 0; i < entry.inputs.size() && !c.failed(); ++i) {
     size_t offset = staging.inputs[i];
     auto bytes = static_cast<size_t>(entry.inputs[i].nbytes);
-    std::memcpy(host + offset, inputs[i], bytes);
-    if (CUresult r = d.cuMemcpyHtoDAsync(c.staging + offset, host + offset,
-                                         bytes, c.stream))
+    const void *from = inputs[i];
+    if (!c.inHostBuffer(from, bytes)) {
+      std::memcpy(host + offset, from, bytes);
+      from = host + offset;
+    }
+    if (CUresult r =
+            d.cuMemcpyHtoDAsync(c.staging + offset, from, bytes, c.stream))
       c.recordCudaFailure("copying input " + quote(entry.inputs[i].name) +
                               " to the device (cuMemcpyHtoDAsync)",
                           r);
@@ -542,11 +595,14 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     }
   }
 
+  std::vector<bool> direct(entry.outputs.size());
   for (size_t i = 0; i < entry.outputs.size() && !c.failed(); ++i) {
     size_t offset = staging.outputs[i];
-    if (CUresult r = d.cuMemcpyDtoHAsync(
-            host + offset, c.staging + offset,
-            static_cast<size_t>(entry.outputs[i].nbytes), c.stream))
+    auto bytes = static_cast<size_t>(entry.outputs[i].nbytes);
+    direct[i] = c.inHostBuffer(outputs[i], bytes);
+    void *to = direct[i] ? outputs[i] : host + offset;
+    if (CUresult r =
+            d.cuMemcpyDtoHAsync(to, c.staging + offset, bytes, c.stream))
       c.recordCudaFailure("copying output " + quote(entry.outputs[i].name) +
                               " from the device (cuMemcpyDtoHAsync)",
                           r);
@@ -557,8 +613,9 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   if (c.failed())
     return report();
   for (size_t i = 0; i < entry.outputs.size(); ++i)
-    std::memcpy(outputs[i], host + staging.outputs[i],
-                static_cast<size_t>(entry.outputs[i].nbytes));
+    if (!direct[i])
+      std::memcpy(outputs[i], host + staging.outputs[i],
+                  static_cast<size_t>(entry.outputs[i].nbytes));
   ++c.graphs[e].successfulRuns;
   return DLC_OK;
 }

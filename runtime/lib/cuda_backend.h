@@ -13,6 +13,7 @@
 #include "cuda_api.h"
 #include "internal.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,10 @@ struct CudaContext {
   cuapi::CUdeviceptr blasWorkspace = 0;
   size_t paramBytes = 0, stagingBytes = 0, blasWorkspaceBytes = 0;
   void *hostStaging = nullptr; ///< Pinned, stagingBytes.
+  /// Pinned buffers of dlc_model_alloc_host (start -> bytes): an input or
+  /// output inside one is copied from or to it directly, not through
+  /// hostStaging.
+  std::map<const char *, size_t> hostBuffers;
   std::vector<EntryStaging> entryStaging;
   std::vector<EntryGraph> graphs;
   std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
@@ -94,6 +99,8 @@ struct CudaContext {
   ~CudaContext();
 
   bool failed() const { return failStatus != DLC_OK; }
+  /// Whether [p, p + bytes) lies inside one of hostBuffers.
+  bool inHostBuffer(const void *p, size_t bytes) const;
   /// Records a failure unless one is recorded already.
   void recordFailure(dlc_status status, std::string message) noexcept;
   /// Records the failure of a CUDA call `what` unless one is recorded.
@@ -119,9 +126,16 @@ dlc_status createCudaContext(const ModelDecl &model,
 dlc_status cudaUploadParams(CudaContext &cuda, const void *host, size_t bytes);
 dlc_status cudaDownloadParams(CudaContext &cuda, void *host, size_t bytes);
 
+/// Pinned host memory for the model's inputs and outputs
+/// (dlc_model_alloc_host), and its release: DLC_ERR_INVALID_ARGUMENT for a
+/// pointer that is not one of the model's.
+dlc_status cudaAllocHost(CudaContext &cuda, size_t bytes, void **out);
+dlc_status cudaFreeHost(CudaContext &cuda, void *p);
+
 /// Runs entry `e` (host function `fn`) on the device: stages the inputs,
 /// runs the entry directly or as a CUDA graph, copies the outputs back and
-/// synchronizes.
+/// synchronizes. Inputs and outputs in the model's pinned host buffers are
+/// copied directly; others through the pinned staging buffer.
 dlc_status cudaRunEntry(CudaContext &cuda, const ModelDecl &model, size_t e,
                         dlc_entry_fn fn, const void *const *inputs,
                         void *const *outputs);

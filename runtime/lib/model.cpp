@@ -36,6 +36,9 @@ struct dlc_model {
   mutable bool hostStale = false;   ///< A run may have changed the params.
   mutable bool deviceStale = false; ///< The mirror may have been written.
   std::string deviceDescription = "cpu";
+  /// CPU only: the memory of dlc_model_alloc_host (on CUDA: the context's
+  /// pinned buffers).
+  std::map<void *, AlignedBuffer> hostBuffers;
 
   void *data(size_t param) const { return paramData[param]; }
 };
@@ -433,6 +436,45 @@ dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
     }
     fillInfo(m->decl.params[static_cast<size_t>(i)],
              m->data(static_cast<size_t>(i)), *info);
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_alloc_host(dlc_model *m, size_t bytes, void **out) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    if (!out)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "out is NULL");
+    *out = nullptr;
+    std::lock_guard<std::mutex> lock(m->running);
+    if (m->cuda)
+      return cudaAllocHost(*m->cuda, bytes, out);
+    AlignedBuffer buffer = allocateAligned(bytes, 64);
+    if (!buffer)
+      return fail(DLC_ERR_OUT_OF_MEMORY,
+                  "model " + quote(m->decl.name) + ": cannot allocate " +
+                      std::to_string(bytes) + " bytes of host memory");
+    *out = buffer.get();
+    m->hostBuffers.emplace(*out, std::move(buffer));
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_free_host(dlc_model *m, void *p) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    if (!p)
+      return DLC_OK;
+    std::lock_guard<std::mutex> lock(m->running);
+    if (m->cuda)
+      return cudaFreeHost(*m->cuda, p);
+    if (m->hostBuffers.erase(p) == 0)
+      return fail(DLC_ERR_INVALID_ARGUMENT,
+                  "model " + quote(m->decl.name) +
+                      ": the pointer is not host memory of this model (from "
+                      "dlc_model_alloc_host, and not freed yet)");
     return DLC_OK;
   });
 }

@@ -255,6 +255,57 @@ TEST_F(FakeCuda, ForwardStagesAndReplaysAGraph) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(LastArgs[2]) % 256, 0u);
 }
 
+TEST_F(FakeCuda, PinnedHostBuffersAreCopiedDirectly) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(dlc_model_init(m.get(), 7), DLC_OK) << dlc_last_error();
+  // x and y in one pinned allocation (anywhere inside one counts).
+  void *pinned = nullptr;
+  ASSERT_EQ(dlc_model_alloc_host(m.get(), 64, &pinned), DLC_OK)
+      << dlc_last_error();
+  ASSERT_TRUE(pinned);
+  EXPECT_EQ(fake().liveHostAllocations, 2); // the staging and this
+  auto *x = static_cast<float *>(pinned);
+  float *y = x + 8;
+  for (int i = 0; i < 4; ++i)
+    x[i] = float(i + 1);
+  FakeCudaState &f = fake();
+  f.resetRecords();
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y[i], x[i]); // w is ones
+  ASSERT_EQ(f.hostSourcesHtoD.size(), 1u);
+  EXPECT_EQ(f.hostSourcesHtoD[0], x);
+  ASSERT_EQ(f.hostTargetsDtoH.size(), 1u);
+  EXPECT_EQ(f.hostTargetsDtoH[0], y);
+
+  // A buffer that runs past the end of the allocation is staged.
+  f.resetRecords();
+  float *late = x + 14; // 8 of its 16 bytes are outside
+  float out[4];
+  ASSERT_EQ(forward(m.get(), late, out), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(f.hostSourcesHtoD.size(), 1u);
+  EXPECT_NE(f.hostSourcesHtoD[0], late);
+  ASSERT_EQ(f.hostTargetsDtoH.size(), 1u);
+  EXPECT_NE(f.hostTargetsDtoH[0], out);
+
+  // Freed memory is ordinary memory to the next run; freeing twice or a
+  // pointer of no allocation is an error that changes nothing.
+  EXPECT_EQ(dlc_model_free_host(m.get(), pinned), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(fake().liveHostAllocations, 1);
+  EXPECT_EQ(dlc_model_free_host(m.get(), pinned), DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorContains("not host memory of this model"))
+      << dlc_last_error();
+  EXPECT_EQ(dlc_model_free_host(m.get(), out), DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlc_model_free_host(m.get(), nullptr), DLC_OK);
+  // What is not freed goes with the model (TearDown checks).
+  void *kept = nullptr;
+  ASSERT_EQ(dlc_model_alloc_host(m.get(), 0, &kept), DLC_OK);
+  EXPECT_TRUE(kept);
+  EXPECT_EQ(dlc_model_alloc_host(m.get(), 16, nullptr),
+            DLC_ERR_INVALID_ARGUMENT);
+}
+
 TEST_F(FakeCuda, ParamsLiveOnTheDevice) {
   TempDir dir;
   ModelPtr m = create();

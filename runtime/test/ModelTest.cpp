@@ -422,6 +422,33 @@ TEST(ModelTest, RunPassesParamsInputsOutputsInOrder) {
   EXPECT_EQ(n, 8);
 }
 
+TEST(ModelTest, HostBuffersOnTheCpu) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(dlc_model_init(m.get(), 5), DLC_OK);
+  void *xp = nullptr, *yp = nullptr;
+  ASSERT_EQ(dlc_model_alloc_host(m.get(), 8 * sizeof(float), &xp), DLC_OK)
+      << dlc_last_error();
+  ASSERT_EQ(dlc_model_alloc_host(m.get(), 8 * sizeof(float), &yp), DLC_OK);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(xp) % 64, 0u);
+  auto *x = static_cast<float *>(xp), *y = static_cast<float *>(yp);
+  for (int i = 0; i < 8; ++i)
+    x[i] = float(i);
+  const void *inputs[] = {x};
+  void *outputs[] = {y};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(RecordedArgs[4], x); // used in place, as any buffer on the CPU
+  const float *scale = paramF32(m.get(), 0);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(y[i], x[i] * scale[i % 4]);
+  EXPECT_EQ(dlc_model_free_host(m.get(), xp), DLC_OK);
+  EXPECT_EQ(dlc_model_free_host(m.get(), xp), DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorContains("not host memory of this model"));
+  EXPECT_EQ(dlc_model_free_host(nullptr, yp), DLC_ERR_INVALID_ARGUMENT);
+  // yp goes with the model.
+}
+
 TEST(ModelTest, RunChecksItsArguments) {
   ModelPtr m = create();
   ASSERT_TRUE(m);

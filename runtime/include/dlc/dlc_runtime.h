@@ -325,6 +325,21 @@ DLC_API dlc_status dlc_model_run(dlc_model *m, int32_t e,
                                  const void *const *inputs,
                                  void *const *outputs);
 
+/* Host memory for entries' inputs and outputs that the model's device
+ * copies from and to directly (PyTorch's pin_memory): on CUDA, page-locked
+ * memory, which dlc_model_run copies to and from the device without its
+ * own staging copy (a buffer anywhere inside such an allocation counts);
+ * on the CPU, plain 64-byte aligned memory. `*out` gets the memory (one
+ * byte at least), or NULL on failure (DLC_ERR_OUT_OF_MEMORY, or
+ * DLC_ERR_DEVICE_UNAVAILABLE for a CUDA failure). Any other buffer works
+ * as well with dlc_model_run, through one more copy on the host. */
+DLC_API dlc_status dlc_model_alloc_host(dlc_model *m, size_t bytes, void **out);
+
+/* Frees memory of dlc_model_alloc_host; NULL is a no-op. A pointer that is
+ * not such memory of `m` (or is freed already) is DLC_ERR_INVALID_ARGUMENT
+ * and left alone. What is not freed is freed by dlc_model_destroy. */
+DLC_API dlc_status dlc_model_free_host(dlc_model *m, void *p);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -53,6 +53,8 @@ struct FakeCudaState {
   int graphsDestroyed = 0, execsDestroyed = 0;
   int64_t liveDeviceAllocations = 0, liveHostAllocations = 0;
   int64_t copiesHtoD = 0, copiesDtoH = 0, copiesDtoD = 0;
+  /// The host side of every host-to-device / device-to-host copy.
+  std::vector<const void *> hostSourcesHtoD, hostTargetsDtoH;
   int64_t matmuls = 0, heuristics = 0;
 
   void resetRecords() {
@@ -60,6 +62,8 @@ struct FakeCudaState {
     launches.clear();
     captures = graphsInstantiated = graphLaunches = 0;
     copiesHtoD = copiesDtoH = copiesDtoD = 0;
+    hostSourcesHtoD.clear();
+    hostTargetsDtoH.clear();
     matmuls = heuristics = 0;
   }
 };

@@ -173,6 +173,7 @@ CUresult cuMemcpyHtoDAsync(unsigned long long dst, const void *src,
                            size_t bytes, void *stream) {
   fake_cuda_enqueue(stream, [=] {
     ++State.copiesHtoD;
+    State.hostSourcesHtoD.push_back(src);
     std::memcpy(host(dst), src, bytes);
   });
   return kSuccess;
@@ -181,6 +182,7 @@ CUresult cuMemcpyDtoHAsync(void *dst, unsigned long long src, size_t bytes,
                            void *stream) {
   fake_cuda_enqueue(stream, [=] {
     ++State.copiesDtoH;
+    State.hostTargetsDtoH.push_back(dst);
     std::memcpy(dst, host(src), bytes);
   });
   return kSuccess;

@@ -17,7 +17,10 @@
  * runs the entry N times (a training step: N steps on the same batch);
  * --print-loss prints `step N loss X` after each, from the scalar output
  * `loss`, as `dlc run --print-loss` does; --save writes the params (and
- * optimizer state) at the end. Exit status: 0 on success, 1 on a runtime
+ * optimizer state) at the end. The inputs are copied into the model's host
+ * memory (dlc_model_alloc_host); the outputs are ordinary memory: on CUDA
+ * a run copies the one directly and the other through the runtime's
+ * staging buffer. Exit status: 0 on success, 1 on a runtime
  * error (the message on stderr), 2 on a usage error. */
 #include <dlc/dlc_io.h>
 
@@ -193,7 +196,14 @@ int main(int argc, char **argv) {
       fprintf(stderr, "\n");
       goto done;
     }
-    inputs[k] = info.data;
+    /* In the model's host memory (pinned on CUDA: copied to the device
+     * directly); the outputs below stay in ordinary memory. */
+    if ((st = dlc_model_alloc_host(model, (size_t)info.nbytes,
+                                   (void **)&inputs[k])) != DLC_OK) {
+      rc = fail("input memory", st);
+      goto done;
+    }
+    memcpy((void *)inputs[k], info.data, (size_t)info.nbytes);
   }
   for (i = 0; i < num_in_specs; ++i) {
     int known = 0;
