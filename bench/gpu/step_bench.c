@@ -16,9 +16,13 @@
  * buffer too). The entry (default
  * `train_step`) runs `warmup` times (at least 2: on CUDA the second run is
  * captured as a CUDA graph), then `runs` timed times, each a whole
- * dlc_model_run: inputs in, the step, outputs out, one stream sync. Prints
+ * dlc_model_run: inputs in, the step, outputs out, one stream sync; then
+ * `runs` more with the entry alone measured (dlc_model_measure_entries: on
+ * CUDA, events around its graph on the stream). Prints
  *
- *   step_bench: MODEL ENTRY on DEVICE: min X us, median Y us, N runs[, loss L]
+ *   step_bench: MODEL ENTRY on DEVICE: min X us, median Y us, N runs,
+ *       pinned|pageable buffers[, loss L]
+ *   step_bench: MODEL ENTRY on DEVICE: entry alone: min X us, median Y us
  *
  * Exit status: 0 on success, 1 on a runtime error, 2 on a usage error. */
 #include <dlc/dlc_runtime.h>
@@ -80,7 +84,7 @@ int main(int argc, char **argv) {
   long warmup = 3, runs = 20, r;
   dlc_model *model = NULL;
   void **buffers = NULL;
-  double *times = NULL;
+  double *times = NULL, *entry_times = NULL;
   int32_t entry, ni = 0, no = 0, k, loss = -1;
   dlc_tensor_info info;
   dlc_status st;
@@ -133,7 +137,8 @@ int main(int argc, char **argv) {
   no = dlc_model_entry_num_outputs(model, entry);
   buffers = (void **)calloc((size_t)(ni + no) + 1, sizeof(*buffers));
   times = (double *)calloc((size_t)runs, sizeof(*times));
-  if (!buffers || !times) {
+  entry_times = (double *)calloc((size_t)runs, sizeof(*entry_times));
+  if (!buffers || !times || !entry_times) {
     fprintf(stderr, "step_bench: out of memory\n");
     goto done;
   }
@@ -172,6 +177,19 @@ int main(int argc, char **argv) {
       times[r - warmup] = now_us() - start;
   }
   qsort(times, (size_t)runs, sizeof(*times), compare_doubles);
+  if ((st = dlc_model_measure_entries(model, 1)) != DLC_OK) {
+    fail("measure", st);
+    goto done;
+  }
+  for (r = 0; r < runs; ++r) {
+    if ((st = dlc_model_run(model, entry, (const void *const *)buffers,
+                            buffers + ni)) != DLC_OK) {
+      fail("run", st);
+      goto done;
+    }
+    entry_times[r] = dlc_model_last_entry_us(model);
+  }
+  qsort(entry_times, (size_t)runs, sizeof(*entry_times), compare_doubles);
   printf("step_bench: %s %s on %s: min %.1f us, median %.1f us, %ld runs, "
          "%s buffers",
          dlc_model_name(model), entry_name, dlc_model_device_name(model),
@@ -179,6 +197,9 @@ int main(int argc, char **argv) {
   if (loss >= 0)
     printf(", loss %.6g", (double)*(const float *)buffers[loss]);
   printf("\n");
+  printf("step_bench: %s %s on %s: entry alone: min %.1f us, median %.1f us\n",
+         dlc_model_name(model), entry_name, dlc_model_device_name(model),
+         entry_times[0], entry_times[runs / 2]);
   rc = 0;
 done:
   if (buffers)
@@ -190,6 +211,7 @@ done:
     }
   free(buffers);
   free(times);
+  free(entry_times);
   dlc_model_destroy(model);
   return rc;
 }

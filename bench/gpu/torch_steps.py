@@ -6,8 +6,10 @@ big MLP's GEMMs alone (what cuBLASLt reaches for them through torch.matmul).
   torch_steps.py [--device cuda|cpu] [--models a,b] [--runs N]
 
 Each step is timed like step_bench times dlc's: inputs copied from the host,
-forward, loss, backward, optimizer step, the loss copied back (one sync).
-Prints one `torch: MODEL MODE: min X us, median Y us` line per measurement."""
+forward, loss, backward, optimizer step, the loss copied back (one sync);
+and again with the batch on the device already (modes eager-resident and
+compile-resident, to set beside dlc's entry alone). Prints one
+`torch: MODEL MODE: min X us, median Y us` line per measurement."""
 import argparse
 import contextlib
 import statistics
@@ -46,7 +48,9 @@ def timed(fn, device, warmup, runs):
     return min(times), statistics.median(times)
 
 
-def step_fn(name, device, compiled):
+def step_fns(name, device, compiled):
+    """The step with the batch copied in, and with the batch on the device
+    already; one model (compiled once) for both."""
     sizes, batch, loss_kind, amp = MODELS[name]
     model = mlp(sizes).to(device)
     if compiled:
@@ -64,9 +68,7 @@ def step_fn(name, device, compiled):
     if device == "cuda":
         x_host, y_host = x_host.pin_memory(), y_host.pin_memory()
 
-    def step():
-        x = x_host.to(device, non_blocking=True)
-        y = y_host.to(device, non_blocking=True)
+    def train(x, y):
         with (torch.autocast(device_type=device, dtype=amp) if amp
               else contextlib.nullcontext()):
             loss = loss_fn(model(x), y)
@@ -75,7 +77,12 @@ def step_fn(name, device, compiled):
         opt.step()
         return loss.item()
 
-    return step
+    def step():
+        return train(x_host.to(device, non_blocking=True),
+                     y_host.to(device, non_blocking=True))
+
+    x_dev, y_dev = x_host.to(device), y_host.to(device)
+    return step, lambda: train(x_dev, y_dev)
 
 
 def gemms_alone(device, warmup, runs):
@@ -136,9 +143,11 @@ def main():
     for name in args.models.split(","):
         for mode in ["eager"] + ([] if args.no_compile else ["compile"]):
             try:
-                step = step_fn(name, args.device, mode == "compile")
-                lo, med = timed(step, args.device, 3, args.runs)
-                print(f"torch: {name} {mode}: min {lo:.1f} us, median {med:.1f} us")
+                steps = step_fns(name, args.device, mode == "compile")
+                for suffix, step in zip(("", "-resident"), steps):
+                    lo, med = timed(step, args.device, 3, args.runs)
+                    print(f"torch: {name} {mode}{suffix}: min {lo:.1f} us, "
+                          f"median {med:.1f} us")
             except Exception as e:  # torch.compile needs a toolchain
                 print(f"torch: {name} {mode}: failed: {type(e).__name__}: {e}")
         if name == "big_mlp_bf16":

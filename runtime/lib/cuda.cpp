@@ -129,7 +129,11 @@ CudaDriverState loadDriver() {
                 d.cuGraphInstantiateWithFlags, why) &&
         resolve(getProc, "cuGraphLaunch", d.cuGraphLaunch, why) &&
         resolve(getProc, "cuGraphExecDestroy", d.cuGraphExecDestroy, why) &&
-        resolve(getProc, "cuGraphDestroy", d.cuGraphDestroy, why);
+        resolve(getProc, "cuGraphDestroy", d.cuGraphDestroy, why) &&
+        resolve(getProc, "cuEventCreate", d.cuEventCreate, why) &&
+        resolve(getProc, "cuEventRecord", d.cuEventRecord, why) &&
+        resolve(getProc, "cuEventElapsedTime", d.cuEventElapsedTime, why) &&
+        resolve(getProc, "cuEventDestroy", d.cuEventDestroy, why);
     if (!ok)
       return state;
     if (CUresult result = d.cuInit(0)) {
@@ -192,6 +196,9 @@ CudaContext::~CudaContext() {
       api->cuGraphDestroy(g.graph);
   }
   gemm.reset();
+  for (CUevent event : {entryStart, entryEnd})
+    if (event)
+      api->cuEventDestroy(event);
   if (module)
     api->cuModuleUnload(module);
   if (hostStaging)
@@ -458,6 +465,27 @@ dlc_status dlc::rt::cudaFreeHost(CudaContext &c, void *p) {
   return DLC_OK;
 }
 
+dlc_status dlc::rt::cudaMeasureEntries(CudaContext &c, bool on) {
+  const Driver &d = *c.api;
+  c.lastEntryUs = -1;
+  c.measuring = false;
+  if (!on)
+    return DLC_OK;
+  if (CUresult r = d.cuCtxSetCurrent(c.context))
+    return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
+                                   c.description + ": cuCtxSetCurrent failed: " +
+                                   errorText(d, r));
+  for (CUevent *event : {&c.entryStart, &c.entryEnd})
+    if (!*event)
+      if (CUresult r = d.cuEventCreate(event, /*CU_EVENT_DEFAULT*/ 0))
+        return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
+                                       c.description +
+                                       ": cuEventCreate failed: " +
+                                       errorText(d, r));
+  c.measuring = true;
+  return DLC_OK;
+}
+
 dlc_status dlc::rt::cudaUploadParams(CudaContext &c, const void *host,
                                      size_t bytes) {
   const Driver &d = *c.api;
@@ -571,6 +599,11 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
                           r);
   }
 
+  // When measured, the entry alone lies between two events.
+  c.lastEntryUs = -1;
+  if (c.measuring && !c.failed())
+    if (CUresult r = d.cuEventRecord(c.entryStart, c.stream))
+      c.recordCudaFailure("cuEventRecord", r);
   if (!c.failed()) {
     std::vector<void *> args;
     args.reserve(model.params.size() + entry.inputs.size() +
@@ -593,6 +626,9 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
                !captureAndLaunch(c, g, fn, args.data())) {
       fn(args.data());
     }
+    if (c.measuring && !c.failed())
+      if (CUresult r = d.cuEventRecord(c.entryEnd, c.stream))
+        c.recordCudaFailure("cuEventRecord", r);
   }
 
   std::vector<bool> direct(entry.outputs.size());
@@ -612,6 +648,14 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     c.recordCudaFailure("cuStreamSynchronize (running the entry)", r);
   if (c.failed())
     return report();
+  float ms = 0;
+  if (c.measuring) {
+    if (CUresult r = d.cuEventElapsedTime(&ms, c.entryStart, c.entryEnd)) {
+      c.recordCudaFailure("cuEventElapsedTime", r);
+      return report();
+    }
+    c.lastEntryUs = 1e3 * static_cast<double>(ms);
+  }
   for (size_t i = 0; i < entry.outputs.size(); ++i)
     if (!direct[i])
       std::memcpy(outputs[i], host + staging.outputs[i],

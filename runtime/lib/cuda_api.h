@@ -35,6 +35,7 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
+using CUevent = struct CUevent_st *;
 using CUjit_option = int;
 using CUstreamCaptureMode = int;
 using CUdriverProcAddressQueryResult = int;
@@ -116,6 +117,11 @@ using PFN_cuGraphInstantiateWithFlags = CUresult (*)(CUgraphExec *exec,
 using PFN_cuGraphLaunch = CUresult (*)(CUgraphExec exec, CUstream stream);
 using PFN_cuGraphExecDestroy = CUresult (*)(CUgraphExec exec);
 using PFN_cuGraphDestroy = CUresult (*)(CUgraph graph);
+using PFN_cuEventCreate = CUresult (*)(CUevent *event, unsigned flags);
+using PFN_cuEventRecord = CUresult (*)(CUevent event, CUstream stream);
+using PFN_cuEventElapsedTime = CUresult (*)(float *ms, CUevent start,
+                                            CUevent end);
+using PFN_cuEventDestroy = CUresult (*)(CUevent event);
 
 /// The driver entry points, resolved once per process (cudaDriver()).
 struct Driver {
@@ -150,6 +156,10 @@ struct Driver {
   PFN_cuGraphLaunch cuGraphLaunch = nullptr;
   PFN_cuGraphExecDestroy cuGraphExecDestroy = nullptr;
   PFN_cuGraphDestroy cuGraphDestroy = nullptr;
+  PFN_cuEventCreate cuEventCreate = nullptr;
+  PFN_cuEventRecord cuEventRecord = nullptr;
+  PFN_cuEventElapsedTime cuEventElapsedTime = nullptr;
+  PFN_cuEventDestroy cuEventDestroy = nullptr;
 };
 
 //===-- cuBLASLt ---------------------------------------------------------===//

@@ -83,6 +83,11 @@ struct CudaContext {
   /// output inside one is copied from or to it directly, not through
   /// hostStaging.
   std::map<const char *, size_t> hostBuffers;
+  /// dlc_model_measure_entries: CUDA events recorded around each run's
+  /// entry, and the last run's time between them (-1: none).
+  cuapi::CUevent entryStart = nullptr, entryEnd = nullptr;
+  bool measuring = false;
+  double lastEntryUs = -1;
   std::vector<EntryStaging> entryStaging;
   std::vector<EntryGraph> graphs;
   std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
@@ -131,6 +136,10 @@ dlc_status cudaDownloadParams(CudaContext &cuda, void *host, size_t bytes);
 /// pointer that is not one of the model's.
 dlc_status cudaAllocHost(CudaContext &cuda, size_t bytes, void **out);
 dlc_status cudaFreeHost(CudaContext &cuda, void *p);
+
+/// Starts or stops measuring each run's entry with CUDA events (created
+/// on first use).
+dlc_status cudaMeasureEntries(CudaContext &cuda, bool on);
 
 /// Runs entry `e` (host function `fn`) on the device: stages the inputs,
 /// runs the entry directly or as a CUDA graph, copies the outputs back and

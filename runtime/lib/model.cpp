@@ -11,6 +11,7 @@
 #include "cuda_backend.h"
 #include "internal.h"
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <map>
@@ -39,6 +40,10 @@ struct dlc_model {
   /// CPU only: the memory of dlc_model_alloc_host (on CUDA: the context's
   /// pinned buffers).
   std::map<void *, AlignedBuffer> hostBuffers;
+  /// CPU only: dlc_model_measure_entries, and the last run's entry time
+  /// (-1: none; on CUDA the context measures).
+  bool measuring = false;
+  double lastEntryUs = -1;
 
   void *data(size_t param) const { return paramData[param]; }
 };
@@ -479,6 +484,28 @@ dlc_status dlc_model_free_host(dlc_model *m, void *p) {
   });
 }
 
+dlc_status dlc_model_measure_entries(dlc_model *m, int on) {
+  return guardStatus([&] {
+    if (dlc_status s = checkModel(m))
+      return s;
+    std::lock_guard<std::mutex> lock(m->running);
+    if (m->cuda)
+      return cudaMeasureEntries(*m->cuda, on != 0);
+    m->measuring = on != 0;
+    m->lastEntryUs = -1;
+    return DLC_OK;
+  });
+}
+
+double dlc_model_last_entry_us(const dlc_model *m) {
+  return guardValue(-1.0, [&] {
+    if (checkModel(m))
+      return -1.0;
+    std::lock_guard<std::mutex> lock(m->running);
+    return m->cuda ? m->cuda->lastEntryUs : m->lastEntryUs;
+  });
+}
+
 int64_t dlc_model_param_bytes(const dlc_model *m) {
   return guardValue<int64_t>(
       -1, [&] { return checkModel(m) ? -1 : m->decl.paramBytes; });
@@ -605,7 +632,16 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
     // One call at a time per model: the entries share the workspace (and a
     // training step writes the params the others read).
     std::lock_guard<std::mutex> lock(m->running);
+    m->lastEntryUs = -1;
+    if (!m->measuring) {
+      m->desc->entries[e](args);
+      return DLC_OK;
+    }
+    auto start = std::chrono::steady_clock::now();
     m->desc->entries[e](args);
+    m->lastEntryUs = std::chrono::duration<double, std::micro>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
     return DLC_OK;
   });
 }

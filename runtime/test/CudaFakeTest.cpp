@@ -185,6 +185,7 @@ protected:
     FakeCudaState &f = fake();
     EXPECT_EQ(f.liveDeviceAllocations, 0);
     EXPECT_EQ(f.liveHostAllocations, 0);
+    EXPECT_EQ(f.liveEvents, 0);
     EXPECT_EQ(f.primaryRetains, f.primaryReleases);
     EXPECT_EQ(f.streamsCreated, f.streamsDestroyed);
     EXPECT_EQ(f.moduleLoads, f.moduleUnloads);
@@ -304,6 +305,30 @@ TEST_F(FakeCuda, PinnedHostBuffersAreCopiedDirectly) {
   EXPECT_TRUE(kept);
   EXPECT_EQ(dlc_model_alloc_host(m.get(), 16, nullptr),
             DLC_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(FakeCuda, MeasuresTheEntryAlone) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(dlc_model_init(m.get(), 7), DLC_OK) << dlc_last_error();
+  const float x[4] = {1, 2, 3, 4};
+  float y[4];
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0); // not measured
+  ASSERT_EQ(dlc_model_measure_entries(m.get(), 1), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0); // no run yet
+  // Run 2 is captured and launched, run 3 replayed: the entry's one kernel
+  // takes 0.5 ms of the fake clock each time, the copies nothing.
+  for (int run = 2; run <= 3; ++run) {
+    ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+    EXPECT_DOUBLE_EQ(dlc_model_last_entry_us(m.get()), 500.0) << run;
+  }
+  EXPECT_EQ(fake().liveEvents, 2);
+  ASSERT_EQ(dlc_model_measure_entries(m.get(), 0), DLC_OK);
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0);
+  EXPECT_EQ(dlc_model_last_entry_us(nullptr), -1.0);
 }
 
 TEST_F(FakeCuda, ParamsLiveOnTheDevice) {

@@ -449,6 +449,23 @@ TEST(ModelTest, HostBuffersOnTheCpu) {
   // yp goes with the model.
 }
 
+TEST(ModelTest, MeasuresEntriesOnTheCpu) {
+  ModelPtr m = create();
+  ASSERT_TRUE(m);
+  float x[8] = {}, y[8];
+  const void *inputs[] = {x};
+  void *outputs[] = {y};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK);
+  EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0);
+  ASSERT_EQ(dlc_model_measure_entries(m.get(), 1), DLC_OK);
+  EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0);
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK);
+  EXPECT_GE(dlc_model_last_entry_us(m.get()), 0.0);
+  ASSERT_EQ(dlc_model_measure_entries(m.get(), 0), DLC_OK);
+  EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0);
+  EXPECT_EQ(dlc_model_measure_entries(nullptr, 1), DLC_ERR_INVALID_ARGUMENT);
+}
+
 TEST(ModelTest, RunChecksItsArguments) {
   ModelPtr m = create();
   ASSERT_TRUE(m);

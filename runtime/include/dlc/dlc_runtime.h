@@ -340,6 +340,20 @@ DLC_API dlc_status dlc_model_alloc_host(dlc_model *m, size_t bytes, void **out);
  * and left alone. What is not freed is freed by dlc_model_destroy. */
 DLC_API dlc_status dlc_model_free_host(dlc_model *m, void *p);
 
+/* Measures the entry of every later dlc_model_run (on: non-zero), or no
+ * longer (0): the entry itself, without the copies of its inputs and
+ * outputs. On CUDA two CUDA events are recorded on the model's stream
+ * around the entry (its CUDA graph from the second run on), which adds
+ * two cuEventRecord calls to each run; on the CPU the wall clock around
+ * the entry's call. */
+DLC_API dlc_status dlc_model_measure_entries(dlc_model *m, int on);
+
+/* The entry time of the last dlc_model_run, in microseconds: on CUDA the
+ * device's time between the two events, on the CPU the wall clock's. -1
+ * when not measured (measuring off, no run since it was turned on, or a
+ * failed run), or for NULL. */
+DLC_API double dlc_model_last_entry_us(const dlc_model *m);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -56,6 +56,9 @@ struct FakeCudaState {
   /// The host side of every host-to-device / device-to-host copy.
   std::vector<const void *> hostSourcesHtoD, hostTargetsDtoH;
   int64_t matmuls = 0, heuristics = 0;
+  /// The fake device's clock: each kernel that runs takes 0.5 ms of it.
+  double clockMs = 0;
+  int liveEvents = 0;
 
   void resetRecords() {
     launchCalls = 0;

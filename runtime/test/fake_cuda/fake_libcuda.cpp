@@ -67,6 +67,7 @@ std::map<std::string, Function> parseEntries(const std::string &ptx) {
 }
 
 void runKernel(const Function &f, const std::vector<int64_t> &args) {
+  State.clockMs += 0.5;
   auto f32 = [&](size_t i) { return reinterpret_cast<float *>(args[i]); };
   if (f.name == "fake_mul" && args.size() == 4)
     for (int64_t i = 0; i < args[3]; ++i)
@@ -299,6 +300,33 @@ CUresult cuGraphDestroy(void *graph) {
   return kSuccess;
 }
 
+// An event: the fake clock when the stream reached it.
+struct Event {
+  double ms = -1;
+};
+CUresult cuEventCreate(void **event, unsigned) {
+  ++State.liveEvents;
+  *event = new Event;
+  return kSuccess;
+}
+CUresult cuEventRecord(void *event, void *stream) {
+  auto *e = static_cast<Event *>(event);
+  fake_cuda_enqueue(stream, [e] { e->ms = State.clockMs; });
+  return kSuccess;
+}
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  auto *a = static_cast<Event *>(start), *b = static_cast<Event *>(end);
+  if (a->ms < 0 || b->ms < 0)
+    return 600; // CUDA_ERROR_NOT_READY
+  *ms = static_cast<float>(b->ms - a->ms);
+  return kSuccess;
+}
+CUresult cuEventDestroy(void *event) {
+  --State.liveEvents;
+  delete static_cast<Event *>(event);
+  return kSuccess;
+}
+
 #define FAKE_ENTRY(name)                                                       \
   { #name, reinterpret_cast < void *>(&name) }
 const std::map<std::string, void *> &entryPoints() {
@@ -334,6 +362,10 @@ const std::map<std::string, void *> &entryPoints() {
       FAKE_ENTRY(cuGraphLaunch),
       FAKE_ENTRY(cuGraphExecDestroy),
       FAKE_ENTRY(cuGraphDestroy),
+      FAKE_ENTRY(cuEventCreate),
+      FAKE_ENTRY(cuEventRecord),
+      FAKE_ENTRY(cuEventElapsedTime),
+      FAKE_ENTRY(cuEventDestroy),
   };
   return table;
 }
