@@ -42,6 +42,7 @@
 #include <unistd.h>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace llvm;
@@ -937,7 +938,15 @@ static int runMain(mlir::MLIRContext &ctx) {
                         describe(got),
                     "regenerate the file, or compile with --batch to match "
                     "its batch size");
-      inPtrs[i] = got.data;
+      // In the model's host memory: on CUDA, pinned, so that every step
+      // copies it to the device directly.
+      void *host = nullptr;
+      if (dlc_model_alloc_host(model.model, size_t(got.nbytes), &host) !=
+          DLC_OK)
+        return failRuntime("cannot allocate input '" + Twine(want.name) +
+                           "'");
+      std::memcpy(host, got.data, size_t(got.nbytes));
+      inPtrs[i] = host;
       found = true;
     }
     if (!found)
