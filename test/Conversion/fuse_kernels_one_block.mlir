@@ -258,7 +258,7 @@ func.func @hoisted_past_gemm(%x: memref<64x64xf32>, %y: memref<64x64xf32>, %c: m
 // Two small kernels (2 and 3 blocks of 256) become one block of 768
 // threads; beside it, a large independent kernel of 391 blocks of 256. The
 // grid takes the large kernel's block (it has the most threads), and the
-// one block runs as its linear threads over the first 3 blocks, not as 394
+// one block runs as its linear threads over the first 3 blocks, not as 392
 // blocks of 768 threads, 512 of them idle in all but the first.
 // CHECK-LABEL: func.func @beside_a_large_kernel
 // CHECK: gpu.launch blocks(%[[BID:[^,]*]], {{.*}}) in (%{{.*}} = %c394{{.*}}, {{.*}}) threads(%[[TID:[^,]*]], {{.*}}) in (%{{.*}} = %c256{{.*}},
