@@ -354,6 +354,12 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
        kernel carries idle threads. The optimizer's update of every
        parameter becomes one kernel.
 
+    No fusion makes a kernel of more parameters than `max-param-bytes`
+    allows (8 bytes for each value that a body uses from outside it, but
+    constants): a run that would ends there and the next starts, so the
+    optimizer's update of a model of many parameter tensors becomes as
+    many kernels as the 4 KiB that a kernel's parameters may take demand.
+
     An access without `dlc.point_map`, or a memory effect the pass cannot
     attribute to a buffer, only ever prevents fusion. The annotations are
     removed at the end.
@@ -363,6 +369,11 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
            "Move launches past runtime calls that touch none of their "
            "buffers (step 0) and fuse runs of kernels that each fit one "
            "block into one block (step 2)">,
+    Option<"maxParamBytes", "max-param-bytes", "int64_t",
+           /*default=*/"4096",
+           "The most bytes of parameters a fused kernel may take, at 8 "
+           "bytes a value that its body uses from outside (constants "
+           "aside): CUDA's limit for the PTX dlc emits is 4 KiB">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

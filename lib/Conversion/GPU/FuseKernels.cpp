@@ -17,6 +17,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::dlc {
@@ -241,6 +242,49 @@ bool separatesNothing(Operation &op) {
   return isMemoryEffectFree(&op) ||
          isa<memref::AllocOp, memref::AllocaOp>(op);
 }
+
+/// The values a launch's body uses from outside it, which become the
+/// outlined kernel's parameters: all but constants, which
+/// gpu-launch-sink-index-computations moves into the kernel.
+llvm::SetVector<Value> parametersOf(gpu::LaunchOp launch) {
+  llvm::SetVector<Value> used, parameters;
+  getUsedValuesDefinedAbove(launch.getBody(), used);
+  for (Value v : used)
+    if (!matchPattern(v, m_Constant()))
+      parameters.insert(v);
+  return parameters;
+}
+
+/// The parameters of a run of kernels being fused, against a budget of
+/// bytes: at most 8 bytes each (memrefs pass as bare pointers, scalars are
+/// at most 64-bit).
+class ParameterSpace {
+public:
+  explicit ParameterSpace(int64_t maxBytes) : maxBytes(maxBytes) {}
+
+  /// Starts over with no kernel.
+  void clear() { parameters.clear(); }
+  /// Adds `launch`'s parameters if they fit with those so far, else
+  /// leaves them as they are and returns false.
+  bool tryAdd(gpu::LaunchOp launch) {
+    llvm::SetVector<Value> joined = parameters;
+    joined.insert_range(parametersOf(launch));
+    if (!parameters.empty() &&
+        static_cast<int64_t>(joined.size()) * 8 > maxBytes)
+      return false;
+    parameters = std::move(joined);
+    return true;
+  }
+  /// Starts over with `launch` alone.
+  void restart(gpu::LaunchOp launch) {
+    clear();
+    tryAdd(launch);
+  }
+
+private:
+  int64_t maxBytes;
+  llvm::SetVector<Value> parameters;
+};
 
 /// Replaces the uses of `from`'s block and thread ids and sizes by `to`'s.
 void replaceIds(gpu::LaunchOp from, gpu::KernelDim3 blockIds,
@@ -678,10 +722,10 @@ struct DlcFuseKernelsPass
           for (auto launch :
                llvm::make_early_inc_range(block.getOps<gpu::LaunchOp>()))
             hoistPastCalls(launch);
-        shareThreadSpaces(block);
+        shareThreadSpaces(block, maxParamBytes);
         if (oneBlock)
-          fuseIntoOneBlock(block);
-        placeSideBySide(block);
+          fuseIntoOneBlock(block, maxParamBytes);
+        placeSideBySide(block, maxParamBytes);
       }
     getOperation().walk([](Operation *op) {
       op->removeAttr(kPointsAttrName);
@@ -690,7 +734,7 @@ struct DlcFuseKernelsPass
     });
   }
 
-  static void shareThreadSpaces(Block &block) {
+  static void shareThreadSpaces(Block &block, int64_t maxParamBytes) {
     gpu::LaunchOp previous;
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto launch = dyn_cast<gpu::LaunchOp>(op);
@@ -701,6 +745,12 @@ struct DlcFuseKernelsPass
       }
       Sharing sharing =
           previous ? canShareThreads(previous, launch) : Sharing::None;
+      if (sharing != Sharing::None) {
+        ParameterSpace space(maxParamBytes);
+        space.tryAdd(previous);
+        if (!space.tryAdd(launch))
+          sharing = Sharing::None;
+      }
       if (sharing != Sharing::None) {
         // The fused kernel is the warps' launch, if either is one.
         gpu::LaunchOp fused = lanesOf(launch) == 1 && lanesOf(previous) != 1
@@ -713,18 +763,27 @@ struct DlcFuseKernelsPass
     }
   }
 
-  static void fuseIntoOneBlock(Block &block) {
+  static void fuseIntoOneBlock(Block &block, int64_t maxParamBytes) {
+    ParameterSpace space(maxParamBytes);
     forEachRun(
         block,
-        [](ArrayRef<gpu::LaunchOp>, gpu::LaunchOp launch) {
-          return threadsIfOneBlock(launch) ? Joins::Run : Joins::Refused;
+        [&](ArrayRef<gpu::LaunchOp> run, gpu::LaunchOp launch) {
+          if (!threadsIfOneBlock(launch))
+            return Joins::Refused;
+          if (run.empty())
+            space.clear();
+          if (space.tryAdd(launch))
+            return Joins::Run;
+          space.restart(launch);
+          return Joins::NewRun;
         },
         intoOneBlock);
   }
 
-  static void placeSideBySide(Block &block) {
-    // The summaries of the current run's launches.
+  static void placeSideBySide(Block &block, int64_t maxParamBytes) {
+    // The summaries and parameters of the current run's launches.
     SmallVector<Summary> summaries;
+    ParameterSpace space(maxParamBytes);
     forEachRun(
         block,
         [&](ArrayRef<gpu::LaunchOp> run, gpu::LaunchOp launch) {
@@ -732,13 +791,17 @@ struct DlcFuseKernelsPass
           if (!configOf(launch) || summary.opaque || hasCollectives(launch))
             return Joins::Refused;
           summaries.resize(run.size());
-          bool dependent = llvm::any_of(summaries, [&](const Summary &other) {
+          if (run.empty())
+            space.clear();
+          bool apart = llvm::any_of(summaries, [&](const Summary &other) {
             return !independent(other, summary);
-          });
-          if (dependent)
+          }) || !space.tryAdd(launch);
+          if (apart) {
             summaries.clear();
+            space.restart(launch);
+          }
           summaries.push_back(std::move(summary));
-          return dependent ? Joins::NewRun : Joins::Run;
+          return apart ? Joins::NewRun : Joins::Run;
         },
         sideBySide);
   }
