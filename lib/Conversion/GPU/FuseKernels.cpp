@@ -265,7 +265,8 @@ public:
   /// Starts over with no kernel.
   void clear() { parameters.clear(); }
   /// Adds `launch`'s parameters if they fit with those so far, else
-  /// leaves them as they are and returns false.
+  /// leaves them as they are and returns false. A first kernel always
+  /// fits: not fusing it cannot make it smaller.
   bool tryAdd(gpu::LaunchOp launch) {
     llvm::SetVector<Value> joined = parameters;
     joined.insert_range(parametersOf(launch));
