@@ -304,6 +304,92 @@ func.func @gemm_bf16(%a: memref<64x256xbf16>, %b: memref<256x10xbf16>, %c: memre
 
 // -----
 
+// A bf16 GEMM whose fp32 result is only rounded to bf16 (autocast's weight
+// gradient, which the optimizer reads rounded): cuBLASLt stores it rounded
+// (dtype_c = DLC_BF16, 2) into a bf16 buffer, and the reader takes the
+// bf16 element as it was rounded; the fp32 buffer and its fill are gone.
+// CHECK-LABEL: func.func @gemm_rounded
+// CHECK-SAME: (%{{[^:]*}}: memref<64x256xbf16>, %{{[^:]*}}: memref<256x16xbf16>, %[[P:[^:]*]]: memref<64x16xf32>
+// CHECK-NOT: memref<64x16xf32>
+// CHECK: %[[G:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: call @dlc_cuda_gemm(%{{.*}}, %c2_i32, %c2_i32{{.*}}, %c1_i64, %c64_i64, %c16_i64, %c256_i64
+// CHECK: gpu.launch
+// CHECK: memref.load %[[G]]
+// CHECK-NOT: arith.truncf
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: memref.store %{{.*}}, %[[P]]
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gemm_rounded(%a: memref<64x256xbf16>, %b: memref<256x16xbf16>, %p: memref<64x16xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %g = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<64x16xf32>)
+  linalg.matmul ins(%a, %b : memref<64x256xbf16>, memref<256x16xbf16>) outs(%g : memref<64x16xf32>)
+  linalg.generic {indexing_maps = [#m2, #m2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<64x16xf32>) outs(%p : memref<64x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.truncf %x : f32 to bf16
+    %w = arith.extf %r : bf16 to f32
+    %u = arith.subf %o, %w : f32
+    linalg.yield %u : f32
+  }
+  return
+}
+
+// -----
+
+// Not when a reader uses the fp32 result itself (here, before rounding),
+// nor when the result is an entry argument: dtype_c stays DLC_F32 (0).
+// CHECK-LABEL: func.func @gemm_not_rounded
+// CHECK-COUNT-2: call @dlc_cuda_gemm(%{{[^,]*}}, %c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c256_i64
+// CHECK: gpu.launch
+// CHECK: arith.addf
+// CHECK: arith.truncf
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gemm_not_rounded(%a: memref<64x256xbf16>, %b: memref<256x16xbf16>, %c: memref<64x16xf32>, %p: memref<64x16xbf16>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x16xf32>)
+  linalg.matmul ins(%a, %b : memref<64x256xbf16>, memref<256x16xbf16>) outs(%c : memref<64x16xf32>)
+  %g = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<64x16xf32>)
+  linalg.matmul ins(%a, %b : memref<64x256xbf16>, memref<256x16xbf16>) outs(%g : memref<64x16xf32>)
+  linalg.generic {indexing_maps = [#m2, #m2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<64x16xf32>) outs(%p : memref<64x16xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %one = arith.constant 1.0 : f32
+    %y = arith.addf %x, %one : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+// -----
+
+// Nor in fp16 (dtype_ab = DLC_F16, 1): the loss scaler must see a gradient
+// that overflows fp16 as infinity, which cuBLASLt's rounding is not known
+// to give.
+// CHECK-LABEL: func.func @gemm_f16_rounded
+// CHECK: call @dlc_cuda_gemm(%{{[^,]*}}, %c1_i32, %c0_i32{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c64_i64, %c16_i64, %c256_i64
+// CHECK: gpu.launch
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gemm_f16_rounded(%a: memref<64x256xf16>, %b: memref<256x16xf16>, %p: memref<64x16xf16>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %g = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<64x16xf32>)
+  linalg.matmul ins(%a, %b : memref<64x256xf16>, memref<256x16xf16>) outs(%g : memref<64x16xf32>)
+  linalg.generic {indexing_maps = [#m2, #m2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<64x16xf32>) outs(%p : memref<64x16xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %r = arith.truncf %x : f32 to f16
+    linalg.yield %r : f16
+  }
+  return
+}
+
+// -----
+
 // A linear layer as the training step lowers it with a small batch: W x^T
 // (the input transposed), then bias and ReLU in one loop that reads the
 // product transposed. cuBLASLt's epilogue takes both (RELU_BIAS = 2) and

@@ -73,6 +73,8 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         // beta = 0 does not read C (cuBLASLt's rule: NaNs there vanish).
         if (beta != 0.0f)
           acc += beta * load(c, dtypeC, ic);
+        // The fp32 result, which a 16-bit C gets rounded once more.
+        acc = static_cast<float>(acc);
         // The ReLU mask: bit j + i * ld of column-major D (n x m).
         int64_t bit = j + i * dlc_gemm_relu_mask_ld(n);
         auto *mask = reinterpret_cast<uint8_t *>(aux);

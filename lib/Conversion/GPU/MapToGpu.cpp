@@ -896,6 +896,61 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
            sc->strides.back() == 1;
   }
 
+  /// The linalg ops that read a GEMM's fp32 result only to round it to
+  /// `narrow` (autocast's bf16 copy of a weight gradient, rounded where
+  /// the optimizer reads it), when nothing else touches the buffer: then
+  /// cuBLASLt can store the rounded result itself, in half the bytes. The
+  /// buffer `c` must be a whole allocation, written by `fill` (zeros) and
+  /// `gemm` alone, and every reader must take it as an input whose block
+  /// argument has one use, an arith.truncf to `narrow`.
+  static std::optional<SmallVector<linalg::GenericOp>>
+  roundingReaders(Value c, Operation *gemm, Operation *fill, Type narrow) {
+    auto alloc = c.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !alloc.getType().getLayout().isIdentity() ||
+        !alloc.getType().hasStaticShape())
+      return std::nullopt;
+    SmallVector<linalg::GenericOp> readers;
+    for (OpOperand &use : c.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == gemm || user == fill)
+        continue;
+      auto reader = dyn_cast<linalg::GenericOp>(user);
+      if (!reader || reader->getBlock() != gemm->getBlock() ||
+          !gemm->isBeforeInBlock(reader) || !reader.isDpsInput(&use) ||
+          !reader.hasPureBufferSemantics())
+        return std::nullopt;
+      BlockArgument arg = reader.getMatchingBlockArgument(&use);
+      auto round = arg.hasOneUse()
+                       ? dyn_cast<arith::TruncFOp>(*arg.getUsers().begin())
+                       : nullptr;
+      if (!round || round.getType() != narrow ||
+          round->getAttr("roundingmode"))
+        return std::nullopt;
+      if (!llvm::is_contained(readers, reader))
+        readers.push_back(reader);
+    }
+    if (readers.empty())
+      return std::nullopt;
+    return readers;
+  }
+
+  /// Gives `readers` (roundingReaders of `c`) the buffer `narrowed` in
+  /// place of `c`, its element in place of their rounding.
+  static void readNarrowed(ArrayRef<linalg::GenericOp> readers, Value c,
+                           Value narrowed) {
+    for (linalg::GenericOp reader : readers)
+      for (OpOperand *input : reader.getDpsInputOperands()) {
+        if (input->get() != c)
+          continue;
+        BlockArgument arg = reader.getMatchingBlockArgument(input);
+        auto round = cast<arith::TruncFOp>(*arg.getUsers().begin());
+        input->set(narrowed);
+        arg.setType(round.getType());
+        round.replaceAllUsesWith(arg);
+        round.erase();
+      }
+  }
+
   /// C = A * B (+ C) through cuBLASLt; row-major operands with a unit inner
   /// stride, any leading dimension. An operand produced by a transpose is
   /// read through it (cuBLASLt's transpose flag), and an accumulator
@@ -977,6 +1032,24 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         std::tie(transA, transB) = std::make_pair(!transB, !transA);
       }
     }
+    // A bf16 GEMM whose fp32 result is only ever rounded to bf16 stores it
+    // rounded (cuBLASLt rounds to nearest even, as arith.truncf does), in a
+    // buffer of half the size. Not fp16: whether cuBLASLt's conversion
+    // overflows to infinity, as the loss scaler's finiteness check needs,
+    // is for a GPU to confirm.
+    if (epilogueCode == DLC_GEMM_EPILOGUE_NONE && fill && !epi &&
+        *dtA == DLC_BF16 && *dtC == DLC_F32)
+      if (auto readers = roundingReaders(c, op, fill, ta.getElementType())) {
+        OpBuilder ab(c.getDefiningOp());
+        Value narrowed = memref::AllocOp::create(
+            ab, loc,
+            MemRefType::get(tc.getShape(), ta.getElementType()),
+            c.getDefiningOp<memref::AllocOp>().getAlignmentAttr());
+        readNarrowed(*readers, c, narrowed);
+        c = narrowed;
+        sc = stridedOf(c);
+        dtC = dtA;
+      }
     auto batchStride = [&](const Strided &s) {
       return batched ? s.strides[0] : 0;
     };
