@@ -3,6 +3,7 @@
 training steps side by side with PyTorch's, as ratios.
 
   run.py BUNDLE [--device cuda|cpu] [--models a,b] [--runs N] [--no-compile]
+         [--no-pageable]
 
 Each model's step_bench runs on the device, with its inputs and outputs in
 pinned memory (as PyTorch's side pins its batch) and again in malloc'd
@@ -33,6 +34,8 @@ def main():
     p.add_argument("--models", default=None)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--no-pageable", action="store_true",
+                   help="skip the steps from malloc'd buffers")
     args = p.parse_args()
     names = sorted(os.listdir(os.path.join(args.bundle, "bin")))
     if args.models:
@@ -53,6 +56,8 @@ def main():
         if m:
             median[(name, "dlc-entry")] = float(m.group(2))
         # The same step from malloc'd buffers: what pinning the batch saves.
+        if args.no_pageable:
+            continue
         r = subprocess.run([os.path.join(args.bundle, "bin", name), "--device",
                             args.device, "--runs", str(args.runs),
                             "--pageable"], capture_output=True, text=True)

@@ -23,6 +23,8 @@ MODELS = {
     "digits": ([784, 256, 10], 64, "ce", None),
     "toy": ([10, 32, 1], 16, "mse", None),
     "big_mlp_bf16": ([150528, 4096, 4096, 1000], 256, "ce", torch.bfloat16),
+    "big_mlp_bf16_b8192": ([150528, 4096, 4096, 1000], 8192, "ce",
+                           torch.bfloat16),
 }
 
 
@@ -85,11 +87,11 @@ def step_fns(name, device, compiled):
     return step, lambda: train(x_dev, y_dev)
 
 
-def gemms_alone(device, warmup, runs):
-    """The big MLP's eight bf16 GEMMs of a step at batch 256 (forward: three;
+def gemms_alone(name, device, warmup, runs):
+    """A big MLP's eight bf16 GEMMs of a step at its batch (forward: three;
     backward: two input gradients, three weight gradients), one after the
     other, as torch.matmul (cuBLASLt) runs them."""
-    sizes, batch = MODELS["big_mlp_bf16"][0], MODELS["big_mlp_bf16"][1]
+    sizes, batch = MODELS[name][0], MODELS[name][1]
     bf = dict(device=device, dtype=torch.bfloat16)
     acts = [torch.randn(batch, n, **bf) for n in sizes]
     weights = [torch.randn(sizes[i + 1], sizes[i], **bf) for i in range(3)]
@@ -108,11 +110,11 @@ def gemms_alone(device, warmup, runs):
     return timed(run, device, warmup, runs)
 
 
-def adam_alone(device, warmup, runs):
-    """Adam's update of the big MLP's 637M fp32 parameters alone (PyTorch's
+def adam_alone(name, device, warmup, runs):
+    """Adam's update of a big MLP's fp32 parameters (637M) alone (PyTorch's
     fused kernel on CUDA): a memory-bound floor under any step that keeps
     fp32 Adam state, whatever its GEMMs reach."""
-    sizes = MODELS["big_mlp_bf16"][0]
+    sizes = MODELS[name][0]
     params = []
     for i in range(3):
         for shape in ((sizes[i + 1], sizes[i]), (sizes[i + 1],)):
@@ -150,11 +152,11 @@ def main():
                           f"median {med:.1f} us")
             except Exception as e:  # torch.compile needs a toolchain
                 print(f"torch: {name} {mode}: failed: {type(e).__name__}: {e}")
-        if name == "big_mlp_bf16":
-            lo, med = gemms_alone(args.device, 3, args.runs)
+        if name.startswith("big_mlp_bf16"):
+            lo, med = gemms_alone(name, args.device, 3, args.runs)
             print(f"torch: {name} gemms: min {lo:.1f} us, median {med:.1f} us")
             try:
-                lo, med = adam_alone(args.device, 3, args.runs)
+                lo, med = adam_alone(name, args.device, 3, args.runs)
                 print(f"torch: {name} adam: min {lo:.1f} us, median {med:.1f} us")
             except Exception as e:  # fused Adam needs PyTorch 2
                 print(f"torch: {name} adam: failed: {type(e).__name__}: {e}")
