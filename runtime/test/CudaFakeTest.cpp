@@ -598,11 +598,42 @@ TEST_F(FakeCuda, GemmReluMaskAndItsGradient) {
   EXPECT_TRUE(errorContains("bad epilogue 7")) << dlc_last_error();
 }
 
+TEST_F(FakeCuda, Bf16GemmStoresFp32OrRoundedBf16) {
+  // a (1x2) * b (2x2), bf16 operands, in an fp32 C and in a bf16 C: the
+  // second is the first rounded to nearest even. 1 + 2^-8 is halfway
+  // between two bf16 values (rounds down to 1, the even one), 1 + 3 * 2^-8
+  // rounds up to 1 + 2^-6.
+  static const char *const text = "dlc-model 1\nname g\nentry e\n"
+                                  "in a bf16 1,2\nin b bf16 2,2\n"
+                                  "out c f32 1,2\nout h bf16 1,2\nend\n";
+  ModelPtr m = createOneEntry(text, [](void *const *args) {
+    // a, b, c, h, workspace, ctx
+    for (int32_t dtypeC : {DLC_F32, DLC_BF16})
+      dlc_cuda_gemm(args[5], DLC_BF16, dtypeC, 1, 1, 2, 2, args[0], 2, 0, 0,
+                    args[1], 2, 0, 0, 0.0f, args[dtypeC == DLC_F32 ? 2 : 3],
+                    2, 0, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+  });
+  ASSERT_TRUE(m);
+  // bf16 bits: 1.0 = 0x3f80, 2^-8 = 0x3b80, 3 * 2^-8 = 0x3c40, 0 = 0.
+  const uint16_t a[2] = {0x3f80, 0x3f80};
+  const uint16_t b[4] = {0x3f80, 0x3f80, 0x3b80, 0x3c40};
+  float c[2] = {};
+  uint16_t h[2] = {};
+  const void *inputs[] = {a, b};
+  void *outputs[] = {c, h};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(c[0], 1.0f + 0x1p-8f);
+  EXPECT_EQ(c[1], 1.0f + 3 * 0x1p-8f);
+  EXPECT_EQ(h[0], 0x3f80); // 1
+  EXPECT_EQ(h[1], 0x3f82); // 1 + 2^-6
+}
+
 TEST_F(FakeCuda, UnsupportedGemmIsReported) {
-  // bf16 inputs: the fake cuBLASLt has no algorithm (the real one has).
+  // fp16 inputs: the fake cuBLASLt has no algorithm (the real one has).
   static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";
   ModelPtr m = createOneEntry(text, [](void *const *args) {
-    dlc_cuda_gemm(args[1], DLC_BF16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
+    dlc_cuda_gemm(args[1], DLC_F16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
                   DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
   });
@@ -610,7 +641,7 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   EXPECT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr),
             DLC_ERR_DEVICE_UNAVAILABLE);
   EXPECT_TRUE(errorContains("model 'g', entry 'e' on cuda:0 (Fake GPU 0): "
-                            "dlc_cuda_gemm (bf16 x bf16 -> f32, batch 1, m 1, "
+                            "dlc_cuda_gemm (f16 x f16 -> f32, batch 1, m 1, "
                             "n 1, k 1): cublasLtMatmul failed: "
                             "CUBLAS_STATUS_NOT_SUPPORTED (15)"))
       << dlc_last_error();

@@ -51,6 +51,29 @@ FakeCudaState &state() {
   return *get();
 }
 
+/// Element `i` of a matrix of CUDA type `type` (0: fp32, 14: bf16).
+float element(const void *base, int type, int64_t i) {
+  if (type == 0)
+    return static_cast<const float *>(base)[i];
+  uint32_t bits = uint32_t(static_cast<const uint16_t *>(base)[i]) << 16;
+  float v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+/// Stores `v` as element `i`, rounded to nearest even for bf16.
+void setElement(void *base, int type, int64_t i, float v) {
+  if (type == 0) {
+    static_cast<float *>(base)[i] = v;
+    return;
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  uint16_t out = std::isnan(v) ? uint16_t(0x7fc0)
+                               : uint16_t((bits + 0x7fff + (bits >> 16 & 1)) >> 16);
+  static_cast<uint16_t *>(base)[i] = out;
+}
+
 void enqueue(void *stream, std::function<void()> work) {
   static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   static auto *fn = reinterpret_cast<void (*)(void *, std::function<void()>)>(
@@ -183,8 +206,13 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
                              void *stream) {
   if (!algo || algo->algo[0] != 42)
     return kInvalidValue;
-  if (desc->computeType != 68 || desc->scaleType != 0 || la->type != 0 ||
-      lb->type != 0 || lc->type != 0 || ld->type != 0)
+  // fp32 (CUDA_R_32F, 0) throughout, or bf16 (CUDA_R_16BF, 14) A and B
+  // with an fp32 or bf16 C and D; fp32 compute and scale.
+  const bool abBf16 = la->type == 14 && lb->type == 14;
+  const bool cdBf16 = lc->type == 14 && ld->type == 14;
+  if (desc->computeType != 68 || desc->scaleType != 0 ||
+      !((la->type == 0 && lb->type == 0) || abBf16) ||
+      !((lc->type == 0 && ld->type == 0) || (cdBf16 && abBf16)))
     return kNotSupported;
   // op(A) is M x K, op(B) K x N, C and D M x N.
   const uint64_t m = ld->rows, n = ld->cols;
@@ -217,19 +245,24 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
   enqueue(stream, [=] {
     ++state().matmuls;
     for (int32_t batch = 0; batch < D.batch; ++batch) {
-      const float *pa = static_cast<const float *>(a) + batch * A.stride;
-      const float *pb = static_cast<const float *>(b) + batch * B.stride;
-      const float *pc = static_cast<const float *>(c) + batch * C.stride;
-      float *pd = static_cast<float *>(d) + batch * D.stride;
+      auto pa = [&](uint64_t idx) {
+        return element(a, A.type, batch * A.stride + idx);
+      };
+      auto pb = [&](uint64_t idx) {
+        return element(b, B.type, batch * B.stride + idx);
+      };
       for (uint64_t j = 0; j < n; ++j)
         for (uint64_t i = 0; i < m; ++i) {
           float sum = 0;
           for (uint64_t p = 0; p < k; ++p) {
-            float x = op.transA ? pa[p + i * A.ld] : pa[i + p * A.ld];
-            float y = op.transB ? pb[j + p * B.ld] : pb[p + j * B.ld];
+            float x = op.transA ? pa(p + i * A.ld) : pa(i + p * A.ld);
+            float y = op.transB ? pb(j + p * B.ld) : pb(p + j * B.ld);
             sum += x * y;
           }
-          float prior = be == 0.0f ? 0.0f : be * pc[i + j * C.ld];
+          float prior =
+              be == 0.0f
+                  ? 0.0f
+                  : be * element(c, C.type, batch * C.stride + i + j * C.ld);
           float v = al * sum + prior;
           // The bias is one value per row of D (column-major), for every
           // column and batch; ReLU is fmax(v, 0), which makes a NaN 0;
@@ -251,25 +284,25 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
           if (op.epilogue == 36)
             v = 0.5f * v *
                 (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-          pd[i + j * D.ld] = v;
+          setElement(d, D.type, batch * D.stride + i + j * D.ld, v);
         }
       // Bias gradients: the sum over k of op(A) per row of D (BGRADA), or
       // of op(B) per column of D (BGRADB).
-      auto sumsOverK = [&](uint64_t count, auto element) {
+      auto sumsOverK = [&](uint64_t count, auto operand) {
         for (uint64_t x = 0; x < count; ++x) {
           float sum = 0;
           for (uint64_t p = 0; p < k; ++p)
-            sum += element(x, p);
+            sum += operand(x, p);
           op.bias[x] = sum;
         }
       };
       if (op.epilogue == 256)
         sumsOverK(m, [&](uint64_t i, uint64_t p) {
-          return op.transA ? pa[p + i * A.ld] : pa[i + p * A.ld];
+          return op.transA ? pa(p + i * A.ld) : pa(i + p * A.ld);
         });
       if (op.epilogue == 512)
         sumsOverK(n, [&](uint64_t j, uint64_t p) {
-          return op.transB ? pb[j + p * B.ld] : pb[p + j * B.ld];
+          return op.transB ? pb(j + p * B.ld) : pb(p + j * B.ld);
         });
     }
   });
