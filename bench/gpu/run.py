@@ -41,32 +41,33 @@ def main():
     if args.models:
         names = [n for n in names if n in args.models.split(",")]
     median = {}  # (model, mode) -> us
-    failed = False
-    for name in names:
+
+    def step_bench(name, *flags):
+        """Runs a model's step_bench; its output, or None if it failed."""
         r = subprocess.run([os.path.join(args.bundle, "bin", name), "--device",
-                            args.device, "--runs", str(args.runs)],
+                            args.device, "--runs", str(args.runs), *flags],
                            capture_output=True, text=True)
         sys.stdout.write(r.stdout + r.stderr)
-        m = LINE.search(r.stdout)
-        if r.returncode or not m:
+        return None if r.returncode or not LINE.search(r.stdout) else r.stdout
+
+    failed = False
+    for name in names:
+        out = step_bench(name)
+        if out is None:
             failed = True
             continue
-        median[(name, "dlc")] = float(m.group(5))
-        m = ENTRY.search(r.stdout)
+        median[(name, "dlc")] = float(LINE.search(out).group(5))
+        m = ENTRY.search(out)
         if m:
             median[(name, "dlc-entry")] = float(m.group(2))
         # The same step from malloc'd buffers: what pinning the batch saves.
         if args.no_pageable:
             continue
-        r = subprocess.run([os.path.join(args.bundle, "bin", name), "--device",
-                            args.device, "--runs", str(args.runs),
-                            "--pageable"], capture_output=True, text=True)
-        sys.stdout.write(r.stdout + r.stderr)
-        m = LINE.search(r.stdout)
-        if r.returncode or not m:
+        out = step_bench(name, "--pageable")
+        if out is None:
             failed = True
             continue
-        median[(name, "pageable")] = float(m.group(5))
+        median[(name, "pageable")] = float(LINE.search(out).group(5))
     torch_cmd = [sys.executable, os.path.join(args.bundle, "torch_steps.py"),
                  "--device", args.device, "--models", ",".join(names),
                  "--runs", str(args.runs)]

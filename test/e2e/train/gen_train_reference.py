@@ -94,6 +94,16 @@ def mlp_toy(g):
     return m, fwd, F.mse_loss, x, y
 
 
+def mlp_classifier(g, inputs, hidden, classes, batch):
+    """fc1, ReLU, fc2 and cross-entropy, on a batch of random inputs and
+    labels."""
+    m = Layers(fc1=nn.Linear(inputs, hidden), fc2=nn.Linear(hidden, classes))
+    fwd = lambda m, x: m.fc2(F.relu(m.fc1(x)))
+    x = torch.randn(batch, inputs, generator=g)
+    y = torch.randint(0, classes, (batch,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
 @case("toy_adam", "examples/toy.dlc", "", 20,
       lambda p: torch.optim.Adam(p, lr=1e-3))
 def _toy_adam(g):
@@ -110,11 +120,7 @@ def _toy_sgd(g):
 @case("digits_adam", "examples/digits.dlc", "", 20,
       lambda p: torch.optim.Adam(p, lr=1e-3))
 def _digits(g):
-    m = Layers(fc1=nn.Linear(784, 256), fc2=nn.Linear(256, 10))
-    fwd = lambda m, x: m.fc2(F.relu(m.fc1(x)))
-    x = torch.randn(64, 784, generator=g)
-    y = torch.randint(0, 10, (64,), generator=g)
-    return m, fwd, F.cross_entropy, x, y
+    return mlp_classifier(g, 784, 256, 10, 64)
 
 
 @case("acts_adamw", "test/e2e/train/models/acts.dlc", "", 20,
@@ -203,14 +209,13 @@ def _erf(g):
         return m.fc2(torch.erf(h) * h)
     x = torch.randn(8, 12, generator=g)
     y = torch.randn(8, 4, generator=g)
+    return m, fwd, F.mse_loss, x, y
+
+
 @case("wide_adam", "test/e2e/train/models/wide.dlc", "", 20,
       lambda p: torch.optim.Adam(p, lr=1e-3))
 def _wide(g):
-    m = Layers(fc1=nn.Linear(8, 300), fc2=nn.Linear(300, 3))
-    fwd = lambda m, x: m.fc2(F.relu(m.fc1(x)))
-    x = torch.randn(8, 8, generator=g)
-    y = torch.randint(0, 3, (8,), generator=g)
-    return m, fwd, F.cross_entropy, x, y
+    return mlp_classifier(g, 8, 300, 3, 8)
 
 
 def bn_random(n):
