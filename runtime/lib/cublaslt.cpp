@@ -452,6 +452,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
       }
       it = cache.Plans.emplace(key, plan).first;
     }
+    if (cuda->planning)
+      return;
     const GemmPlan &plan = it->second;
     // The bias and mask pointers change from call to call; the rest of the
     // plan not.

@@ -262,6 +262,30 @@ dlc_status dlc::rt::checkCudaModule(const std::string &model,
   return DLC_OK;
 }
 
+namespace {
+
+/// The arguments of entry `e`'s host function: the params, inputs and
+/// outputs (in the staging area), the workspace, and the context.
+std::vector<void *> entryArgs(CudaContext &c, const ModelDecl &model,
+                              size_t e) {
+  const EntryDecl &entry = model.entries[e];
+  const EntryStaging &staging = c.entryStaging[e];
+  std::vector<void *> args;
+  args.reserve(model.params.size() + entry.inputs.size() +
+               entry.outputs.size() + 2);
+  for (const ParamDecl &param : model.params)
+    args.push_back(devicePointer(c.params, static_cast<size_t>(param.offset)));
+  for (size_t offset : staging.inputs)
+    args.push_back(devicePointer(c.staging, offset));
+  for (size_t offset : staging.outputs)
+    args.push_back(devicePointer(c.staging, offset));
+  args.push_back(devicePointer(c.workspace, 0));
+  args.push_back(&c);
+  return args;
+}
+
+} // namespace
+
 dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
                                       const dlc_cuda_module &module,
                                       int ordinal,
@@ -416,6 +440,20 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
     c->hostStaging = host;
   }
   c->graphs.resize(model.entries.size());
+  // Every GEMM's plan now, once (cuBLASLt's heuristic), so that no run
+  // queries one: each entry's host function runs with launches and copies
+  // turned off. A GEMM that cannot run fails the creation.
+  c->planning = true;
+  for (size_t e = 0; e < model.entries.size(); ++e) {
+    std::vector<void *> args = entryArgs(*c, model, e);
+    module.entries[e](args.data());
+    if (c->failed())
+      return fail(c->failStatus, where() + "entry " +
+                                     quote(model.entries[e].name) +
+                                     ": planning its GEMMs: " +
+                                     c->failMessage);
+  }
+  c->planning = false;
   out = std::move(c);
   return DLC_OK;
 }
@@ -605,18 +643,7 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     if (CUresult r = d.cuEventRecord(c.entryStart, c.stream))
       c.recordCudaFailure("cuEventRecord", r);
   if (!c.failed()) {
-    std::vector<void *> args;
-    args.reserve(model.params.size() + entry.inputs.size() +
-                 entry.outputs.size() + 2);
-    for (const ParamDecl &param : model.params)
-      args.push_back(
-          devicePointer(c.params, static_cast<size_t>(param.offset)));
-    for (size_t offset : staging.inputs)
-      args.push_back(devicePointer(c.staging, offset));
-    for (size_t offset : staging.outputs)
-      args.push_back(devicePointer(c.staging, offset));
-    args.push_back(devicePointer(c.workspace, 0));
-    args.push_back(&c);
+    std::vector<void *> args = entryArgs(c, model, e);
 
     EntryGraph &g = c.graphs[e];
     if (g.exec) {
@@ -672,7 +699,7 @@ void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x, int64_t grid_y,
                      int64_t grid_z, int64_t block_x, int64_t block_y,
                      int64_t block_z, int32_t num_args, const int64_t *args) {
   auto *c = static_cast<CudaContext *>(ctx);
-  if (!c || c->failed())
+  if (!c || c->failed() || c->planning)
     return;
   try {
     if (kernel < 0 || static_cast<size_t>(kernel) >= c->kernels.size()) {
@@ -728,7 +755,7 @@ void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x, int64_t grid_y,
 
 void dlc_cuda_memcpy(void *ctx, void *dst, const void *src, int64_t bytes) {
   auto *c = static_cast<CudaContext *>(ctx);
-  if (!c || c->failed())
+  if (!c || c->failed() || c->planning)
     return;
   try {
     if (bytes < 0) {

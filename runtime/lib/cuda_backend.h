@@ -92,6 +92,11 @@ struct CudaContext {
   std::vector<EntryGraph> graphs;
   std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
 
+  /// While dlc_model_create plans the GEMMs: each entry's host function
+  /// runs once, its launches and copies doing nothing and its GEMMs
+  /// (cuBLASLt's heuristic, cached) only planned.
+  bool planning = false;
+
   /// The first failure of the current run (sticky until the run ends).
   dlc_status failStatus = DLC_OK;
   std::string failMessage;
@@ -122,7 +127,8 @@ dlc_status checkCudaModule(const std::string &model,
                            const dlc_cuda_module &module, size_t numEntries);
 
 /// Sets up `model` on CUDA device `ordinal` (primary context, stream, PTX
-/// module and kernels, device arena, pinned staging).
+/// module and kernels, device arena, pinned staging), and plans every GEMM
+/// of its entries (cuBLASLt's heuristic runs here, once per GEMM).
 dlc_status createCudaContext(const ModelDecl &model,
                              const dlc_cuda_module &module, int ordinal,
                              std::unique_ptr<CudaContext> &out);

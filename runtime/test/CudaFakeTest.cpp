@@ -132,10 +132,10 @@ ModelPtr create(const dlc_model_desc &desc = kDesc,
   return ModelPtr(m);
 }
 
-/// A one-entry model described by `text`, without kernels, whose CUDA
-/// entry is `cuda`, created on the fake GPU. The descriptor lives as long
-/// as the process (models point into it).
-ModelPtr createOneEntry(const char *text, dlc_entry_fn cuda) {
+/// The descriptor of a one-entry model described by `text`, without
+/// kernels, whose CUDA entry is `cuda`. It lives as long as the process
+/// (models point into it).
+const dlc_model_desc &oneEntry(const char *text, dlc_entry_fn cuda) {
   struct Descriptor {
     dlc_entry_fn cpu = cpuEntry, cuda = nullptr;
     dlc_cuda_module module{};
@@ -146,7 +146,21 @@ ModelPtr createOneEntry(const char *text, dlc_entry_fn cuda) {
   d.cuda = cuda;
   d.module = {kPtx, 0, nullptr, &d.cuda};
   d.desc = {DLC_ABI_VERSION, text, 1, &d.cpu, nullptr, &d.module};
-  return create(d.desc);
+  return d.desc;
+}
+
+/// That model, created on the fake GPU.
+ModelPtr createOneEntry(const char *text, dlc_entry_fn cuda) {
+  return create(oneEntry(text, cuda));
+}
+
+/// The status of creating that model on the fake GPU (which runs its entry
+/// once to plan its GEMMs); the model, if created, is destroyed.
+dlc_status createOneEntryStatus(const char *text, dlc_entry_fn cuda) {
+  dlc_model *m = nullptr;
+  dlc_status status = dlc_model_create(&oneEntry(text, cuda), DLC_DEVICE_CUDA, &m);
+  dlc_model_destroy(m);
+  return status;
 }
 
 /// sum_p x[p] * y[p] over p < k, in order, in fp32: the reference of one
@@ -379,6 +393,12 @@ TEST_F(FakeCuda, ParamsLiveOnTheDevice) {
 TEST_F(FakeCuda, GemmMapsRowMajorToCublasLt) {
   ModelPtr m = create();
   ASSERT_TRUE(m);
+  // Creation planned both GEMMs (a heuristic each) and ran nothing: each
+  // entry's host function ran with its launches, copies and GEMMs off.
+  EXPECT_EQ(fake().heuristics, 2);
+  EXPECT_EQ(fake().matmuls, 0);
+  EXPECT_EQ(fake().launchCalls, 0);
+  EXPECT_EQ(fake().copiesDtoD, 0);
   float a[6], bt[12], at[12], b2[12];
   for (int i = 0; i < 6; ++i)
     a[i] = float(i + 1);
@@ -410,7 +430,8 @@ TEST_F(FakeCuda, GemmMapsRowMajorToCublasLt) {
           EXPECT_EQ(c2[b * 4 + i * 2 + j], sum) << b << ":" << i << "," << j;
         }
   }
-  // Two shapes, one heuristic each; the second run replays the graph.
+  // Two shapes, one heuristic each, at creation; the second run replays
+  // the graph.
   EXPECT_EQ(fake().heuristics, 2);
   EXPECT_EQ(fake().matmuls, 4);
   EXPECT_EQ(fake().graphsInstantiated, 1);
@@ -467,15 +488,18 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
   // The epilogue is part of the plan: one heuristic query per epilogue.
   EXPECT_EQ(fake().heuristics, 3);
 
-  // An epilogue needs fp32 output and a bias.
-  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
+  // An epilogue needs fp32 output and a bias: the model is refused when it
+  // is created, which plans its GEMMs.
+  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
     dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
                   args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
                   DLC_GEMM_EPILOGUE_BIAS, nullptr, nullptr);
-  });
-  ASSERT_TRUE(m2);
-  EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
-  EXPECT_TRUE(errorContains("epilogue")) << dlc_last_error();
+  }),
+            DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("model 'g' on cuda:0 (Fake GPU 0): entry 'e': "
+                            "planning its GEMMs: dlc_cuda_gemm (f32 x f32 -> "
+                            "f32, batch 1, m 2, n 4, k 3): bad epilogue 1"))
+      << dlc_last_error();
 }
 
 TEST_F(FakeCuda, GemmBiasGradients) {
@@ -522,13 +546,12 @@ TEST_F(FakeCuda, GemmBiasGradients) {
 
   // A bias gradient needs a batch of 1 (one vector for the whole batch
   // would be written by every matrix of it).
-  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
+  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
     dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 2, 1, 4, 3, args[0], 2, 0, 1,
                   args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
                   DLC_GEMM_EPILOGUE_BGRAD_A, args[3], nullptr);
-  });
-  ASSERT_TRUE(m2);
-  EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
+  }),
+            DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("bias gradients and masks a batch of 1"))
       << dlc_last_error();
 }
@@ -588,13 +611,12 @@ TEST_F(FakeCuda, GemmReluMaskAndItsGradient) {
   EXPECT_LT(positive, 220);
 
   // A mask epilogue without a mask never reaches cuBLASLt.
-  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
+  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
     dlc_cuda_gemm(args[8], DLC_F32, DLC_F32, 1, 2, 130, 5, args[3], 5, 0, 0,
                   args[4], 130, 0, 0, 0.0f, args[6], 130, 0,
                   DLC_GEMM_EPILOGUE_DRELU, nullptr, nullptr);
-  });
-  ASSERT_TRUE(m2);
-  EXPECT_EQ(dlc_model_run(m2.get(), 0, inputs, outputs), DLC_ERR_INTERNAL);
+  }),
+            DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("bad epilogue 7")) << dlc_last_error();
 }
 
@@ -647,12 +669,12 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
       << dlc_last_error();
 
   // Bad dtypes never reach cuBLASLt.
-  ModelPtr m2 = createOneEntry(text, [](void *const *args) {
+  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
                   DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
-  });
-  EXPECT_EQ(dlc_model_run(m2.get(), 0, nullptr, nullptr), DLC_ERR_INTERNAL);
+  }),
+            DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("unsupported dtypes")) << dlc_last_error();
 }
 

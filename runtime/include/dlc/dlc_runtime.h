@@ -215,8 +215,11 @@ typedef struct dlc_model dlc_model;
  * uses device 0 (or the N of DLC_DEVICE=cuda:N), its primary context, one
  * stream, and one device allocation for params, workspace, input/output
  * staging and the cuBLASLt workspace; DLC_ERR_OUT_OF_MEMORY, with the plan's
- * numbers, when the device has too little free memory. `*out` is set to NULL
- * on failure. */
+ * numbers, when the device has too little free memory. It also plans every
+ * GEMM of the model's entries (cuBLASLt's heuristic, once per GEMM):
+ * DLC_ERR_DEVICE_UNAVAILABLE without cuBLASLt or an algorithm for one,
+ * DLC_ERR_INTERNAL for a call the runtime rejects (a compiler bug).
+ * `*out` is set to NULL on failure. */
 DLC_API dlc_status dlc_model_create(const dlc_model_desc *desc,
                                     dlc_device_kind device, dlc_model **out);
 
