@@ -264,22 +264,20 @@ public:
 
   /// Starts over with no kernel.
   void clear() { parameters.clear(); }
-  /// Adds `launch`'s parameters if they fit with those so far, else
-  /// leaves them as they are and returns false. A first kernel always
-  /// fits: not fusing it cannot make it smaller.
-  bool tryAdd(gpu::LaunchOp launch) {
-    llvm::SetVector<Value> joined = parameters;
-    joined.insert_range(parametersOf(launch));
-    if (!parameters.empty() &&
-        static_cast<int64_t>(joined.size()) * 8 > maxBytes)
-      return false;
-    parameters = std::move(joined);
-    return true;
-  }
   /// Starts over with `launch` alone.
-  void restart(gpu::LaunchOp launch) {
-    clear();
-    tryAdd(launch);
+  void restart(gpu::LaunchOp launch) { parameters = parametersOf(launch); }
+  /// Adds `launch`'s parameters if they fit with those so far and returns
+  /// true; else starts over with `launch` alone (the first of the next
+  /// run) and returns false. A first kernel always fits: not fusing it
+  /// cannot make it smaller.
+  bool join(gpu::LaunchOp launch) {
+    llvm::SetVector<Value> own = parametersOf(launch);
+    llvm::SetVector<Value> joined = parameters;
+    joined.insert_range(own);
+    bool fits = parameters.empty() ||
+                static_cast<int64_t>(joined.size()) * 8 <= maxBytes;
+    parameters = fits ? std::move(joined) : std::move(own);
+    return fits;
   }
 
 private:
@@ -748,8 +746,8 @@ struct DlcFuseKernelsPass
           previous ? canShareThreads(previous, launch) : Sharing::None;
       if (sharing != Sharing::None) {
         ParameterSpace space(maxParamBytes);
-        space.tryAdd(previous);
-        if (!space.tryAdd(launch))
+        space.join(previous);
+        if (!space.join(launch))
           sharing = Sharing::None;
       }
       if (sharing != Sharing::None) {
@@ -773,10 +771,7 @@ struct DlcFuseKernelsPass
             return Joins::Refused;
           if (run.empty())
             space.clear();
-          if (space.tryAdd(launch))
-            return Joins::Run;
-          space.restart(launch);
-          return Joins::NewRun;
+          return space.join(launch) ? Joins::Run : Joins::NewRun;
         },
         intoOneBlock);
   }
@@ -796,11 +791,13 @@ struct DlcFuseKernelsPass
             space.clear();
           bool apart = llvm::any_of(summaries, [&](const Summary &other) {
             return !independent(other, summary);
-          }) || !space.tryAdd(launch);
-          if (apart) {
-            summaries.clear();
+          });
+          if (apart)
             space.restart(launch);
-          }
+          else
+            apart = !space.join(launch);
+          if (apart)
+            summaries.clear();
           summaries.push_back(std::move(summary));
           return apart ? Joins::NewRun : Joins::Run;
         },
