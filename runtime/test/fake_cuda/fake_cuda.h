@@ -52,7 +52,7 @@ struct FakeCudaState {
   int captures = 0, graphsInstantiated = 0, graphLaunches = 0;
   int graphsDestroyed = 0, execsDestroyed = 0;
   int64_t liveDeviceAllocations = 0, liveHostAllocations = 0;
-  int64_t copiesHtoD = 0, copiesDtoH = 0, copiesDtoD = 0;
+  int64_t copiesDtoD = 0;
   /// The host side of every host-to-device / device-to-host copy.
   std::vector<const void *> hostSourcesHtoD, hostTargetsDtoH;
   int64_t matmuls = 0, heuristics = 0;
@@ -64,7 +64,7 @@ struct FakeCudaState {
     launchCalls = 0;
     launches.clear();
     captures = graphsInstantiated = graphLaunches = 0;
-    copiesHtoD = copiesDtoH = copiesDtoD = 0;
+    copiesDtoD = 0;
     hostSourcesHtoD.clear();
     hostTargetsDtoH.clear();
     matmuls = heuristics = 0;

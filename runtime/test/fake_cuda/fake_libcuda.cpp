@@ -173,7 +173,6 @@ void *host(unsigned long long ptr) {
 CUresult cuMemcpyHtoDAsync(unsigned long long dst, const void *src,
                            size_t bytes, void *stream) {
   fake_cuda_enqueue(stream, [=] {
-    ++State.copiesHtoD;
     State.hostSourcesHtoD.push_back(src);
     std::memcpy(host(dst), src, bytes);
   });
@@ -182,7 +181,6 @@ CUresult cuMemcpyHtoDAsync(unsigned long long dst, const void *src,
 CUresult cuMemcpyDtoHAsync(void *dst, unsigned long long src, size_t bytes,
                            void *stream) {
   fake_cuda_enqueue(stream, [=] {
-    ++State.copiesDtoH;
     State.hostTargetsDtoH.push_back(dst);
     std::memcpy(dst, host(src), bytes);
   });
