@@ -954,6 +954,8 @@ static int runMain(mlir::MLIRContext &ctx) {
                       describe(want) + ")",
                   Twine("pass --input ") + want.name + "=FILE.npy");
   }
+  // The inputs are in the model's host memory now: the files' copies go.
+  files.clear();
 
   TensorList outList;
   dlc_tensor_list_create(&outList.list);
