@@ -19,7 +19,11 @@ int main(int argc, char **argv) {
     digits_destroy(model);
     return 1;
   }
-  printf("device: %s\n", dlc_device_name(dlc_model_device(model)));
+  /* The device the runtime picked and, when it could not use the GPU, why. */
+  printf("device: %s", dlc_model_device_name(model));
+  if (*dlc_model_fallback_reason(model))
+    printf(" (CUDA not used: %s)", dlc_model_fallback_reason(model));
+  printf("\n");
   printf("weights: %s\n", argc > 1 ? argv[1] : "seed 0 (untrained)");
 
   /* A deterministic batch of "images". */

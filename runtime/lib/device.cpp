@@ -74,8 +74,8 @@ bool dlc::rt::cudaUsable(std::string *reason) {
 }
 
 dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, int ordinal,
-                                  bool hasCudaCode, dlc_device_kind &selected,
-                                  int &selectedOrdinal) {
+                                  bool hasCudaCode, DeviceChoice &choice) {
+  choice = DeviceChoice();
   if (requested != DLC_DEVICE_AUTO && requested != DLC_DEVICE_CPU &&
       requested != DLC_DEVICE_CUDA)
     return fail(DLC_ERR_INVALID_ARGUMENT,
@@ -98,40 +98,47 @@ dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, int ordinal,
       ordinal = envOrdinal;
   }
   const int device = ordinal < 0 ? 0 : ordinal;
+  const CudaDriverState *driver = nullptr; // Probed only when it decides.
+  auto noSuchDevice = [&] {
+    return "no device cuda:" + std::to_string(device) + " (this machine has " +
+           std::to_string(driver->deviceCount) + " CUDA device" +
+           (driver->deviceCount == 1 ? "" : "s") + ", cuda:0 to cuda:" +
+           std::to_string(driver->deviceCount - 1) + ")";
+  };
 
   switch (requested) {
   case DLC_DEVICE_CPU:
-    selected = DLC_DEVICE_CPU;
-    selectedOrdinal = 0;
+    choice.device = DLC_DEVICE_CPU;
     return DLC_OK;
-  case DLC_DEVICE_CUDA: {
-    const CudaDriverState &driver = cudaDriver();
-    if (!driver.usable)
+  case DLC_DEVICE_CUDA:
+    driver = &cudaDriver();
+    if (!driver->usable)
       return fail(DLC_ERR_DEVICE_UNAVAILABLE,
-                  "CUDA device unavailable: " + driver.reason);
-    if (device >= driver.deviceCount)
-      return fail(
-          DLC_ERR_DEVICE_UNAVAILABLE,
-          "CUDA device unavailable: no device cuda:" + std::to_string(device) +
-              " (this machine has " + std::to_string(driver.deviceCount) +
-              " CUDA device" + (driver.deviceCount == 1 ? "" : "s") +
-              ", cuda:0 to cuda:" + std::to_string(driver.deviceCount - 1) +
-              ")");
+                  "CUDA device unavailable: " + driver->reason);
+    if (device >= driver->deviceCount)
+      return fail(DLC_ERR_DEVICE_UNAVAILABLE,
+                  "CUDA device unavailable: " + noSuchDevice());
     if (!hasCudaCode)
       return fail(DLC_ERR_DEVICE_UNAVAILABLE,
                   "CUDA device unavailable: this model has no CUDA code");
-    selected = DLC_DEVICE_CUDA;
-    selectedOrdinal = device;
+    choice.device = DLC_DEVICE_CUDA;
+    choice.ordinal = device;
     return DLC_OK;
-  }
-  case DLC_DEVICE_AUTO: {
-    // Only probe when the choice depends on it.
-    bool cuda =
-        hasCudaCode && cudaUsable(nullptr) && device < cudaDriver().deviceCount;
-    selected = cuda ? DLC_DEVICE_CUDA : DLC_DEVICE_CPU;
-    selectedOrdinal = cuda ? device : 0;
+  case DLC_DEVICE_AUTO:
+    choice.automatic = true;
+    // A model compiled for the CPU alone runs there, and nothing is probed.
+    if (!hasCudaCode)
+      return DLC_OK;
+    driver = &cudaDriver();
+    if (!driver->usable)
+      choice.whyNotCuda = "CUDA device unavailable: " + driver->reason;
+    else if (device >= driver->deviceCount)
+      choice.whyNotCuda = "CUDA device unavailable: " + noSuchDevice();
+    else {
+      choice.device = DLC_DEVICE_CUDA;
+      choice.ordinal = device;
+    }
     return DLC_OK;
-  }
   }
   return fail(DLC_ERR_INTERNAL, "unreachable device kind");
 }
@@ -144,9 +151,11 @@ dlc_status dlc_select_device(dlc_device_kind requested,
     if (!selected)
       return fail(DLC_ERR_INVALID_ARGUMENT, "selected is NULL");
     // As if every model had code for every device.
-    int ordinal = 0;
-    return resolveDevice(requested, -1, /*hasCudaCode=*/true, *selected,
-                         ordinal);
+    DeviceChoice choice;
+    dlc_status s = resolveDevice(requested, -1, /*hasCudaCode=*/true, choice);
+    if (s == DLC_OK)
+      *selected = choice.device;
+    return s;
   });
 }
 

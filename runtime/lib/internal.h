@@ -229,13 +229,23 @@ bool parseDeviceEnv(std::string_view value, dlc_device_kind &device,
 /// Whether CUDA is usable (probed once per process) and why not.
 bool cudaUsable(std::string *reason);
 
+/// The device that serves a request (see resolveDevice).
+struct DeviceChoice {
+  dlc_device_kind device = DLC_DEVICE_CPU;
+  int ordinal = 0; ///< The CUDA device; 0 for the CPU.
+  /// `auto` chose (neither DLC_DEVICE_CPU/CUDA nor DLC_DEVICE=cpu|cuda|cuda:N
+  /// asked): a CUDA choice whose setup fails may still fall back to the CPU.
+  bool automatic = false;
+  /// When `auto` chose the CPU for a model that has CUDA code: why CUDA is
+  /// not used (the driver's reason, or no such device); else empty.
+  std::string whyNotCuda;
+};
+
 /// Resolves a device request for a model that has (or lacks) code for CUDA.
 /// `ordinal` is the CUDA device asked for, -1 for the default (the N of
-/// DLC_DEVICE=cuda:N for AUTO requests, else 0); `selectedOrdinal` is the
-/// CUDA device chosen (0 for the CPU).
+/// DLC_DEVICE=cuda:N for AUTO requests, else 0).
 dlc_status resolveDevice(dlc_device_kind requested, int ordinal,
-                         bool hasCudaCode, dlc_device_kind &selected,
-                         int &selectedOrdinal);
+                         bool hasCudaCode, DeviceChoice &choice);
 
 /// Parses a DLC_NUM_THREADS value: a decimal integer in [1, 1024]; 0 when
 /// invalid.

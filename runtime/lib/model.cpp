@@ -37,6 +37,8 @@ struct dlc_model {
   mutable bool hostStale = false;   ///< A run may have changed the params.
   mutable bool deviceStale = false; ///< The mirror may have been written.
   std::string deviceDescription = "cpu";
+  /// Why `auto` runs a model with CUDA code on the CPU; else empty.
+  std::string fallbackReason;
   /// CPU only: the memory of dlc_model_alloc_host (on CUDA: the context's
   /// pinned buffers).
   std::map<void *, AlignedBuffer> hostBuffers;
@@ -234,23 +236,37 @@ dlc_status dlc_model_create_on(const dlc_model_desc *desc,
       if (dlc_status s = checkCudaModule(m->decl.name, *cuda, numEntries))
         return s;
 
-    int cudaOrdinal = 0;
-    if (dlc_status s = resolveDevice(device, ordinal, cuda != nullptr,
-                                     m->device, cudaOrdinal))
+    DeviceChoice choice;
+    if (dlc_status s =
+            resolveDevice(device, ordinal, cuda != nullptr, choice))
       return s;
+    m->device = choice.device;
+    m->fallbackReason = std::move(choice.whyNotCuda);
+    // The device is settled before the arena is sized for it. `auto` gives
+    // CUDA up when the model cannot be set up there (its PTX refused by an
+    // older driver, no cuBLASLt, a device taken by another process) and
+    // runs on the CPU, keeping the reason; too little device memory and
+    // compiler bugs stay errors.
+    if (m->device == DLC_DEVICE_CUDA) {
+      dlc_status s = createCudaContext(m->decl, *cuda, choice.ordinal, m->cuda);
+      if (s == DLC_ERR_DEVICE_UNAVAILABLE && choice.automatic) {
+        m->device = DLC_DEVICE_CPU;
+        m->fallbackReason = dlc_last_error();
+        clearError();
+      } else if (s != DLC_OK) {
+        return s;
+      } else {
+        m->deviceDescription = m->cuda->description;
+      }
+    }
     if (dlc_status s = allocateArena(*m))
       return s;
     for (size_t i = 0; i < m->decl.params.size(); ++i)
       if (m->decl.params[i].init == InitKind::Data)
         initParam(m->decl.params[i], m->data(i), 0, m->initData[i]);
-    if (m->device == DLC_DEVICE_CUDA) {
-      if (dlc_status s =
-              createCudaContext(m->decl, *cuda, cudaOrdinal, m->cuda))
-        return s;
-      m->deviceDescription = m->cuda->description;
+    if (m->device == DLC_DEVICE_CUDA)
       if (dlc_status s = paramsWritten(*m))
         return s;
-    }
     *out = m.release();
     return DLC_OK;
   });
@@ -272,6 +288,12 @@ dlc_device_kind dlc_model_device(const dlc_model *m) {
 const char *dlc_model_device_name(const dlc_model *m) {
   return guardValue<const char *>(nullptr, [&]() -> const char * {
     return checkModel(m) ? nullptr : m->deviceDescription.c_str();
+  });
+}
+
+const char *dlc_model_fallback_reason(const dlc_model *m) {
+  return guardValue<const char *>(nullptr, [&]() -> const char * {
+    return checkModel(m) ? nullptr : m->fallbackReason.c_str();
   });
 }
 

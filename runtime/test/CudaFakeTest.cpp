@@ -4,7 +4,7 @@
 // libcublasLt.so.13 of test/fake_cuda (see fake_cuda.h), one process per
 // FAKE_CUDA_MODE (the driver is probed once per process): the suites
 // FakeCuda* need a working fake, FakeCudaNoDevice / ZeroDevices /
-// MissingSymbol the failing ones.
+// MissingSymbol / OldDriver the failing ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -755,8 +755,10 @@ TEST_F(FakeCuda, CreateFailures) {
                             "module"))
       << dlc_last_error();
 
-  // Too little device memory: the plan's numbers.
+  // Too little device memory: the plan's numbers, for `auto` too.
   fake().freeBytes = 1000;
+  EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m),
+            DLC_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
             DLC_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(errorContains(
@@ -766,6 +768,56 @@ TEST_F(FakeCuda, CreateFailures) {
       "free"))
       << dlc_last_error();
   EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(FakeCuda, AutoFallsBackWhenTheSetupFails) {
+  // The driver refuses the PTX (as an older driver refuses a newer PTX ISA):
+  // `auto` runs the model on the CPU and keeps the reason; what the CUDA
+  // setup had made is given back (TearDown).
+  dlc_cuda_module module = kModule;
+  module.ptx = "FAKE_JIT_ERROR";
+  dlc_model_desc desc = kDesc;
+  desc.cuda = &module;
+  int loadsBefore = fake().moduleLoads;
+  ModelPtr m = create(desc, DLC_DEVICE_AUTO);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(fake().moduleLoads, loadsBefore); // the load failed
+  EXPECT_EQ(dlc_model_device(m.get()), DLC_DEVICE_CPU);
+  EXPECT_STREQ(dlc_model_device_name(m.get()), "cpu");
+  EXPECT_STREQ(dlc_model_fallback_reason(m.get()),
+               "model 'fake' on cuda:0 (Fake GPU 0): loading the PTX module "
+               "(cuModuleLoadDataEx) failed: CUDA_ERROR_INVALID_PTX (218): "
+               "fake description; JIT log: ptxas fatal   : fake syntax error");
+  EXPECT_STREQ(dlc_last_error(), "");
+  // The CPU arena holds the CPU workspace, which a CUDA model keeps on the
+  // device: the CPU entries run.
+  ASSERT_EQ(dlc_model_init(m.get(), 1), DLC_OK) << dlc_last_error();
+  CpuCalls = 0;
+  EXPECT_EQ(dlc_model_run(m.get(), 1, nullptr, nullptr), DLC_OK);
+  EXPECT_EQ(CpuCalls, 1);
+  EXPECT_EQ(fake().launches.size(), 0u);
+
+  // DLC_DEVICE=auto is `auto`; DLC_DEVICE=cuda is an explicit request.
+  {
+    EnvGuard env("DLC_DEVICE", "auto");
+    ModelPtr again = create(desc, DLC_DEVICE_AUTO);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(dlc_model_device(again.get()), DLC_DEVICE_CPU);
+  }
+  {
+    EnvGuard env("DLC_DEVICE", "cuda");
+    dlc_model *none = nullptr;
+    EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_AUTO, &none),
+              DLC_ERR_DEVICE_UNAVAILABLE);
+    EXPECT_EQ(none, nullptr);
+  }
+
+  // Where the setup works, `auto` runs on CUDA with no reason.
+  ModelPtr cuda = create(kDesc, DLC_DEVICE_AUTO);
+  ASSERT_TRUE(cuda);
+  EXPECT_EQ(dlc_model_device(cuda.get()), DLC_DEVICE_CUDA);
+  EXPECT_STREQ(dlc_model_fallback_reason(cuda.get()), "");
+  EXPECT_EQ(dlc_model_fallback_reason(nullptr), nullptr);
 }
 
 TEST_F(FakeCuda, DeviceOrdinals) {
@@ -789,7 +841,14 @@ TEST_F(FakeCuda, DeviceOrdinals) {
     EXPECT_STREQ(dlc_model_device_name(m), "cuda:1 (Fake GPU 1)");
     dlc_model_destroy(m);
   }
+  // `auto` on a device the machine lacks: the CPU, and why.
   dlc_model *m = nullptr;
+  ASSERT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_AUTO, 7, &m), DLC_OK);
+  EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
+  EXPECT_STREQ(dlc_model_fallback_reason(m),
+               "CUDA device unavailable: no device cuda:7 (this machine has 2 "
+               "CUDA devices, cuda:0 to cuda:1)");
+  dlc_model_destroy(m);
   EXPECT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_CUDA, 7, &m),
             DLC_ERR_DEVICE_UNAVAILABLE);
   EXPECT_TRUE(errorContains("no device cuda:7")) << dlc_last_error();
@@ -798,11 +857,13 @@ TEST_F(FakeCuda, DeviceOrdinals) {
     EnvGuard env("DLC_DEVICE", "cpu");
     ModelPtr cpu = create();
     EXPECT_EQ(dlc_model_device(cpu.get()), DLC_DEVICE_CPU);
+    EXPECT_STREQ(dlc_model_fallback_reason(cpu.get()), ""); // as asked
   }
   dlc_model_desc desc = kDesc;
   desc.cuda = nullptr;
   ModelPtr noCode = create(desc);
   EXPECT_EQ(dlc_model_device(noCode.get()), DLC_DEVICE_CPU);
+  EXPECT_STREQ(dlc_model_fallback_reason(noCode.get()), ""); // CPU code only
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CUDA, &m),
             DLC_ERR_DEVICE_UNAVAILABLE);
   EXPECT_TRUE(errorContains("this model has no CUDA code"));
@@ -822,6 +883,8 @@ void expectUnusable(const std::string &reason) {
   // AUTO falls back to the CPU and runs the CPU entries.
   ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK);
   EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
+  EXPECT_EQ(dlc_model_fallback_reason(m),
+            "CUDA device unavailable: " + reason);
   CpuCalls = 0;
   EXPECT_EQ(dlc_model_run(m, 1, nullptr, nullptr), DLC_OK);
   EXPECT_EQ(CpuCalls, 1);
@@ -840,6 +903,34 @@ TEST(FakeCudaZeroDevices, CpuFallback) {
 TEST(FakeCudaMissingSymbol, CpuFallback) {
   expectUnusable(
       "libcuda.so.1 does not provide cuGraphLaunch (symbol not found)");
+}
+
+TEST(FakeCudaOldDriver, CpuFallback) {
+  // The driver probes fine but refuses the PTX: CUDA is usable, the model's
+  // setup there is not. `auto` runs it on the CPU; CUDA is an error.
+  EXPECT_EQ(dlc_cuda_available(nullptr, 0), 1);
+  const std::string reason =
+      "model 'fake' on cuda:0 (Fake GPU 0): loading the PTX module "
+      "(cuModuleLoadDataEx) failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): "
+      "fake description; JIT log: ptxas fatal   : Unsupported .version; "
+      "current version is older";
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_STREQ(dlc_last_error(), reason.c_str());
+  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
+  EXPECT_EQ(dlc_model_fallback_reason(m), reason);
+  CpuCalls = 0;
+  EXPECT_EQ(dlc_model_run(m, 1, nullptr, nullptr), DLC_OK);
+  EXPECT_EQ(CpuCalls, 1);
+  dlc_model_destroy(m);
+  // What the failed setup had taken is given back.
+  FakeCudaState &f = fake();
+  EXPECT_EQ(f.primaryRetains, f.primaryReleases);
+  EXPECT_EQ(f.streamsCreated, f.streamsDestroyed);
+  EXPECT_EQ(f.liveDeviceAllocations, 0);
 }
 
 } // namespace

@@ -883,6 +883,10 @@ static int runMain(mlir::MLIRContext &ctx) {
   ModelHandle model;
   if (dlc_model_create(desc, dev, &model.model) != DLC_OK)
     return failRuntime("cannot create the model");
+  if (const char *why = dlc_model_fallback_reason(model.model); why && *why)
+    WithColor::warning(errs(), "dlc")
+        << "running on the CPU: CUDA is usable but not for this model: "
+        << why << "\n";
   if (!weights.empty()) {
     if (dlc_model_load(model.model, weights.c_str()) != DLC_OK)
       return failRuntime("cannot load weights");

@@ -211,7 +211,11 @@ typedef struct dlc_model dlc_model;
  * resolved as by dlc_select_device, except that the model must also have code
  * for the device (`desc->cuda`): CUDA without it fails with
  * DLC_ERR_DEVICE_UNAVAILABLE, and AUTO picks CUDA only when the model has
- * CUDA code and CUDA is usable (unless DLC_DEVICE decides). On CUDA the model
+ * CUDA code and CUDA is usable (unless DLC_DEVICE decides). When AUTO picked
+ * CUDA and setting the model up there fails with DLC_ERR_DEVICE_UNAVAILABLE
+ * (the driver refuses the PTX, no cuBLASLt, no algorithm for a GEMM, the
+ * device is taken), the model runs on the CPU instead, and
+ * dlc_model_fallback_reason says why; an explicit CUDA request fails. On CUDA the model
  * uses device 0 (or the N of DLC_DEVICE=cuda:N), its primary context, one
  * stream, and one device allocation for params, workspace, input/output
  * staging and the cuBLASLt workspace; DLC_ERR_OUT_OF_MEMORY, with the plan's
@@ -242,6 +246,17 @@ DLC_API dlc_device_kind dlc_model_device(const dlc_model *m);
 /* A human-readable description of the device the model runs on: "cpu", or
  * "cuda:N (DEVICE NAME)", e.g. "cuda:0 (NVIDIA H200)"; NULL for NULL. */
 DLC_API const char *dlc_model_device_name(const dlc_model *m);
+
+/* Why a model created with AUTO runs on the CPU although it has CUDA code:
+ * CUDA is unavailable ("CUDA device unavailable: libcuda.so.1 not found"),
+ * or the model's CUDA setup failed (the message that DLC_DEVICE=cuda would
+ * have given). "" when the model runs on CUDA, was asked for the CPU
+ * (DLC_DEVICE_CPU or DLC_DEVICE=cpu) or has no CUDA code; NULL for NULL.
+ * The lesson's `using device: ...` line with the reason:
+ *   printf("device: %s%s%s\n", dlc_model_device_name(m),
+ *          *dlc_model_fallback_reason(m) ? ", CUDA not used: " : "",
+ *          dlc_model_fallback_reason(m)); */
+DLC_API const char *dlc_model_fallback_reason(const dlc_model *m);
 
 /* The model's name (the `name` line); NULL for NULL. */
 DLC_API const char *dlc_model_name(const dlc_model *m);

@@ -9,7 +9,9 @@
 //
 // FAKE_CUDA_MODE, read when the runtime probes the driver, makes it fail:
 // "no-device" (cuInit returns CUDA_ERROR_NO_DEVICE), "zero-devices"
-// (cuDeviceGetCount reports 0), "missing-symbol" (no cuGraphLaunch).
+// (cuDeviceGetCount reports 0), "missing-symbol" (no cuGraphLaunch);
+// "old-driver" probes fine but refuses every PTX module as a driver older
+// than the PTX ISA does (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
 //
 // Kernels: fake_mul(a, b, out, n): out[i] = a[i] * b[i] (f32);
 // fake_add_one(p, n): p[i] += 1 (f32). Any other .entry only records its

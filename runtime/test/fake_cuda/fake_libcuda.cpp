@@ -17,7 +17,8 @@ namespace {
 
 using CUresult = int;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
-                   kNoDevice = 100, kInvalidPtx = 218, kNotFound = 500,
+                   kNoDevice = 100, kInvalidPtx = 218,
+                   kUnsupportedPtxVersion = 222, kNotFound = 500,
                    kCaptureInvalidated = 901;
 
 FakeCudaState State;
@@ -86,6 +87,7 @@ CUresult cuGetErrorName(CUresult error, const char **str) {
       {2, "CUDA_ERROR_OUT_OF_MEMORY"},
       {100, "CUDA_ERROR_NO_DEVICE"},
       {218, "CUDA_ERROR_INVALID_PTX"},
+      {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
       {500, "CUDA_ERROR_NOT_FOUND"},
       {719, "CUDA_ERROR_LAUNCH_FAILED"},
       {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"}};
@@ -213,6 +215,14 @@ CUresult cuModuleLoadDataEx(void **module, const void *image,
         std::strcpy(static_cast<char *>(values[i]),
                     "ptxas fatal   : fake syntax error\n");
     return kInvalidPtx;
+  }
+  if (mode() == "old-driver") {
+    for (unsigned i = 0; i < numOptions; ++i)
+      if (options[i] == 5) // CU_JIT_ERROR_LOG_BUFFER
+        std::strcpy(static_cast<char *>(values[i]),
+                    "ptxas fatal   : Unsupported .version; current version "
+                    "is older\n");
+    return kUnsupportedPtxVersion;
   }
   ++State.moduleLoads;
   State.ptx = ptx;

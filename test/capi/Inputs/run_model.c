@@ -148,8 +148,11 @@ int main(int argc, char **argv) {
     rc = fail("create", st);
     goto done;
   }
-  printf("model %s on %s\n", dlc_model_name(model),
+  printf("model %s on %s", dlc_model_name(model),
          dlc_device_name(dlc_model_device(model)));
+  if (*dlc_model_fallback_reason(model))
+    printf(" (CUDA not used: %s)", dlc_model_fallback_reason(model));
+  printf("\n");
   st = use_seed ? dlc_model_init(model, (uint64_t)seed)
                 : dlc_model_load(model, weights);
   if (st != DLC_OK) {
