@@ -189,12 +189,13 @@ CudaContext::~CudaContext() {
     api->cuCtxSetCurrent(context);
   if (stream)
     api->cuStreamSynchronize(stream);
-  for (EntryGraph &g : graphs) {
-    if (g.exec)
-      api->cuGraphExecDestroy(g.exec);
-    if (g.graph)
-      api->cuGraphDestroy(g.graph);
-  }
+  for (EntryGraphs &entry : graphs)
+    for (EntryGraph *g : {&entry.step, &entry.entry}) {
+      if (g->exec)
+        api->cuGraphExecDestroy(g->exec);
+      if (g->graph)
+        api->cuGraphDestroy(g->graph);
+    }
   gemm.reset();
   for (CUevent event : {entryStart, entryEnd})
     if (event)
@@ -565,18 +566,18 @@ dlc_status dlc::rt::cudaDownloadParams(CudaContext &c, void *host,
 
 namespace {
 
-/// Captures one call of `fn` as a CUDA graph and launches it. False, with
-/// the graph disabled and nothing recorded, when capture or instantiation
-/// fails: the caller then runs `fn` directly.
-bool captureAndLaunch(CudaContext &c, EntryGraph &g, dlc_entry_fn fn,
-                      void *const *args) {
+/// Captures what `work` issues on the stream as a CUDA graph and launches
+/// it. False, with the graph disabled and nothing recorded, when capture
+/// or instantiation fails: the caller then issues the work directly.
+template <typename Work>
+bool captureAndLaunch(CudaContext &c, EntryGraph &g, Work &&work) {
   const Driver &d = *c.api;
   if (d.cuStreamBeginCapture(c.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) !=
       CUDA_SUCCESS) {
     g.disabled = true;
     return false;
   }
-  fn(args);
+  work();
   CUgraph graph = nullptr;
   CUresult ended = d.cuStreamEndCapture(c.stream, &graph);
   CUgraphExec exec = nullptr;
@@ -598,6 +599,18 @@ bool captureAndLaunch(CudaContext &c, EntryGraph &g, dlc_entry_fn fn,
   return true;
 }
 
+/// Launches `g`, capturing it from `work` the first time; issues `work`
+/// directly when `capture` is false or capturing fails.
+template <typename Work>
+void launchAsGraph(CudaContext &c, EntryGraph &g, bool capture, Work &&work) {
+  if (g.exec) {
+    if (CUresult r = c.api->cuGraphLaunch(g.exec, c.stream))
+      c.recordCudaFailure("cuGraphLaunch", r);
+  } else if (!capture || g.disabled || !captureAndLaunch(c, g, work)) {
+    work();
+  }
+}
+
 } // namespace
 
 dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
@@ -607,6 +620,7 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   const Driver &d = *c.api;
   const EntryDecl &entry = model.entries[e];
   const EntryStaging &staging = c.entryStaging[e];
+  const size_t numInputs = entry.inputs.size();
   c.failStatus = DLC_OK;
   c.failMessage.clear();
   auto report = [&] {
@@ -622,53 +636,75 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   // A buffer in pinned host memory of the model is copied directly; any
   // other through the pinned staging buffer.
   auto *host = static_cast<char *>(c.hostStaging);
-  for (size_t i = 0; i < entry.inputs.size() && !c.failed(); ++i) {
-    size_t offset = staging.inputs[i];
+  c.direct.assign(numInputs + entry.outputs.size(), 0);
+  bool anyDirect = false;
+  for (size_t i = 0; i < numInputs; ++i) {
     auto bytes = static_cast<size_t>(entry.inputs[i].nbytes);
-    const void *from = inputs[i];
-    if (!c.inHostBuffer(from, bytes)) {
-      std::memcpy(host + offset, from, bytes);
-      from = host + offset;
-    }
-    if (CUresult r =
-            d.cuMemcpyHtoDAsync(c.staging + offset, from, bytes, c.stream))
-      c.recordCudaFailure("copying input " + quote(entry.inputs[i].name) +
-                              " to the device (cuMemcpyHtoDAsync)",
-                          r);
+    c.direct[i] = c.inHostBuffer(inputs[i], bytes);
+    if (!c.direct[i])
+      std::memcpy(host + staging.inputs[i], inputs[i], bytes);
+    anyDirect |= c.direct[i] != 0;
   }
+  for (size_t i = 0; i < entry.outputs.size(); ++i) {
+    c.direct[numInputs + i] = c.inHostBuffer(
+        outputs[i], static_cast<size_t>(entry.outputs[i].nbytes));
+    anyDirect |= c.direct[numInputs + i] != 0;
+  }
+  auto copyInputs = [&] {
+    for (size_t i = 0; i < numInputs && !c.failed(); ++i) {
+      size_t offset = staging.inputs[i];
+      const void *from = c.direct[i] ? inputs[i] : host + offset;
+      if (CUresult r =
+              d.cuMemcpyHtoDAsync(c.staging + offset, from,
+                                  static_cast<size_t>(entry.inputs[i].nbytes),
+                                  c.stream))
+        c.recordCudaFailure("copying input " + quote(entry.inputs[i].name) +
+                                " to the device (cuMemcpyHtoDAsync)",
+                            r);
+    }
+  };
+  auto copyOutputs = [&] {
+    for (size_t i = 0; i < entry.outputs.size() && !c.failed(); ++i) {
+      size_t offset = staging.outputs[i];
+      void *to = c.direct[numInputs + i] ? outputs[i] : host + offset;
+      if (CUresult r = d.cuMemcpyDtoHAsync(
+              to, c.staging + offset,
+              static_cast<size_t>(entry.outputs[i].nbytes), c.stream))
+        c.recordCudaFailure("copying output " + quote(entry.outputs[i].name) +
+                                " from the device (cuMemcpyDtoHAsync)",
+                            r);
+    }
+  };
+  std::vector<void *> args = entryArgs(c, model, e);
+  auto runEntry = [&] { fn(args.data()); };
 
-  // When measured, the entry alone lies between two events.
+  // The first run is direct; later ones replay graphs. A run whose buffers
+  // are all staged, and not measured, is one graph: the staging buffer and
+  // the device buffers never move, so its copies replay as captured. The
+  // model's pinned buffers may differ from run to run, so their copies stay
+  // outside the entry's graph, as do the events that measure it.
+  EntryGraphs &graphs = c.graphs[e];
+  const bool capture = graphs.successfulRuns > 0;
   c.lastEntryUs = -1;
-  if (c.measuring && !c.failed())
-    if (CUresult r = d.cuEventRecord(c.entryStart, c.stream))
-      c.recordCudaFailure("cuEventRecord", r);
-  if (!c.failed()) {
-    std::vector<void *> args = entryArgs(c, model, e);
-
-    EntryGraph &g = c.graphs[e];
-    if (g.exec) {
-      if (CUresult r = d.cuGraphLaunch(g.exec, c.stream))
-        c.recordCudaFailure("cuGraphLaunch", r);
-    } else if (g.successfulRuns == 0 || g.disabled ||
-               !captureAndLaunch(c, g, fn, args.data())) {
-      fn(args.data());
-    }
+  if (!anyDirect && !c.measuring && !graphs.step.disabled) {
+    launchAsGraph(c, graphs.step, capture, [&] {
+      copyInputs();
+      if (!c.failed())
+        runEntry();
+      copyOutputs();
+    });
+  } else {
+    copyInputs();
     if (c.measuring && !c.failed())
-      if (CUresult r = d.cuEventRecord(c.entryEnd, c.stream))
+      if (CUresult r = d.cuEventRecord(c.entryStart, c.stream))
         c.recordCudaFailure("cuEventRecord", r);
-  }
-
-  std::vector<bool> direct(entry.outputs.size());
-  for (size_t i = 0; i < entry.outputs.size() && !c.failed(); ++i) {
-    size_t offset = staging.outputs[i];
-    auto bytes = static_cast<size_t>(entry.outputs[i].nbytes);
-    direct[i] = c.inHostBuffer(outputs[i], bytes);
-    void *to = direct[i] ? outputs[i] : host + offset;
-    if (CUresult r =
-            d.cuMemcpyDtoHAsync(to, c.staging + offset, bytes, c.stream))
-      c.recordCudaFailure("copying output " + quote(entry.outputs[i].name) +
-                              " from the device (cuMemcpyDtoHAsync)",
-                          r);
+    if (!c.failed()) {
+      launchAsGraph(c, graphs.entry, capture, runEntry);
+      if (c.measuring && !c.failed())
+        if (CUresult r = d.cuEventRecord(c.entryEnd, c.stream))
+          c.recordCudaFailure("cuEventRecord", r);
+    }
+    copyOutputs();
   }
   // Always wait, so that nothing of this run is in flight after it returns.
   if (CUresult r = d.cuStreamSynchronize(c.stream))
@@ -684,10 +720,10 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     c.lastEntryUs = 1e3 * static_cast<double>(ms);
   }
   for (size_t i = 0; i < entry.outputs.size(); ++i)
-    if (!direct[i])
+    if (!c.direct[numInputs + i])
       std::memcpy(outputs[i], host + staging.outputs[i],
                   static_cast<size_t>(entry.outputs[i].nbytes));
-  ++c.graphs[e].successfulRuns;
+  ++graphs.successfulRuns;
   return DLC_OK;
 }
 

@@ -51,12 +51,21 @@ struct EntryStaging {
   std::vector<size_t> outputs;
 };
 
-/// One entry's CUDA graph: captured after the entry's first successful run.
+/// One CUDA graph of an entry, captured after the entry's first successful
+/// run.
 struct EntryGraph {
-  int64_t successfulRuns = 0;
   bool disabled = false; ///< Capture or instantiation failed: run directly.
   cuapi::CUgraph graph = nullptr;
   cuapi::CUgraphExec exec = nullptr;
+};
+
+/// An entry's graphs: `step` is the whole run (the input copies from the
+/// pinned staging buffer, the entry, the output copies to it), launched
+/// when every input and output is staged and the entry is not measured;
+/// `entry` is the entry alone, between copies made outside it.
+struct EntryGraphs {
+  int64_t successfulRuns = 0;
+  EntryGraph step, entry;
 };
 
 /// The CUDA side of a model. Its address is the `ctx` of the generated code.
@@ -89,7 +98,10 @@ struct CudaContext {
   bool measuring = false;
   double lastEntryUs = -1;
   std::vector<EntryStaging> entryStaging;
-  std::vector<EntryGraph> graphs;
+  std::vector<EntryGraphs> graphs;
+  /// Per run: which inputs, then outputs, are in hostBuffers (kept to
+  /// spare the run an allocation).
+  std::vector<char> direct;
   std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
 
   /// While dlc_model_create plans the GEMMs: each entry's host function

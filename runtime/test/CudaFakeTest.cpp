@@ -234,14 +234,20 @@ TEST_F(FakeCuda, ForwardStagesAndReplaysAGraph) {
   ModelPtr m = create();
   ASSERT_TRUE(m);
   ASSERT_EQ(dlc_model_init(m.get(), 7), DLC_OK) << dlc_last_error();
-  const float x[4] = {1, 2, 3, 4};
+  FakeCudaState &f = fake();
+  f.resetRecords(); // the params' upload
+  std::vector<int64_t> copyCalls;
+  float x[4];
   for (int run = 0; run < 3; ++run) {
+    // New values each run: a replayed graph copies what is staged now.
+    for (int i = 0; i < 4; ++i)
+      x[i] = float(10 * run + i);
     float y[4] = {0, 0, 0, 0};
     ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
     for (int i = 0; i < 4; ++i)
       EXPECT_EQ(y[i], x[i]) << run; // w is ones
+    copyCalls.push_back(f.hostCopyCalls);
   }
-  FakeCudaState &f = fake();
   ASSERT_EQ(f.launches.size(), 3u);
   for (size_t r = 0; r < 3; ++r) {
     const FakeLaunch &l = f.launches[r];
@@ -257,11 +263,16 @@ TEST_F(FakeCuda, ForwardStagesAndReplaysAGraph) {
     EXPECT_EQ(l.args[3], 4);
     EXPECT_EQ(l.fromGraph, r > 0) << r;
   }
-  // Run 1 direct, run 2 captured and launched, run 3 replayed.
+  // Run 1 direct, run 2 captured and launched, run 3 replayed: the input
+  // and output copies are part of the graph, so that run 3 is one launch
+  // (and one wait) with no copy of its own.
   EXPECT_EQ(f.captures, 1);
   EXPECT_EQ(f.graphsInstantiated, 1);
   EXPECT_EQ(f.graphLaunches, 2);
   EXPECT_EQ(f.copiesDtoD, 3);
+  EXPECT_EQ(copyCalls, (std::vector<int64_t>{2, 4, 4}));
+  EXPECT_EQ(f.hostCopiesFromGraph, 4);
+  EXPECT_EQ(f.hostSourcesHtoD.size(), 3u);
   // Device pointers: params at the arena start, 256-aligned workspace.
   EXPECT_EQ(reinterpret_cast<uintptr_t>(LastArgs[1]) -
                 reinterpret_cast<uintptr_t>(LastArgs[0]),
@@ -293,9 +304,21 @@ TEST_F(FakeCuda, PinnedHostBuffersAreCopiedDirectly) {
   EXPECT_EQ(f.hostSourcesHtoD[0], x);
   ASSERT_EQ(f.hostTargetsDtoH.size(), 1u);
   EXPECT_EQ(f.hostTargetsDtoH[0], y);
+  // The next runs replay the entry's graph between copies of their own:
+  // the pinned buffers may differ from run to run.
+  for (int run = 2; run <= 3; ++run) {
+    x[0] = float(run);
+    ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+    EXPECT_EQ(y[0], float(run));
+  }
+  EXPECT_EQ(f.graphLaunches, 2);
+  EXPECT_TRUE(f.launches.back().fromGraph);
+  EXPECT_EQ(f.hostCopyCalls, 6);
+  EXPECT_EQ(f.hostCopiesFromGraph, 0);
 
   // A buffer that runs past the end of the allocation is staged.
-  f.resetRecords();
+  f.hostSourcesHtoD.clear();
+  f.hostTargetsDtoH.clear();
   float *late = x + 14; // 8 of its 16 bytes are outside
   float out[4];
   ASSERT_EQ(forward(m.get(), late, out), DLC_OK) << dlc_last_error();

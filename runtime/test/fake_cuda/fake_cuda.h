@@ -57,6 +57,9 @@ struct FakeCudaState {
   int64_t copiesDtoD = 0;
   /// The host side of every host-to-device / device-to-host copy.
   std::vector<const void *> hostSourcesHtoD, hostTargetsDtoH;
+  /// cuMemcpyHtoDAsync and cuMemcpyDtoHAsync calls (captured ones
+  /// included), and the copies of theirs that ran replayed by cuGraphLaunch.
+  int64_t hostCopyCalls = 0, hostCopiesFromGraph = 0;
   int64_t matmuls = 0, heuristics = 0;
   /// The fake device's clock: each kernel that runs takes 0.5 ms of it.
   double clockMs = 0;
@@ -69,6 +72,7 @@ struct FakeCudaState {
     copiesDtoD = 0;
     hostSourcesHtoD.clear();
     hostTargetsDtoH.clear();
+    hostCopyCalls = hostCopiesFromGraph = 0;
     matmuls = heuristics = 0;
   }
 };

@@ -174,7 +174,9 @@ void *host(unsigned long long ptr) {
 }
 CUresult cuMemcpyHtoDAsync(unsigned long long dst, const void *src,
                            size_t bytes, void *stream) {
+  ++State.hostCopyCalls;
   fake_cuda_enqueue(stream, [=] {
+    State.hostCopiesFromGraph += ReplayingGraph;
     State.hostSourcesHtoD.push_back(src);
     std::memcpy(host(dst), src, bytes);
   });
@@ -182,7 +184,9 @@ CUresult cuMemcpyHtoDAsync(unsigned long long dst, const void *src,
 }
 CUresult cuMemcpyDtoHAsync(void *dst, unsigned long long src, size_t bytes,
                            void *stream) {
+  ++State.hostCopyCalls;
   fake_cuda_enqueue(stream, [=] {
+    State.hostCopiesFromGraph += ReplayingGraph;
     State.hostTargetsDtoH.push_back(dst);
     std::memcpy(dst, host(src), bytes);
   });
