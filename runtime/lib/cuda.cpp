@@ -636,63 +636,63 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   // A buffer in pinned host memory of the model is copied directly; any
   // other through the pinned staging buffer.
   auto *host = static_cast<char *>(c.hostStaging);
-  c.direct.assign(numInputs + entry.outputs.size(), 0);
-  bool anyDirect = false;
+  const size_t numOutputs = entry.outputs.size();
+  c.hostSides.resize(numInputs + numOutputs);
   for (size_t i = 0; i < numInputs; ++i) {
     auto bytes = static_cast<size_t>(entry.inputs[i].nbytes);
-    c.direct[i] = c.inHostBuffer(inputs[i], bytes);
-    if (!c.direct[i])
+    c.hostSides[i] = inputs[i];
+    if (!c.inHostBuffer(inputs[i], bytes)) {
       std::memcpy(host + staging.inputs[i], inputs[i], bytes);
-    anyDirect |= c.direct[i] != 0;
+      c.hostSides[i] = host + staging.inputs[i];
+    }
   }
-  for (size_t i = 0; i < entry.outputs.size(); ++i) {
-    c.direct[numInputs + i] = c.inHostBuffer(
-        outputs[i], static_cast<size_t>(entry.outputs[i].nbytes));
-    anyDirect |= c.direct[numInputs + i] != 0;
-  }
+  for (size_t i = 0; i < numOutputs; ++i)
+    c.hostSides[numInputs + i] =
+        c.inHostBuffer(outputs[i], static_cast<size_t>(entry.outputs[i].nbytes))
+            ? outputs[i]
+            : host + staging.outputs[i];
   auto copyInputs = [&] {
-    for (size_t i = 0; i < numInputs && !c.failed(); ++i) {
-      size_t offset = staging.inputs[i];
-      const void *from = c.direct[i] ? inputs[i] : host + offset;
-      if (CUresult r =
-              d.cuMemcpyHtoDAsync(c.staging + offset, from,
-                                  static_cast<size_t>(entry.inputs[i].nbytes),
-                                  c.stream))
+    for (size_t i = 0; i < numInputs && !c.failed(); ++i)
+      if (CUresult r = d.cuMemcpyHtoDAsync(
+              c.staging + staging.inputs[i], c.hostSides[i],
+              static_cast<size_t>(entry.inputs[i].nbytes), c.stream))
         c.recordCudaFailure("copying input " + quote(entry.inputs[i].name) +
                                 " to the device (cuMemcpyHtoDAsync)",
                             r);
-    }
   };
   auto copyOutputs = [&] {
-    for (size_t i = 0; i < entry.outputs.size() && !c.failed(); ++i) {
-      size_t offset = staging.outputs[i];
-      void *to = c.direct[numInputs + i] ? outputs[i] : host + offset;
+    for (size_t i = 0; i < numOutputs && !c.failed(); ++i)
       if (CUresult r = d.cuMemcpyDtoHAsync(
-              to, c.staging + offset,
+              const_cast<void *>(c.hostSides[numInputs + i]),
+              c.staging + staging.outputs[i],
               static_cast<size_t>(entry.outputs[i].nbytes), c.stream))
         c.recordCudaFailure("copying output " + quote(entry.outputs[i].name) +
                                 " from the device (cuMemcpyDtoHAsync)",
                             r);
-    }
   };
   std::vector<void *> args = entryArgs(c, model, e);
   auto runEntry = [&] { fn(args.data()); };
 
-  // The first run is direct; later ones replay graphs. A run whose buffers
-  // are all staged, and not measured, is one graph: the staging buffer and
-  // the device buffers never move, so its copies replay as captured. The
-  // model's pinned buffers may differ from run to run, so their copies stay
-  // outside the entry's graph, as do the events that measure it.
+  // The first run is direct; later ones replay graphs. An unmeasured run is
+  // one graph, its copies included: the staging and device buffers never
+  // move, so the copies replay as captured when the caller's pinned
+  // buffers are those of the capture too. Another run makes its copies
+  // and records its events on the stream, around a graph of the entry
+  // alone.
   EntryGraphs &graphs = c.graphs[e];
   const bool capture = graphs.successfulRuns > 0;
   c.lastEntryUs = -1;
-  if (!anyDirect && !c.measuring && !graphs.step.disabled) {
+  if (!c.measuring && !graphs.step.disabled &&
+      (!graphs.step.exec || c.hostSides == graphs.stepHostSides)) {
+    bool captured = !graphs.step.exec;
     launchAsGraph(c, graphs.step, capture, [&] {
       copyInputs();
       if (!c.failed())
         runEntry();
       copyOutputs();
     });
+    if (captured && graphs.step.exec)
+      graphs.stepHostSides = c.hostSides;
   } else {
     copyInputs();
     if (c.measuring && !c.failed())
@@ -719,8 +719,8 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     }
     c.lastEntryUs = 1e3 * static_cast<double>(ms);
   }
-  for (size_t i = 0; i < entry.outputs.size(); ++i)
-    if (!c.direct[numInputs + i])
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (c.hostSides[numInputs + i] != outputs[i])
       std::memcpy(outputs[i], host + staging.outputs[i],
                   static_cast<size_t>(entry.outputs[i].nbytes));
   ++graphs.successfulRuns;

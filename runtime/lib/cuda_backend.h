@@ -59,13 +59,16 @@ struct EntryGraph {
   cuapi::CUgraphExec exec = nullptr;
 };
 
-/// An entry's graphs: `step` is the whole run (the input copies from the
-/// pinned staging buffer, the entry, the output copies to it), launched
-/// when every input and output is staged and the entry is not measured;
-/// `entry` is the entry alone, between copies made outside it.
+/// An entry's graphs: `step` is the whole run (the input copies, the
+/// entry, the output copies), replayed by unmeasured runs whose host
+/// buffers are those it was captured with, `stepHostSides`; `entry` is the
+/// entry alone, between copies made outside it.
 struct EntryGraphs {
   int64_t successfulRuns = 0;
   EntryGraph step, entry;
+  /// The host side of each input, then output, copy of `step`: the
+  /// staging buffer or the caller's pinned buffer.
+  std::vector<const void *> stepHostSides;
 };
 
 /// The CUDA side of a model. Its address is the `ctx` of the generated code.
@@ -99,9 +102,10 @@ struct CudaContext {
   double lastEntryUs = -1;
   std::vector<EntryStaging> entryStaging;
   std::vector<EntryGraphs> graphs;
-  /// Per run: which inputs, then outputs, are in hostBuffers (kept to
-  /// spare the run an allocation).
-  std::vector<char> direct;
+  /// Per run: the host side of each input, then output, copy (in
+  /// hostBuffers or the staging buffer; kept to spare the run an
+  /// allocation).
+  std::vector<const void *> hostSides;
   std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
 
   /// While dlc_model_create plans the GEMMs: each entry's host function

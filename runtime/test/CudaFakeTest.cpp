@@ -304,8 +304,8 @@ TEST_F(FakeCuda, PinnedHostBuffersAreCopiedDirectly) {
   EXPECT_EQ(f.hostSourcesHtoD[0], x);
   ASSERT_EQ(f.hostTargetsDtoH.size(), 1u);
   EXPECT_EQ(f.hostTargetsDtoH[0], y);
-  // The next runs replay the entry's graph between copies of their own:
-  // the pinned buffers may differ from run to run.
+  // Runs 2 and 3, on the same buffers, are one graph with their copies:
+  // captured, then replayed.
   for (int run = 2; run <= 3; ++run) {
     x[0] = float(run);
     ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
@@ -313,8 +313,28 @@ TEST_F(FakeCuda, PinnedHostBuffersAreCopiedDirectly) {
   }
   EXPECT_EQ(f.graphLaunches, 2);
   EXPECT_TRUE(f.launches.back().fromGraph);
-  EXPECT_EQ(f.hostCopyCalls, 6);
-  EXPECT_EQ(f.hostCopiesFromGraph, 0);
+  EXPECT_EQ(f.hostCopyCalls, 4);
+  EXPECT_EQ(f.hostCopiesFromGraph, 4);
+  // Other pinned buffers: the copies are made on the stream, around a
+  // graph of the entry alone.
+  float *x2 = x + 4, *y2 = x + 12;
+  for (int i = 0; i < 4; ++i)
+    x2[i] = float(-i);
+  for (int run = 4; run <= 5; ++run) {
+    ASSERT_EQ(forward(m.get(), x2, y2), DLC_OK) << dlc_last_error();
+    EXPECT_EQ(y2[3], -3.0f);
+  }
+  EXPECT_EQ(f.graphsInstantiated, 2);
+  EXPECT_EQ(f.graphLaunches, 4);
+  EXPECT_EQ(f.hostCopyCalls, 8);
+  EXPECT_EQ(f.hostCopiesFromGraph, 4);
+  EXPECT_EQ(f.hostSourcesHtoD.back(), x2);
+  EXPECT_EQ(f.hostTargetsDtoH.back(), y2);
+  // The first buffers again: the step's graph.
+  ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(f.hostCopyCalls, 8);
+  EXPECT_EQ(f.hostCopiesFromGraph, 6);
+  EXPECT_EQ(f.hostSourcesHtoD.back(), x);
 
   // A buffer that runs past the end of the allocation is staged.
   f.hostSourcesHtoD.clear();
