@@ -111,7 +111,8 @@ mlir::dlc::runMemoryPlanPipeline(ModuleOp module,
 
 /// From bufferized, memory-planned loops and vectors to the LLVM dialect.
 static std::string cpuLowering() {
-  return "canonicalize,"
+  // Repeated loop nests (a deep model's layers) become one function each.
+  return "dlc-share-repeated-loops,canonicalize,"
          "convert-linalg-to-loops,canonicalize,cse,"
          // The matmul cache tiles (scf.forall) become OpenMP worksharing
          // loops; libdlcrt implements the __kmpc entry points on its thread

@@ -203,6 +203,43 @@ def DlcFuseElementwisePass : Pass<"dlc-fuse-elementwise", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def DlcShareRepeatedLoopsPass
+    : Pass<"dlc-share-repeated-loops", "::mlir::ModuleOp"> {
+  let summary = "Outline loop nests that occur more than once into one function each";
+  let description = [{
+    A deep model repeats its layers, and after tiling and vectorisation
+    every repetition is its own copy of the same loop nests: a 66-layer MLP
+    gives LLVM a train step of 150,000 lines, most of them the same few
+    kernels over and over, and LLVM's time grows faster than the length.
+    This pass, on the CPU code after `dlc-plan-memory`, finds top-level ops
+    with regions (loop nests, `linalg` ops) of the module's functions that
+    are the same computation on other buffers, and makes each such group
+    one private function (internal linkage, `noinline`) that every member
+    calls, with the buffers and scalars it uses from outside as arguments.
+    Constants are cloned into the function, so that they are part of what
+    must match.
+
+    Two nests are the same when their outlined functions print the same:
+    same ops, attributes, types (so the same shapes and layouts) and
+    constants, and the same pattern of arguments (a nest reading one buffer
+    twice is not the same as one reading two). A nest that occurs once
+    stays where it is, so a model without repetition compiles as before.
+    A nest that uses a value this cannot pass (a memref of dynamic shape or
+    layout: the bare-pointer calling convention) or returns a memref stays
+    too.
+
+    ```mlir
+    scf.for %i = %c0 to %c16 step %c8 { ... %w1 ... %view_1 ... }
+    scf.for %i = %c0 to %c16 step %c8 { ... %w2 ... %view_2 ... }
+    // becomes
+    call @dlc_shared_loop_0(%w1, %view_1) : (memref<16x16xf32>, memref<8x16xf32>) -> ()
+    call @dlc_shared_loop_0(%w2, %view_2) : (memref<16x16xf32>, memref<8x16xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def DlcApproximateMathPass : Pass<"dlc-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Replace transcendental math ops by polynomial approximations";
   let description = [{

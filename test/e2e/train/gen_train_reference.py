@@ -218,6 +218,23 @@ def _wide(g):
     return mlp_classifier(g, 8, 300, 3, 8)
 
 
+@case("deep_adam", "test/e2e/train/models/deep.dlc", "", 20,
+      lambda p: torch.optim.Adam(p, lr=1e-2))
+def _deep(g):
+    layers = {"fc1": nn.Linear(12, 32)}
+    layers.update(("fc%d" % i, nn.Linear(32, 32)) for i in range(2, 9))
+    layers["out"] = nn.Linear(32, 5)
+    m = Layers(**layers)
+
+    def fwd(m, x):
+        for i in range(1, 9):
+            x = F.relu(getattr(m, "fc%d" % i)(x))
+        return m.out(x)
+    x = torch.randn(16, 12, generator=g)
+    y = torch.randint(0, 5, (16,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
 def bn_random(n):
     """A BatchNorm2d with random affine parameters and running statistics."""
     bn = nn.BatchNorm2d(n)
