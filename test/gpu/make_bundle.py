@@ -4,7 +4,7 @@ runs, ONNX models, mixed precision) as self-contained executables with their
 data, for a machine that has a GPU and Python with NumPy but no LLVM, MLIR
 or dlc.
 
-  make_bundle.py OUT --lib DIR [--cpu CPU]
+  make_bundle.py OUT --lib DIR [--cpu CPU] [--ptxas PTXAS]
 
 For each `dlc run` line of a test, the model is compiled here (dlc,
 --target=all, for `--cpu`, default x86-64-v3) and linked with
@@ -14,7 +14,10 @@ under OUT/data. OUT/cases.json lists, per test, the commands to run (the
 runner instead of `dlc run`, then the test's own NumPy checks against the
 PyTorch references); lines that need the compiler or FileCheck are left
 out and counted. test/gpu/run.py executes the bundle on each device.
-Exit status 1 if a model fails to compile or link."""
+With --ptxas, each model's PTX (`dlc --emit=ptx`) is also assembled by
+NVIDIA's ptxas for sm_80 and sm_90, which the GPU's driver would otherwise
+be the first to do. Exit status 1 if a model fails to compile or link, or
+its PTX to assemble."""
 import argparse
 import glob
 import json
@@ -53,10 +56,16 @@ COMPILE_VALUE = {"--loss", "--optimizer", "--lr", "--momentum", "--dampening",
                  "--cache-tile", "--device-memory"}
 
 
+# What the PTX is assembled for with --ptxas: the chip it targets and the
+# H100/H200.
+PTXAS_ARCHS = ["sm_80", "sm_90"]
+
+
 class Bundle:
-    def __init__(self, out, cpu):
-        self.out, self.cpu = out, cpu
+    def __init__(self, out, cpu, ptxas=None):
+        self.out, self.cpu, self.ptxas = out, cpu, ptxas
         self.objects = {}  # (model, flags) -> executable name
+        self.ptxas_failures = []
         for d in ("bin", "lib", "obj", "data"):
             os.makedirs(os.path.join(out, d), exist_ok=True)
 
@@ -96,8 +105,22 @@ class Bundle:
              obj, "-L" + os.path.join(self.out, "lib"), "-ldlcrt",
              "-Wl,-rpath,$ORIGIN/../lib", "-o",
              os.path.join(self.out, "bin", exe)], check=True)
+        if self.ptxas:
+            self.assemble(model, flags, obj[:-2] + ".ptx")
         self.objects[key] = exe
         return exe
+
+    def assemble(self, model, flags, ptx):
+        """Assembles the model's PTX for PTXAS_ARCHS; failures are kept."""
+        subprocess.run(["dlc", model, *flags, "--emit=ptx", "-o", ptx],
+                       check=True)
+        for arch in PTXAS_ARCHS:
+            r = subprocess.run([self.ptxas, "-arch=" + arch, ptx, "-o",
+                                os.devnull], capture_output=True, text=True)
+            if r.returncode:
+                self.ptxas_failures.append(
+                    f"{os.path.relpath(model, SRC)} {' '.join(flags)} "
+                    f"({arch}): {r.stderr.strip()}")
 
     def translate_run(self, words, extra):
         """`dlc run MODEL ...` as a runner command, compiled with the flags
@@ -162,9 +185,10 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--lib", required=True, help="the directory of libdlcrt.so")
     ap.add_argument("--cpu", default="x86-64-v3")
+    ap.add_argument("--ptxas", help="also assemble every model's PTX with it")
     opts = ap.parse_args()
     out = os.path.abspath(opts.out)
-    b = Bundle(out, opts.cpu)
+    b = Bundle(out, opts.cpu, opts.ptxas)
     for f in glob.glob(os.path.join(opts.lib, "libdlcrt.so*")):
         shutil.copy(f, os.path.join(out, "lib"), follow_symlinks=False)
     # The NumPy check scripts (they import each other).
@@ -211,6 +235,14 @@ def main():
                for r, _, fs in os.walk(out) for f in fs)
     print(f"{len(cases)} tests, {len(b.objects)} executables, "
           f"{left_out} compiler-only lines left out, {size / 2**20:.1f} MiB in {out}")
+    if b.ptxas:
+        for failure in b.ptxas_failures:
+            print("ptxas refuses the PTX of " + failure, file=sys.stderr)
+        if b.ptxas_failures:
+            return 1
+        print(f"ptxas: the PTX of all {len(b.objects)} models assembles for "
+              + " and ".join(PTXAS_ARCHS))
+    return 0
 
 
 if __name__ == "__main__":
