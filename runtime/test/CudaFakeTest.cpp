@@ -694,11 +694,38 @@ TEST_F(FakeCuda, Bf16GemmStoresFp32OrRoundedBf16) {
   EXPECT_EQ(h[1], 0x3f82); // 1 + 2^-6
 }
 
+TEST_F(FakeCuda, Fp16GemmAccumulatesInFp32) {
+  // a (1x2) * b (2x2), fp16 operands, an fp32 C: products of normal and
+  // subnormal halves summed in fp32, where fp16 would have lost them.
+  static const char *const text = "dlc-model 1\nname g\nentry e\n"
+                                  "in a f16 1,2\nin b f16 2,2\n"
+                                  "out c f32 1,2\nend\n";
+  ModelPtr m = createOneEntry(text, [](void *const *args) {
+    // a, b, c, workspace, ctx
+    dlc_cuda_gemm(args[4], DLC_F16, DLC_F32, 1, 1, 2, 2, args[0], 2, 0, 0,
+                  args[1], 2, 0, 0, 0.0f, args[2], 2, 0,
+                  DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+  });
+  ASSERT_TRUE(m);
+  // fp16 bits: 1.0 = 0x3c00, -2.0 = 0xc000, 2^-11 = 0x1000, 2^-24 (the
+  // least subnormal) = 0x0001.
+  const uint16_t a[2] = {0x3c00, 0xc000};
+  const uint16_t b[4] = {0x3c00, 0x3c00, 0x1000, 0x0001};
+  float c[2] = {};
+  const void *inputs[] = {a, b};
+  void *outputs[] = {c};
+  ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(c[0], 1.0f - 0x1p-10f);
+  EXPECT_EQ(c[1], 1.0f - 0x1p-23f);
+}
+
 TEST_F(FakeCuda, UnsupportedGemmIsReported) {
-  // fp16 inputs: the fake cuBLASLt has no algorithm (the real one has).
+  // fp16 inputs with an fp16 result: the fake cuBLASLt has no algorithm
+  // (the real one has; dlc's steps keep fp16 GEMMs' results in fp32).
   static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";
   ModelPtr m = createOneEntry(text, [](void *const *args) {
-    dlc_cuda_gemm(args[1], DLC_F16, DLC_F32, 1, 1, 1, 1, args[0], 1, 0, 0,
+    dlc_cuda_gemm(args[1], DLC_F16, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
                   args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
                   DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
   });
@@ -706,7 +733,7 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   EXPECT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr),
             DLC_ERR_DEVICE_UNAVAILABLE);
   EXPECT_TRUE(errorContains("model 'g', entry 'e' on cuda:0 (Fake GPU 0): "
-                            "dlc_cuda_gemm (f16 x f16 -> f32, batch 1, m 1, "
+                            "dlc_cuda_gemm (f16 x f16 -> f16, batch 1, m 1, "
                             "n 1, k 1): cublasLtMatmul failed: "
                             "CUBLAS_STATUS_NOT_SUPPORTED (15)"))
       << dlc_last_error();

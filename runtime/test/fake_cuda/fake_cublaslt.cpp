@@ -55,6 +55,16 @@ FakeCudaState &state() {
 float element(const void *base, int type, int64_t i) {
   if (type == 0)
     return static_cast<const float *>(base)[i];
+  if (type == 2) { // fp16: exact in fp32
+    const uint16_t h = static_cast<const uint16_t *>(base)[i];
+    const float sign = h >> 15 ? -1.0f : 1.0f;
+    const int exponent = h >> 10 & 0x1f, mantissa = h & 0x3ff;
+    if (exponent == 0x1f)
+      return mantissa ? NAN : sign * INFINITY;
+    if (exponent == 0) // subnormal
+      return sign * std::ldexp(float(mantissa), -24);
+    return sign * std::ldexp(float(mantissa | 0x400), exponent - 25);
+  }
   uint32_t bits = uint32_t(static_cast<const uint16_t *>(base)[i]) << 16;
   float v;
   std::memcpy(&v, &bits, sizeof(v));
@@ -206,12 +216,14 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
                              void *stream) {
   if (!algo || algo->algo[0] != 42)
     return kInvalidValue;
-  // fp32 (CUDA_R_32F, 0) throughout, or bf16 (CUDA_R_16BF, 14) A and B
-  // with an fp32 or bf16 C and D; fp32 compute and scale.
+  // fp32 (CUDA_R_32F, 0) throughout; bf16 (CUDA_R_16BF, 14) A and B with
+  // an fp32 or bf16 C and D; fp16 (CUDA_R_16F, 2) A and B with an fp32 C
+  // and D. fp32 compute and scale.
   const bool abBf16 = la->type == 14 && lb->type == 14;
+  const bool abF16 = la->type == 2 && lb->type == 2;
   const bool cdBf16 = lc->type == 14 && ld->type == 14;
   if (desc->computeType != 68 || desc->scaleType != 0 ||
-      !((la->type == 0 && lb->type == 0) || abBf16) ||
+      !((la->type == 0 && lb->type == 0) || abBf16 || abF16) ||
       !((lc->type == 0 && ld->type == 0) || (cdBf16 && abBf16)))
     return kNotSupported;
   // op(A) is M x K, op(B) K x N, C and D M x N.
