@@ -684,14 +684,14 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   c.lastEntryUs = -1;
   if (!c.measuring && !graphs.step.disabled &&
       (!graphs.step.exec || c.hostSides == graphs.stepHostSides)) {
-    bool captured = !graphs.step.exec;
+    const bool hadGraph = graphs.step.exec != nullptr;
     launchAsGraph(c, graphs.step, capture, [&] {
       copyInputs();
       if (!c.failed())
         runEntry();
       copyOutputs();
     });
-    if (captured && graphs.step.exec)
+    if (!hadGraph && graphs.step.exec) // captured by this run
       graphs.stepHostSides = c.hostSides;
   } else {
     copyInputs();
