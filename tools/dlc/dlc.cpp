@@ -887,6 +887,9 @@ static int runMain(mlir::MLIRContext &ctx) {
     WithColor::warning(errs(), "dlc")
         << "running on the CPU: CUDA is usable but not for this model: "
         << why << "\n";
+  // The lesson's `using device: ...`, on stderr: stdout is the outputs'.
+  errs() << "dlc: using device: " << dlc_model_device_name(model.model)
+         << "\n";
   if (!weights.empty()) {
     if (dlc_model_load(model.model, weights.c_str()) != DLC_OK)
       return failRuntime("cannot load weights");
