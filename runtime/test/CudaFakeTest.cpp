@@ -4,7 +4,7 @@
 // libcublasLt.so.13 of test/fake_cuda (see fake_cuda.h), one process per
 // FAKE_CUDA_MODE (the driver is probed once per process): the suites
 // FakeCuda* need a working fake, FakeCudaNoDevice / ZeroDevices /
-// MissingSymbol / OldDriver the failing ones.
+// MissingSymbol / OldDriver / NoCublaslt the failing ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1001,6 +1001,30 @@ TEST(FakeCudaOldDriver, CpuFallback) {
   EXPECT_EQ(f.primaryRetains, f.primaryReleases);
   EXPECT_EQ(f.streamsCreated, f.streamsDestroyed);
   EXPECT_EQ(f.liveDeviceAllocations, 0);
+}
+
+TEST(FakeCudaNoCublaslt, CpuFallback) {
+  // The driver works, cuBLASLt does not start: a model with GEMMs cannot be
+  // set up on CUDA (planning its GEMMs at creation fails). `auto` runs it on
+  // the CPU; CUDA is an error.
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
+            DLC_ERR_DEVICE_UNAVAILABLE);
+  EXPECT_TRUE(errorContains("entry 'gemm': planning its GEMMs: "))
+      << dlc_last_error();
+  EXPECT_TRUE(errorContains("cublasLtCreate failed: "
+                            "CUBLAS_STATUS_NOT_INITIALIZED (1)"))
+      << dlc_last_error();
+  const std::string reason = dlc_last_error();
+  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK)
+      << dlc_last_error();
+  EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
+  EXPECT_EQ(dlc_model_fallback_reason(m), reason);
+  dlc_model_destroy(m);
+  FakeCudaState &f = fake();
+  EXPECT_EQ(f.primaryRetains, f.primaryReleases);
+  EXPECT_EQ(f.liveDeviceAllocations, 0);
+  EXPECT_EQ(f.liveHostAllocations, 0);
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "fake_cuda.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -21,7 +22,8 @@
 namespace {
 
 using Status = int;
-constexpr Status kSuccess = 0, kInvalidValue = 7, kNotSupported = 15;
+constexpr Status kSuccess = 0, kNotInitialized = 1, kInvalidValue = 7,
+                 kNotSupported = 15;
 
 struct Desc {
   int computeType = 0, scaleType = 0;
@@ -96,6 +98,11 @@ void enqueue(void *stream, std::function<void()> work) {
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
 EXPORT Status cublasLtCreate(void **handle) {
+  // FAKE_CUDA_MODE=no-cublaslt: a cuBLASLt that cannot start, as on a
+  // machine whose driver is too old for it.
+  const char *mode = std::getenv("FAKE_CUDA_MODE");
+  if (mode && std::strcmp(mode, "no-cublaslt") == 0)
+    return kNotInitialized;
   *handle = &Handle;
   return kSuccess;
 }
@@ -103,9 +110,10 @@ EXPORT Status cublasLtDestroy(void *handle) {
   return handle == &Handle ? kSuccess : kInvalidValue;
 }
 EXPORT const char *cublasLtGetStatusName(Status status) {
-  return status == kNotSupported   ? "CUBLAS_STATUS_NOT_SUPPORTED"
-         : status == kInvalidValue ? "CUBLAS_STATUS_INVALID_VALUE"
-                                   : "CUBLAS_STATUS_SUCCESS";
+  return status == kNotSupported     ? "CUBLAS_STATUS_NOT_SUPPORTED"
+         : status == kInvalidValue   ? "CUBLAS_STATUS_INVALID_VALUE"
+         : status == kNotInitialized ? "CUBLAS_STATUS_NOT_INITIALIZED"
+                                     : "CUBLAS_STATUS_SUCCESS";
 }
 EXPORT Status cublasLtMatmulDescCreate(Desc **desc, int computeType,
                                        int scaleType) {

@@ -11,7 +11,8 @@
 // "no-device" (cuInit returns CUDA_ERROR_NO_DEVICE), "zero-devices"
 // (cuDeviceGetCount reports 0), "missing-symbol" (no cuGraphLaunch);
 // "old-driver" probes fine but refuses every PTX module as a driver older
-// than the PTX ISA does (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+// than the PTX ISA does (CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+// "no-cublaslt" makes the fake cuBLASLt's cublasLtCreate fail.
 //
 // Kernels: fake_mul(a, b, out, n): out[i] = a[i] * b[i] (f32);
 // fake_add_one(p, n): p[i] += 1 (f32). Any other .entry only records its
