@@ -267,8 +267,8 @@ namespace {
 
 /// The arguments of entry `e`'s host function: the params, inputs and
 /// outputs (in the staging area), the workspace, and the context.
-std::vector<void *> entryArgs(CudaContext &c, const ModelDecl &model,
-                              size_t e) {
+std::vector<void *> argumentsOf(CudaContext &c, const ModelDecl &model,
+                                size_t e) {
   const EntryDecl &entry = model.entries[e];
   const EntryStaging &staging = c.entryStaging[e];
   std::vector<void *> args;
@@ -441,13 +441,14 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
     c->hostStaging = host;
   }
   c->graphs.resize(model.entries.size());
+  for (size_t e = 0; e < model.entries.size(); ++e)
+    c->entryArgs.push_back(argumentsOf(*c, model, e));
   // Every GEMM's plan now, once (cuBLASLt's heuristic), so that no run
   // queries one: each entry's host function runs with launches and copies
   // turned off. A GEMM that cannot run fails the creation.
   c->planning = true;
   for (size_t e = 0; e < model.entries.size(); ++e) {
-    std::vector<void *> args = entryArgs(*c, model, e);
-    module.entries[e](args.data());
+    module.entries[e](c->entryArgs[e].data());
     if (c->failed())
       return fail(c->failStatus, where() + "entry " +
                                      quote(model.entries[e].name) +
@@ -670,8 +671,7 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
                                 " from the device (cuMemcpyDtoHAsync)",
                             r);
   };
-  std::vector<void *> args = entryArgs(c, model, e);
-  auto runEntry = [&] { fn(args.data()); };
+  auto runEntry = [&] { fn(c.entryArgs[e].data()); };
 
   // The first run is direct; later ones replay graphs. An unmeasured run is
   // one graph, its copies included: the staging and device buffers never

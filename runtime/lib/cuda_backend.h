@@ -102,6 +102,10 @@ struct CudaContext {
   double lastEntryUs = -1;
   std::vector<EntryStaging> entryStaging;
   std::vector<EntryGraphs> graphs;
+  /// Each entry's host function arguments (device params, staging,
+  /// workspace, this context): made at creation, as the arena and the
+  /// staging never move.
+  std::vector<std::vector<void *>> entryArgs;
   /// Per run: the host side of each input, then output, copy (in
   /// hostBuffers or the staging buffer; kept to spare the run an
   /// allocation).
