@@ -735,6 +735,10 @@ struct DlcFuseKernelsPass
 
   static void shareThreadSpaces(Block &block, int64_t maxParamBytes) {
     gpu::LaunchOp previous;
+    // The parameters of `previous`, fused or not: a fused kernel's are
+    // those of the two it was made of, so a chain of fusions gathers each
+    // launch's once.
+    ParameterSpace space(maxParamBytes);
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto launch = dyn_cast<gpu::LaunchOp>(op);
       if (!launch) {
@@ -744,12 +748,10 @@ struct DlcFuseKernelsPass
       }
       Sharing sharing =
           previous ? canShareThreads(previous, launch) : Sharing::None;
-      if (sharing != Sharing::None) {
-        ParameterSpace space(maxParamBytes);
-        space.join(previous);
-        if (!space.join(launch))
-          sharing = Sharing::None;
-      }
+      if (sharing == Sharing::None)
+        space.restart(launch);
+      else if (!space.join(launch)) // restarts with `launch` when refused
+        sharing = Sharing::None;
       if (sharing != Sharing::None) {
         // The fused kernel is the warps' launch, if either is one.
         gpu::LaunchOp fused = lanesOf(launch) == 1 && lanesOf(previous) != 1
