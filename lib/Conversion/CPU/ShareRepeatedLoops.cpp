@@ -37,8 +37,8 @@ namespace {
 /// names play no part; the shared ones are renamed when inserted.
 constexpr llvm::StringLiteral kCandidateName = "dlc_shared_loop";
 
-/// Whether `v` can be an argument (or, `result`, a result) of a function
-/// that convert-func-to-llvm lowers with bare pointers: integers, indices
+/// Whether a value of `type` can be an argument (or, `result`, a result)
+/// of a function that convert-func-to-llvm lowers with bare pointers: integers, indices
 /// and floats; memrefs of static shape, strides and offset as arguments.
 bool isPassable(Type type, bool result) {
   if (type.isIntOrIndexOrFloat())
@@ -158,7 +158,8 @@ struct Candidate {
 };
 
 /// The function that `op` becomes: its captures as arguments, its results
-/// as results, its constants cloned. Null when something cannot be passed.
+/// as results, its constants cloned; failure when something cannot be
+/// passed.
 FailureOr<Candidate> outline(Operation *op) {
   Candidate c{op, {}, nullptr};
   llvm::SetVector<Value> captures;
