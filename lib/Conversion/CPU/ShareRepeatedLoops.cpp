@@ -38,8 +38,9 @@ namespace {
 constexpr llvm::StringLiteral kCandidateName = "dlc_shared_loop";
 
 /// Whether a value of `type` can be an argument (or, `result`, a result)
-/// of a function that convert-func-to-llvm lowers with bare pointers: integers, indices
-/// and floats; memrefs of static shape, strides and offset as arguments.
+/// of a function that convert-func-to-llvm lowers with bare pointers:
+/// integers, indices and floats; memrefs of static shape, strides and
+/// offset as arguments.
 bool isPassable(Type type, bool result) {
   if (type.isIntOrIndexOrFloat())
     return true;
