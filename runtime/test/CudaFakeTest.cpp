@@ -941,24 +941,35 @@ TEST_F(FakeCuda, DeviceOrdinals) {
 
 //===-- Failing fake drivers (one process each) ---------------------------===//
 
-void expectUnusable(const std::string &reason) {
-  char buf[256];
-  EXPECT_EQ(dlc_cuda_available(buf, sizeof(buf)), 0);
-  EXPECT_EQ(std::string(buf), reason);
+/// An explicit CUDA request fails with `why`; AUTO runs the model on the
+/// CPU, says `why`, runs the CPU entries, and whatever a failed setup took
+/// is given back.
+void expectCpuFallback(const std::string &why) {
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
             DLC_ERR_DEVICE_UNAVAILABLE);
-  EXPECT_TRUE(errorContains("CUDA device unavailable: " + reason))
+  EXPECT_EQ(dlc_last_error(), why);
+  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK)
       << dlc_last_error();
-  // AUTO falls back to the CPU and runs the CPU entries.
-  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK);
   EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
-  EXPECT_EQ(dlc_model_fallback_reason(m),
-            "CUDA device unavailable: " + reason);
+  EXPECT_EQ(dlc_model_fallback_reason(m), why);
   CpuCalls = 0;
   EXPECT_EQ(dlc_model_run(m, 1, nullptr, nullptr), DLC_OK);
   EXPECT_EQ(CpuCalls, 1);
   dlc_model_destroy(m);
+  FakeCudaState &f = fake();
+  EXPECT_EQ(f.primaryRetains, f.primaryReleases);
+  EXPECT_EQ(f.streamsCreated, f.streamsDestroyed);
+  EXPECT_EQ(f.liveDeviceAllocations, 0);
+  EXPECT_EQ(f.liveHostAllocations, 0);
+}
+
+/// CUDA is unusable for `reason`: the CPU, whatever the model.
+void expectUnusable(const std::string &reason) {
+  char buf[256];
+  EXPECT_EQ(dlc_cuda_available(buf, sizeof(buf)), 0);
+  EXPECT_EQ(std::string(buf), reason);
+  expectCpuFallback("CUDA device unavailable: " + reason);
 }
 
 TEST(FakeCudaNoDevice, CpuFallback) {
@@ -977,36 +988,19 @@ TEST(FakeCudaMissingSymbol, CpuFallback) {
 
 TEST(FakeCudaOldDriver, CpuFallback) {
   // The driver probes fine but refuses the PTX: CUDA is usable, the model's
-  // setup there is not. `auto` runs it on the CPU; CUDA is an error.
+  // setup there is not.
   EXPECT_EQ(dlc_cuda_available(nullptr, 0), 1);
-  const std::string reason =
+  expectCpuFallback(
       "model 'fake' on cuda:0 (Fake GPU 0): loading the PTX module "
       "(cuModuleLoadDataEx) failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): "
       "fake description; JIT log: ptxas fatal   : Unsupported .version; "
-      "current version is older";
-  dlc_model *m = nullptr;
-  EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
-            DLC_ERR_DEVICE_UNAVAILABLE);
-  EXPECT_STREQ(dlc_last_error(), reason.c_str());
-  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK)
-      << dlc_last_error();
-  EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
-  EXPECT_EQ(dlc_model_fallback_reason(m), reason);
-  CpuCalls = 0;
-  EXPECT_EQ(dlc_model_run(m, 1, nullptr, nullptr), DLC_OK);
-  EXPECT_EQ(CpuCalls, 1);
-  dlc_model_destroy(m);
-  // What the failed setup had taken is given back.
-  FakeCudaState &f = fake();
-  EXPECT_EQ(f.primaryRetains, f.primaryReleases);
-  EXPECT_EQ(f.streamsCreated, f.streamsDestroyed);
-  EXPECT_EQ(f.liveDeviceAllocations, 0);
+      "current version is older");
 }
 
 TEST(FakeCudaNoCublaslt, CpuFallback) {
   // The driver works, cuBLASLt does not start: a model with GEMMs cannot be
-  // set up on CUDA (planning its GEMMs at creation fails). `auto` runs it on
-  // the CPU; CUDA is an error.
+  // set up on CUDA (planning its GEMMs at creation fails).
+  EXPECT_EQ(dlc_cuda_available(nullptr, 0), 1);
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_CUDA, &m),
             DLC_ERR_DEVICE_UNAVAILABLE);
@@ -1015,16 +1009,7 @@ TEST(FakeCudaNoCublaslt, CpuFallback) {
   EXPECT_TRUE(errorContains("cublasLtCreate failed: "
                             "CUBLAS_STATUS_NOT_INITIALIZED (1)"))
       << dlc_last_error();
-  const std::string reason = dlc_last_error();
-  ASSERT_EQ(dlc_model_create(&kDesc, DLC_DEVICE_AUTO, &m), DLC_OK)
-      << dlc_last_error();
-  EXPECT_EQ(dlc_model_device(m), DLC_DEVICE_CPU);
-  EXPECT_EQ(dlc_model_fallback_reason(m), reason);
-  dlc_model_destroy(m);
-  FakeCudaState &f = fake();
-  EXPECT_EQ(f.primaryRetains, f.primaryReleases);
-  EXPECT_EQ(f.liveDeviceAllocations, 0);
-  EXPECT_EQ(f.liveHostAllocations, 0);
+  expectCpuFallback(dlc_last_error());
 }
 
 } // namespace
