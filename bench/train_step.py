@@ -3,7 +3,8 @@
 
 Same model, batch, loss, optimizer and thread count in one run, for the
 lesson's toy net (batch 16), the digits MLP (batch 64) and the big image MLP
-(batch 64, ~10 GB with Adam: needs the memory for one of the two at a time).
+(batch 64, ~10 GB with Adam: needs the memory for one of the two at a time),
+and on request a 66-layer MLP of width 16 (batch 8).
 Reports the time per step (min and median), the ratio, and the fraction of
 the CPU's fp32 FMA peak each step reaches.
 
@@ -41,6 +42,8 @@ MODELS = {
     "toy": ("examples/toy.dlc", [10, 32, 1], "mse", 16, 2000),
     "digits": ("examples/digits.dlc", [784, 256, 10], "cross_entropy", 64, 300),
     "big": ("examples/big_mlp.dlc", [150528, 4096, 4096, 1000], "cross_entropy", 64, 3),
+    # 66 hidden layers of 16 (dlc-share-repeated-loops): --models deep.
+    "deep": ("test/dlc/Inputs/deep_mlp.dlc", [16] * 67 + [4], "cross_entropy", 8, 2000),
 }
 
 
