@@ -169,3 +169,25 @@ func.func @written_after_cast(%w: memref<128x64xf32>, %b: memref<64x256xbf16>, %
   linalg.matmul ins(%w16, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
   return
 }
+
+// -----
+
+// A reshaped operand (`reshape(x, [64, 16])` then `linear`: a collapse_shape
+// and an expand_shape of the input) is read through one reinterpret_cast
+// (which canonicalisation then takes straight from the input):
+// fold_memref_alias_ops never converged on the register tiles' reads of an
+// expand_shape, and the compiler hung here.
+// AVX2-LABEL: func.func @reshaped_operand
+// AVX2-SAME: (%[[X:.*]]: memref<32x32xf32>
+// AVX2-NOT: memref.expand_shape
+// AVX2: %[[A:.*]] = memref.reinterpret_cast %[[X]] to offset: [0], sizes: [64, 16], strides: [16, 1] : memref<32x32xf32> to memref<64x16xf32>
+// AVX2-NOT: memref.expand_shape
+// AVX2: vector.transfer_read %[[A]]
+// AVX2: vector.fma
+// AVX2: return
+func.func @reshaped_operand(%x: memref<32x32xf32>, %w: memref<16x8xf32>, %c: memref<64x8xf32>) {
+  %flat = memref.collapse_shape %x [[0, 1]] : memref<32x32xf32> into memref<1024xf32>
+  %a = memref.expand_shape %flat [[0, 1]] output_shape [64, 16] : memref<1024xf32> into memref<64x16xf32>
+  linalg.matmul ins(%a, %w : memref<64x16xf32>, memref<16x8xf32>) outs(%c : memref<64x8xf32>)
+  return
+}

@@ -363,6 +363,44 @@ void packNarrowOperands(ModuleOp module) {
   }
 }
 
+/// The contiguous reshapes (memref.expand_shape and collapse_shape chains of
+/// an identity-layout buffer, which a `reshape` bufferizes to) that `op`
+/// reads or writes, replaced by one memref.reinterpret_cast of the buffer.
+/// The schedule's fold_memref_alias_ops never converges on a
+/// vector.transfer_read of a subview of an expand_shape (MLIR 22: the
+/// greedy driver, unbounded in a transform script, spins forever), and the
+/// tiles of a matmul or transpose are such subviews. A reinterpret_cast is
+/// left alone by those patterns and lowers to the same pointer.
+void castReshapedOperands(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value root = operand.get();
+    bool expanded = false;
+    while (true) {
+      if (auto e = root.getDefiningOp<memref::ExpandShapeOp>()) {
+        expanded = true;
+        root = e.getSrc();
+      } else if (auto c = root.getDefiningOp<memref::CollapseShapeOp>()) {
+        root = c.getSrc();
+      } else {
+        break;
+      }
+    }
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    auto rootType = dyn_cast<MemRefType>(root.getType());
+    if (!expanded || !type || !rootType || !type.hasStaticShape() ||
+        !type.getLayout().isIdentity() || !rootType.getLayout().isIdentity())
+      continue;
+    auto [strides, offset] = type.getStridesAndOffset();
+    OpBuilder b(op);
+    if (Operation *def = root.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(cast<BlockArgument>(root).getOwner());
+    operand.set(memref::ReinterpretCastOp::create(
+        b, op->getLoc(), type, root, offset, type.getShape(), strides));
+  }
+}
+
 struct DlcTileAndVectorizePass
     : dlc::impl::DlcTileAndVectorizePassBase<DlcTileAndVectorizePass> {
   using DlcTileAndVectorizePassBase::DlcTileAndVectorizePassBase;
@@ -426,6 +464,10 @@ struct DlcTileAndVectorizePass
     });
     if (groups.empty() && !anyTranspose)
       return;
+    module.walk([](Operation *op) {
+      if (op->hasAttr("dlc.tile_group") || op->hasAttr("dlc.tile_transpose"))
+        castReshapedOperands(op);
+    });
 
     // First script: cache tiling (and the transposes, start to finish);
     // then the packing of 16-bit operands; the second script: register

@@ -1,0 +1,666 @@
+#!/usr/bin/env python3
+"""Random models, run by every code path of `dlc run` and compared.
+
+    fuzz_models.py WORKDIR [--seeds A:B,N,...] [--train] [--torch] [--keep]
+                   [--configs cpu,emu,...] [--jobs N]
+
+For each seed, a random model in dlc's language: one or two inputs, 4 to 12
+layers drawn from linear, matmul, the elementwise ops (with broadcasting and
+scalars), the activations, softmax and log_softmax along any dim,
+layer_norm, sums and means over any dims, transposes, permutes, reshapes
+and flatten; shapes from 1 to 130 wide, odd sizes included, so that both
+the small GEMM kernels and the cuBLASLt calls of the CUDA lowering are hit.
+Its weights and inputs are drawn by NumPy from the seed.
+
+Every configuration runs the forward entry (and with --train, three
+training steps of a random loss and optimizer):
+
+  cpu           the x86 code
+  emu           the CUDA lowering, kernels emulated on the host
+  emu-rev       the same, each kernel's threads run last first (races)
+  emu-cublas    the same, every GEMM a cuBLASLt call (its epilogues)
+
+and is compared with `cpu` (outputs scaled max-abs within 1e-5, losses and
+weights within 1e-5 relative), and, with --torch, with PyTorch: the forward
+in float64 from the same float32 weights (within 1e-4, scaled), the
+training steps with torch.optim in float32 (losses and weights within
+1e-4). --torch needs PyTorch (Debian's python3-torch); without it the
+configurations are checked against each other only.
+
+Prints one line per seed and a summary; exit status 1 if any seed failed.
+A failing seed's model, data and logs stay in WORKDIR/<seed> (all of them
+with --keep), so `dlc run` can be repeated by hand on it.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import re
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+CONFIGS = {
+    "cpu": [],
+    "emu": ["--cuda-emulate"],
+    "emu-rev": ["--cuda-emulate", "--cuda-emulate-reverse"],
+    "emu-cublas": ["--cuda-emulate", "--cuda-small-gemm-fmas=0"],
+}
+MAX_ELEMENTS = 6144
+WIDTHS = [1, 2, 3, 5, 8, 16, 17, 32, 33, 64, 100, 130]
+
+
+# ----------------------------------------------------------------------------
+# Safetensors (float32 and int64 only) and NumPy files.
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = collections.OrderedDict(), [], 0
+    for name, arr in tensors.items():
+        raw = np.ascontiguousarray(arr, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for raw in blobs:
+            f.write(raw)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        buf = f.read()
+    (n,) = struct.unpack("<Q", buf[:8])
+    header = json.loads(buf[8:8 + n].decode("utf-8"))
+    data, out = buf[8 + n:], {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = {"F32": "<f4", "I64": "<i8", "F64": "<f8"}[info["dtype"]]
+        b, e = info["data_offsets"]
+        out[name] = np.frombuffer(data[b:e], dtype=dtype).reshape(info["shape"])
+    return out
+
+
+# ----------------------------------------------------------------------------
+# The random model: dlc text, and the same computation as a Python function
+# of a tensor library (torch), so that PyTorch can be the reference.
+
+class Model:
+    def __init__(self, rng):
+        self.rng = rng
+        self.lines = []            # dlc statements after the header
+        self.header = []           # model, inputs and labels
+        self.shapes = {}           # value name -> shape (tuple)
+        self.steps = []            # (name, function(env, params, T) -> tensor)
+        self.params = collections.OrderedDict()  # name -> np.float32 array
+        self.inputs = collections.OrderedDict()  # name -> np array
+        self.values = []           # float values usable as operands
+        self.trained = set()       # values that depend on a parameter
+        self.layers = 0
+
+    # -- helpers -------------------------------------------------------------
+    def fresh(self):
+        return "v%d" % len(self.steps)
+
+    def pick(self, pred=lambda s: True):
+        cands = [v for v in self.values if pred(self.shapes[v])]
+        return cands[self.rng.integers(len(cands))] if cands else None
+
+    def bind(self, expr, shape, fn):
+        name = self.fresh()
+        self.lines.append("%s = %s" % (name, expr))
+        if "name=" in expr or self.trained & set(re.findall(r"\w+", expr)):
+            self.trained.add(name)
+        self.shapes[name] = tuple(shape)
+        self.steps.append((name, fn))
+        self.values.append(name)
+        return name
+
+    def layer_name(self, kind):
+        self.layers += 1
+        return "%s%d" % (kind, self.layers)
+
+    def uniform(self, shape, bound):
+        return self.rng.uniform(-bound, bound, size=shape).astype(np.float32)
+
+    # -- ops -----------------------------------------------------------------
+    def linear(self, a):
+        s = self.shapes[a]
+        rows = int(np.prod(s[:-1]))
+        outs = [w for w in WIDTHS if rows * w <= MAX_ELEMENTS and w * s[-1] <= 20000]
+        if not outs:
+            return None
+        out = int(outs[self.rng.integers(len(outs))])
+        name = self.layer_name("fc")
+        bias = bool(self.rng.integers(4))
+        bound = 1 / np.sqrt(s[-1])
+        self.params[name + ".weight"] = self.uniform((out, s[-1]), bound)
+        if bias:
+            self.params[name + ".bias"] = self.uniform((out,), bound)
+        expr = "linear(%s, %d, name=%s%s)" % (a, out, name,
+                                               "" if bias else ", bias=false")
+
+        def fn(env, p, T, a=a, name=name, bias=bias):
+            return T.nn.functional.linear(
+                env[a], p[name + ".weight"], p[name + ".bias"] if bias else None)
+        return self.bind(expr, s[:-1] + (out,), fn)
+
+    def unary(self, a):
+        F = lambda T: T.nn.functional
+        table = [
+            ("relu(%s)", lambda T, x: T.relu(x)),
+            ("tanh(%s)", lambda T, x: T.tanh(x)),
+            ("sigmoid(%s)", lambda T, x: T.sigmoid(x)),
+            ("erf(%s)", lambda T, x: T.erf(x)),
+            ("neg(%s)", lambda T, x: -x),
+            ("gelu(%s)", lambda T, x: F(T).gelu(x)),
+            ('gelu(%s, approximate="tanh")',
+             lambda T, x: F(T).gelu(x, approximate="tanh")),
+            ("exp(tanh(%s))", lambda T, x: T.exp(T.tanh(x))),
+            ("log(add(sigmoid(%s), 0.5))", lambda T, x: T.log(T.sigmoid(x) + 0.5)),
+            ("sqrt(add(sigmoid(%s), 0.25))", lambda T, x: T.sqrt(T.sigmoid(x) + 0.25)),
+        ]
+        text, f = table[self.rng.integers(len(table))]
+        return self.bind(text % a, self.shapes[a],
+                         lambda env, p, T, a=a, f=f: f(T, env[a]))
+
+    def binary(self, a):
+        s = self.shapes[a]
+        ops = [("add", lambda x, y: x + y), ("sub", lambda x, y: x - y),
+               ("mul", lambda x, y: x * y)]
+        kind = self.rng.integers(5)
+        if kind == 0:  # a number
+            op, f = ops[self.rng.integers(3)]
+            c = float(np.round(self.rng.uniform(-2, 2), 3))
+            if self.rng.integers(2):
+                return self.bind("%s(%s, %r)" % (op, a, c), s,
+                                 lambda env, p, T, a=a, f=f, c=c: f(env[a], c))
+            return self.bind("%s(%r, %s)" % (op, c, a), s,
+                             lambda env, p, T, a=a, f=f, c=c: f(c, env[a]))
+        if kind == 1:  # divide by something kept away from zero
+            b = self.pick(lambda t: _broadcasts(t, s)) or a
+            return self.bind(
+                "div(%s, add(sigmoid(%s), 0.5))" % (a, b), s,
+                lambda env, p, T, a=a, b=b: env[a] / (T.sigmoid(env[b]) + 0.5))
+        if kind == 2 and len(s) >= 1:  # broadcast a mean or sum back
+            d = int(self.rng.integers(len(s)))
+            red = ["sum", "mean"][self.rng.integers(2)]
+            op, f = ops[self.rng.integers(3)]
+            expr = "%s(%s, %s(%s, dims=[%d], keepdim=true))" % (op, a, red, a, d)
+
+            def fn(env, p, T, a=a, d=d, red=red, f=f):
+                x = env[a]
+                r = x.sum(d, keepdim=True) if red == "sum" else x.mean(d, keepdim=True)
+                return f(x, r)
+            return self.bind(expr, s, fn)
+        # another value of a shape that broadcasts against this one
+        b = self.pick(lambda t: t != s and len(t) <= len(s)
+                      and _broadcasts(t, s)) if kind == 3 else None
+        b = b or self.pick(lambda t: t == s) or a
+        op, f = ops[self.rng.integers(3)]
+        first, second = (a, b) if self.rng.integers(2) else (b, a)
+        return self.bind("%s(%s, %s)" % (op, first, second), s,
+                         lambda env, p, T, x=first, y=second, f=f: f(env[x], env[y]))
+
+    def softmax(self, a):
+        s = self.shapes[a]
+        d = int(self.rng.integers(-len(s), len(s)))
+        log = bool(self.rng.integers(2))
+        expr = "%s(%s, dim=%d)" % ("log_softmax" if log else "softmax", a, d)
+
+        def fn(env, p, T, a=a, d=d, log=log):
+            f = T.nn.functional.log_softmax if log else T.nn.functional.softmax
+            return f(env[a], dim=d)
+        return self.bind(expr, s, fn)
+
+    def layer_norm(self, a):
+        s = self.shapes[a]
+        name = self.layer_name("ln")
+        eps = [1e-5, 1e-3][self.rng.integers(2)]
+        self.params[name + ".weight"] = (1 + self.uniform((s[-1],), 0.5))
+        self.params[name + ".bias"] = self.uniform((s[-1],), 0.5)
+        expr = "layer_norm(%s, name=%s%s)" % (a, name, "" if eps == 1e-5 else ", eps=%g" % eps)
+
+        def fn(env, p, T, a=a, name=name, eps=eps, n=s[-1]):
+            return T.nn.functional.layer_norm(
+                env[a], (n,), p[name + ".weight"], p[name + ".bias"], eps)
+        return self.bind(expr, s, fn)
+
+    def reduce(self, a):
+        s = self.shapes[a]
+        keep = bool(self.rng.integers(2))
+        k = int(self.rng.integers(1, len(s) + 1))
+        if not keep:
+            k = min(k, len(s) - 1)
+        if k == 0:
+            return None
+        dims = sorted(int(d) for d in self.rng.choice(len(s), size=k, replace=False))
+        red = ["sum", "mean"][self.rng.integers(2)]
+        expr = "%s(%s, dims=[%s]%s)" % (red, a, ", ".join(map(str, dims)),
+                                        ", keepdim=true" if keep else "")
+        shape = tuple(1 if i in dims else n for i, n in enumerate(s)) if keep \
+            else tuple(n for i, n in enumerate(s) if i not in dims)
+
+        def fn(env, p, T, a=a, dims=dims, keep=keep, red=red):
+            x = env[a]
+            return (x.sum(dims, keepdim=keep) if red == "sum"
+                    else x.mean(dims, keepdim=keep))
+        return self.bind(expr, shape, fn)
+
+    def reorder(self, a):
+        s = self.shapes[a]
+        if len(s) < 2:
+            return None
+        if len(s) == 3 and self.rng.integers(2):
+            perm = [int(i) for i in self.rng.permutation(3)]
+            return self.bind("permute(%s, [%s])" % (a, ", ".join(map(str, perm))),
+                             tuple(s[i] for i in perm),
+                             lambda env, p, T, a=a, perm=perm: env[a].permute(perm))
+        d0, d1 = (int(d) for d in self.rng.choice(len(s), size=2, replace=False))
+        shape = list(s)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        return self.bind("transpose(%s, %d, %d)" % (a, d0, d1), shape,
+                         lambda env, p, T, a=a, d0=d0, d1=d1: env[a].transpose(d0, d1))
+
+    def reshape(self, a):
+        s = self.shapes[a]
+        if len(s) >= 3 and self.rng.integers(2):
+            return self.bind("flatten(%s)" % a, (s[0], int(np.prod(s[1:]))),
+                             lambda env, p, T, a=a: env[a].flatten(1))
+        n = s[-1]
+        divs = [d for d in range(2, n) if n % d == 0]
+        if len(s) >= 3 or not divs:
+            if len(s) < 2:
+                return None
+            # merge the last two dims ([-1, N] for a matrix: all in one row)
+            if len(s) == 2:
+                shape, expr = (1, s[0] * s[1]), "reshape(%s, [-1, %d])" % (a, s[0] * s[1])
+            else:
+                shape = s[:-2] + (s[-2] * s[-1],)
+                expr = "reshape(%s, [%s])" % (a, ", ".join(map(str, shape)))
+            return self.bind(expr, shape,
+                             lambda env, p, T, a=a, shape=shape: env[a].reshape(shape))
+        d = divs[self.rng.integers(len(divs))]
+        shape = s[:-1] + (d, n // d)
+        return self.bind("reshape(%s, [%s])" % (a, ", ".join(map(str, shape))),
+                         shape, lambda env, p, T, a=a, shape=shape: env[a].reshape(shape))
+
+    def matmul(self, a):
+        s = self.shapes[a]
+        if len(s) not in (2, 3):
+            return None
+        m, k = s[-2], s[-1]
+        batch = s[:-2]
+        # a @ b^T with b of shape [..., n, k], else a @ a^T or a^T @ a
+        b = self.pick(lambda t: len(t) == len(s) and t[:-2] == batch
+                      and t[-1] == k and t != s)
+        choice = int(self.rng.integers(3))
+        if b is not None and choice == 0:
+            n = self.shapes[b][-2]
+            if len(batch) and int(np.prod(batch)) * m * n > MAX_ELEMENTS:
+                return None
+            return self.bind("matmul(%s, transpose(%s, %d, %d))" % (a, b, len(s) - 2, len(s) - 1),
+                             batch + (m, n),
+                             lambda env, p, T, a=a, b=b: env[a] @ env[b].transpose(-2, -1))
+        if choice == 1 and int(np.prod(batch or (1,))) * k * k <= MAX_ELEMENTS:
+            return self.bind("matmul(transpose(%s, %d, %d), %s)" % (a, len(s) - 2, len(s) - 1, a),
+                             batch + (k, k),
+                             lambda env, p, T, a=a: env[a].transpose(-2, -1) @ env[a])
+        if int(np.prod(batch or (1,))) * m * m <= MAX_ELEMENTS:
+            return self.bind("matmul(%s, transpose(%s, %d, %d))" % (a, a, len(s) - 2, len(s) - 1),
+                             batch + (m, m),
+                             lambda env, p, T, a=a: env[a] @ env[a].transpose(-2, -1))
+        return None
+
+
+def _broadcasts(t, s):
+    try:
+        return np.broadcast_shapes(t, s) == s
+    except ValueError:
+        return False
+
+
+def random_model(seed, train):
+    rng = np.random.default_rng(seed)
+    m = Model(rng)
+    m.header.append("model fuzz%d" % seed)
+    batch = int(rng.choice([1, 2, 3, 4, 7, 8, 16, 33]))
+    rank3 = bool(rng.integers(3) == 0)
+    width = int(rng.choice([w for w in WIDTHS if w > 1]))
+    shape = (batch, int(rng.choice([2, 3, 5, 8])), width) if rank3 else (batch, width)
+    while int(np.prod(shape)) > MAX_ELEMENTS:
+        shape = shape[:-1] + (max(1, shape[-1] // 2),)
+    for i in range(1 + int(rng.integers(2))):
+        name = "x%d" % i
+        m.header.append("input %s: f32[%s]" % (name, ", ".join(map(str, shape))))
+        m.inputs[name] = rng.standard_normal(shape).astype(np.float32)
+        m.shapes[name] = shape
+        m.values.append(name)
+    builders = [m.linear, m.linear, m.linear, m.unary, m.unary, m.binary,
+                m.binary, m.softmax, m.layer_norm, m.reduce, m.reorder,
+                m.reshape, m.matmul]
+    target = 4 + int(rng.integers(9))
+    while len(m.steps) < target:
+        # mostly extend the newest value, sometimes an older one (a DAG)
+        fresh = [v for v in m.values if v not in m.inputs]
+        a = fresh[-1] if fresh and rng.integers(3) else m.values[rng.integers(len(m.values))]
+        build = builders[rng.integers(len(builders))]
+        build(a)
+    last = m.steps[-1][0]
+    if train and last not in m.trained:
+        last = m.linear(last) or m.layer_norm(last)
+    outs = [last]
+    for v in rng.permutation([s[0] for s in m.steps[:-1]])[:int(rng.integers(3))]:
+        outs.append(str(v))
+    m.outputs = outs
+    if train:
+        add_loss(m, rng, last)
+    return m
+
+
+def add_loss(m, rng, last):
+    s = m.shapes[last]
+    if len(s) == 2 and s[1] >= 2 and rng.integers(2):
+        red = ["mean", "sum"][rng.integers(2)]
+        m.header.append("label y: i64[%d]" % s[0])
+        m.inputs["y"] = rng.integers(s[1], size=(s[0],)).astype(np.int64)
+        m.loss = ('cross_entropy(%s, y%s)' % (last, "" if red == "mean" else ', reduction="sum"'),
+                  lambda env, T, red=red: T.nn.functional.cross_entropy(
+                      env[last], env["y"], reduction=red))
+    else:
+        red = ["mean", "sum"][rng.integers(2)]
+        m.header.append("label y: f32[%s]" % ", ".join(map(str, s)))
+        m.inputs["y"] = rng.standard_normal(s).astype(np.float32)
+        m.loss = ('mse_loss(%s, y%s)' % (last, "" if red == "mean" else ', reduction="sum"'),
+                  lambda env, T, red=red: T.nn.functional.mse_loss(
+                      env[last], env["y"], reduction=red))
+    kind = int(rng.integers(3))
+    if kind == 0:
+        mom = float(rng.choice([0.0, 0.9]))
+        nest = bool(mom and rng.integers(2))
+        wd = float(rng.choice([0.0, 0.01]))
+        m.optim = ("sgd(lr=0.01, momentum=%g, weight_decay=%g%s)"
+                   % (mom, wd, ", nesterov=true" if nest else ""),
+                   lambda T, ps: T.optim.SGD(ps, lr=0.01, momentum=mom,
+                                             weight_decay=wd, nesterov=nest))
+    else:
+        cls = "adam" if kind == 1 else "adamw"
+        wd = float(rng.choice([0.0, 0.01]))
+        ams = bool(rng.integers(4) == 0)
+        m.optim = ("%s(lr=0.01, weight_decay=%g%s)" % (cls, wd, ", amsgrad=true" if ams else ""),
+                   lambda T, ps: (T.optim.Adam if cls == "adam" else T.optim.AdamW)(
+                       ps, lr=0.01, weight_decay=wd, amsgrad=ams))
+
+
+def model_text(m, train):
+    lines = m.header + m.lines + ["output " + ", ".join(m.outputs)]
+    if train:
+        lines += ["loss " + m.loss[0], "optim " + m.optim[0]]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------
+# PyTorch references.
+
+def torch_forward(m, torch):
+    p = {k: torch.tensor(v, dtype=torch.float64) for k, v in m.params.items()}
+    env = {k: torch.tensor(v, dtype=torch.float64) for k, v in m.inputs.items()
+           if v.dtype == np.float32}
+    for name, fn in m.steps:
+        env[name] = fn(env, p, torch)
+        if tuple(env[name].shape) != m.shapes[name]:  # the generator's own check
+            raise AssertionError("%s: PyTorch computes shape %s, the model says %s"
+                                 % (name, tuple(env[name].shape), m.shapes[name]))
+    return {o: env[o].numpy() for o in m.outputs}
+
+
+def noise_gradients(m, torch):
+    """The parameters whose gradient at the initial weights is zero but for
+    rounding (float64: a bias that a softmax cancels, a layer_norm over one
+    element): Adam turns such noise into full-sized updates of any sign, so
+    their weights after training are not comparable."""
+    p = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in m.params.items()}
+    env = {k: torch.tensor(v, dtype=torch.float64) if v.dtype == np.float32
+           else torch.tensor(v) for k, v in m.inputs.items()}
+    for name, fn in m.steps:
+        env[name] = fn(env, p, torch)
+    m.loss[1](env, torch).backward()
+    norms = {k: float(v.grad.norm()) if v.grad is not None else 0.0
+             for k, v in p.items()}
+    top = max(norms.values(), default=0.0)
+    return {k for k, n in norms.items() if n <= 1e-9 * top}
+
+
+def torch_train(m, torch, steps):
+    p = collections.OrderedDict(
+        (k, torch.tensor(v, dtype=torch.float32, requires_grad=True))
+        for k, v in m.params.items())
+    opt = m.optim[1](torch, list(p.values()))
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        env = {k: torch.tensor(v) for k, v in m.inputs.items()}
+        for name, fn in m.steps:
+            env[name] = fn(env, p, torch)
+        loss = m.loss[1](env, torch)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    return np.array(losses), {k: v.detach().numpy() for k, v in p.items()}
+
+
+# ----------------------------------------------------------------------------
+# Running dlc and comparing.
+
+def scaled_error(a, e):
+    a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+    if a.shape != e.shape:
+        return float("inf")
+    if not np.all(np.isfinite(a)):
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a - e)) / max(1.0, float(np.max(np.abs(e)))))
+
+
+def relative_norm_error(a, e):
+    a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+    if a.shape != e.shape or not np.all(np.isfinite(a)):
+        return float("inf")
+    return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
+
+
+def run(cmd, log):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    with open(log, "a") as f:
+        f.write("$ %s\n%s%s(exit %d)\n" % (" ".join(cmd), p.stdout, p.stderr, p.returncode))
+    return p
+
+
+def check_seed(seed, args, torch):
+    d = os.path.join(args.workdir, str(seed))
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    m = random_model(seed, args.train)
+    model = os.path.join(d, "model.dlc")
+    with open(model, "w") as f:
+        f.write(model_text(m, args.train))
+    weights = os.path.join(d, "weights.safetensors")
+    write_safetensors(weights, m.params)
+    feeds = []
+    for k, v in m.inputs.items():
+        np.save(os.path.join(d, k + ".npy"), v)
+        feeds += ["--input", "%s=%s" % (k, os.path.join(d, k + ".npy"))]
+    log = os.path.join(d, "log.txt")
+    problems, worst = [], collections.defaultdict(float)
+
+    fwd_inputs = [w for i in range(0, len(feeds), 2) for w in feeds[i:i + 2]
+                  if not feeds[i + 1].startswith("y=")]
+    results = {}
+    for cfg in args.configs:
+        out = os.path.join(d, "out-%s.safetensors" % cfg)
+        p = run([args.dlc, "run", model, "--weights", weights] + fwd_inputs
+                + ["--output", out] + CONFIGS[cfg], log)
+        if p.returncode != 0:
+            problems.append("%s forward: exit %d: %s" % (cfg, p.returncode,
+                                                          p.stderr.strip()[-300:]))
+            continue
+        results[cfg] = read_safetensors(out)
+    base = results.get("cpu")
+    if torch is not None:
+        ref = torch_forward(m, torch)
+    for cfg, got in results.items():
+        for o in m.outputs:
+            # Against the CPU: within 1e-5, or within twice the CPU's own
+            # error against float64 where the output is that ill-conditioned
+            # (a difference of nearly equal values, normalised).
+            tol = 1e-5
+            if torch is not None and base is not None and o in base:
+                tol = max(tol, 2 * scaled_error(base[o], ref[o]))
+            if o not in got:
+                problems.append("%s: no output %s" % (cfg, o))
+                continue
+            if base is not None and cfg != "cpu":
+                err = scaled_error(got[o], base[o])
+                worst["fwd vs cpu"] = max(worst["fwd vs cpu"], err)
+                if err > tol:
+                    problems.append("%s forward %s: scaled error %.3g against cpu" % (cfg, o, err))
+            if torch is not None:
+                err = scaled_error(got[o], ref[o])
+                worst["fwd vs torch"] = max(worst["fwd vs torch"], err)
+                if err > 1e-4:
+                    problems.append("%s forward %s: scaled error %.3g against PyTorch" % (cfg, o, err))
+
+    if args.train:
+        steps = 3
+        trained = {}
+        for cfg in args.configs:
+            ckpt = os.path.join(d, "ckpt-%s.safetensors" % cfg)
+            p = run([args.dlc, "run", model, "--train", "--weights", weights] + feeds
+                    + ["--steps", str(steps), "--print-loss", "--save", ckpt]
+                    + CONFIGS[cfg], log)
+            if p.returncode != 0:
+                problems.append("%s train: exit %d: %s" % (cfg, p.returncode,
+                                                            p.stderr.strip()[-300:]))
+                continue
+            losses = [float(line.split()[3]) for line in p.stdout.splitlines()
+                      if line.startswith("step ")]
+            trained[cfg] = (np.array(losses), read_safetensors(ckpt))
+        diverged = [c for c, (l, _) in trained.items()
+                    if not np.all(np.isfinite(l)) or np.max(np.abs(l)) > 1e6]
+        if diverged and len(diverged) == len(trained):
+            # every configuration diverges: nothing to compare
+            trained = {}
+            worst["diverged"] += 1
+        noise = noise_gradients(m, torch) if torch is not None else set()
+        refs = []
+        if torch is not None:
+            refs.append(("PyTorch", torch_train(m, torch, steps), 1e-4))
+        if "cpu" in trained:
+            refs.insert(0, ("cpu", trained["cpu"], 1e-5))
+        # Against the CPU: within 1e-5, or twice the CPU's own error against
+        # PyTorch where training is that sensitive to rounding.
+        cpu_err = {}
+        if len(refs) == 2:
+            (cl, cw), (tl, tw) = refs[0][1], refs[1][1]
+            cpu_err = {k: relative_norm_error(cw.get(k, np.zeros(0)), e)
+                       for k, e in tw.items()}
+            cpu_err[""] = float(np.max(np.abs(cl - tl) / np.maximum(
+                np.abs(tl), 1e-2 * abs(tl[0])))) if len(cl) == len(tl) else 0.0
+        for cfg, (losses, ck) in trained.items():
+            for rname, (rl, rw), tol in refs:
+                if rname == cfg:
+                    continue
+                if len(losses) != len(rl):
+                    problems.append("%s: %d losses, %s %d" % (cfg, len(losses), rname, len(rl)))
+                    continue
+                # relative to the loss, or to a hundredth of the first loss
+                # once training has brought it near zero (cancellation)
+                scale = np.maximum(np.abs(rl), 1e-2 * abs(rl[0]))
+                err = float(np.max(np.abs(losses - rl) / scale))
+                key = "loss vs " + ("cpu" if rname == "cpu" else "torch")
+                worst[key] = max(worst[key], err)
+                if not err <= (max(tol, 2 * cpu_err.get("", 0)) if rname == "cpu" else tol):
+                    problems.append("%s losses %s: relative error %.3g against %s"
+                                    % (cfg, losses, err, rname))
+                # The parameters; the optimizer's state shows in them (a
+                # state tensor alone can be all rounding noise: the gradient
+                # of a bias that a softmax cancels).
+                for k, e in rw.items():
+                    if k.startswith("optimizer.") or k in noise:
+                        continue
+                    err = relative_norm_error(ck.get(k, np.zeros(0)), e)
+                    key = "weights vs " + ("cpu" if rname == "cpu" else "torch")
+                    worst[key] = max(worst[key], err)
+                    bound = max(tol, 2 * cpu_err.get(k, 0)) if rname == "cpu" else tol
+                    if not err <= bound:
+                        problems.append("%s weight %s: relative error %.3g against %s"
+                                        % (cfg, k, err, rname))
+    if not problems and not args.keep:
+        shutil.rmtree(d)
+    return seed, len(m.steps), problems, dict(worst)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("workdir")
+    ap.add_argument("--seeds", default="0:10",
+                    help="A:B (the seeds A to B-1) or N, several joined by commas")
+    ap.add_argument("--train", action="store_true", help="also three training steps")
+    ap.add_argument("--torch", action="store_true", help="also compare with PyTorch")
+    ap.add_argument("--keep", action="store_true", help="keep every seed's files")
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--dlc", default="dlc")
+    args = ap.parse_args(argv)
+    args.configs = args.configs.split(",")
+    for c in args.configs:
+        if c not in CONFIGS:
+            ap.error("unknown configuration %r (%s)" % (c, ", ".join(CONFIGS)))
+    torch = None
+    if args.torch:
+        import torch  # noqa: F811 - only with --torch
+        torch.set_num_threads(1)
+    seeds = []
+    for part in args.seeds.split(","):
+        a, _, b = part.partition(":")
+        seeds += range(int(a), int(b)) if b else [int(a)]
+    os.makedirs(args.workdir, exist_ok=True)
+    failed = 0
+    worst = collections.defaultdict(float)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for seed, n, problems, w in pool.map(lambda s: check_seed(s, args, torch),
+                                             seeds):
+            for k, v in w.items():
+                worst[k] = worst[k] + v if k == "diverged" else max(worst[k], v)
+            if problems:
+                failed += 1
+                print("seed %d (%d layers): FAILED" % (seed, n))
+                for p in problems:
+                    print("  " + p)
+            else:
+                print("seed %d (%d layers): ok" % (seed, n))
+            sys.stdout.flush()
+    diverged = int(worst.pop("diverged", 0))
+    print("worst: " + ", ".join("%s %.2e" % kv for kv in sorted(worst.items())))
+    if diverged:
+        print("%d model(s) diverged in training everywhere: their training "
+              "was not compared" % diverged)
+    print("%d of %d random models agree (%s%s%s)" % (
+        len(seeds) - failed, len(seeds), ",".join(args.configs),
+        ", training" if args.train else "", ", PyTorch" if torch else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
