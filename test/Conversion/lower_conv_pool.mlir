@@ -174,3 +174,23 @@ func.func @conv_direct(%x: tensor<2x1x5x5xf32>, %w: tensor<4x1x2x2xf32>, %b: ten
   %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x1x5x5xf32>, tensor<4x1x2x2xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
   return %0 : tensor<2x4x3x3xf32>
 }
+
+// -----
+
+// A direct convolution to a 1x1 (or 1-high) output: the stride along a
+// dimension of one output is never taken and the tap's view gets stride 1
+// there. With stride 2 on those unit dimensions, the rank-reduced view
+// made MLIR run out of memory (SubViewOp::getDroppedDims) while compiling.
+// CHECK-LABEL: func.func @conv_direct_one_output
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 1, 1, 1] [1, 1, 1, 1] : tensor<2x2x1x1xf32> to tensor<2x1x1xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 1, 0, 0] [2, 1, 1, 1] [1, 1, 1, 1] : tensor<2x2x1x1xf32> to tensor<2x1x1xf32>
+// CHECK-LABEL: func.func @conv_direct_one_row
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 1, 1, 3] [1, 1, 1, 2] : tensor<2x1x1x5xf32> to tensor<2x1x3xf32>
+func.func @conv_direct_one_output(%x: tensor<2x2x1x1xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32> {
+  %0 = dlc.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<2x2x1x1xf32>, tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32>
+  return %0 : tensor<2x2x1x1xf32>
+}
+func.func @conv_direct_one_row(%x: tensor<2x1x1x5xf32>, %w: tensor<2x1x1x1xf32>) -> tensor<2x2x1x3xf32> {
+  %0 = dlc.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<2x1x1x5xf32>, tensor<2x1x1x1xf32>) -> tensor<2x2x1x3xf32>
+  return %0 : tensor<2x2x1x3xf32>
+}

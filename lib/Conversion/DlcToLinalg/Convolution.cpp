@@ -210,9 +210,14 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
           SmallVector<OpFoldResult> sizes{
               b.getIndexAttr(n), b.getIndexAttr(1), b.getIndexAttr(oh),
               b.getIndexAttr(ow)};
+          // A stride along a dimension of one output is never taken: 1,
+          // which also keeps the rank-reduced view's dropped dimension
+          // unambiguous (MLIR's SubViewOp::getDroppedDims ran out of
+          // memory on a 1x1 output with stride 2).
           SmallVector<OpFoldResult> strides{
-              b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(sh),
-              b.getIndexAttr(sw)};
+              b.getIndexAttr(1), b.getIndexAttr(1),
+              b.getIndexAttr(oh == 1 ? 1 : sh),
+              b.getIndexAttr(ow == 1 ? 1 : sw)};
           ins.push_back(tensor::ExtractSliceOp::create(b, loc, tapTy, xp,
                                                        offsets, sizes,
                                                        strides));
