@@ -3,6 +3,7 @@
 
     fuzz_models.py WORKDIR [--seeds A:B,N,...] [--train] [--torch] [--keep]
                    [--configs cpu,emu,...] [--jobs N]
+                   [--precision bf16|fp16 [--precision-tol T]]
 
 For each seed, a random model in dlc's language: one or two inputs, 4 to 12
 layers drawn from linear, matmul, the elementwise ops (with broadcasting and
@@ -31,6 +32,10 @@ training steps with torch.optim in float64 (losses and weights within
 from `cpu` are reported, not checked (paths that are each close to PyTorch
 differ by at most the sum of their errors); without it the configurations
 are checked against each other only.
+
+With --precision, every configuration runs the forward with autocast
+(`--precision=bf16` or `fp16`) instead, checked against the fp32 reference
+for gross errors only (scaled error within --precision-tol, 5e-2).
 
 Prints one line per seed and a summary; exit status 1 if any seed failed.
 A failing seed's model, data and logs stay in WORKDIR/<seed> (all of them
@@ -601,6 +606,44 @@ def run(cmd, log):
     return p
 
 
+def check_precision(seed, args, torch, m, d, model, weights, inputs, log):
+    """--precision: the forward in bf16 or fp16 (autocast) by every
+    configuration, against the fp32 reference (PyTorch's float64, else the
+    CPU's fp32 run), within a scaled error of --precision-tol: a check for
+    gross errors (a wrong cast, a GEMM reading the wrong copy), not for
+    rounding, whose size depends on the model."""
+    problems, worst = [], collections.defaultdict(float)
+    if torch is not None:
+        ref = torch_forward(m, torch)
+    else:
+        out = os.path.join(d, "out-fp32.safetensors")
+        p = run([args.dlc, "run", model, "--weights", weights] + inputs
+                + ["--output", out], log)
+        if p.returncode != 0:
+            return seed, len(m.steps), ["cpu fp32 forward: exit %d: %s" % (
+                p.returncode, p.stderr.strip()[-300:])], {}
+        ref = read_safetensors(out)
+    for cfg in args.configs:
+        out = os.path.join(d, "out-%s-%s.safetensors" % (cfg, args.precision))
+        p = run([args.dlc, "run", model, "--weights", weights] + inputs
+                + ["--output", out, "--precision=" + args.precision]
+                + CONFIGS[cfg], log)
+        if p.returncode != 0:
+            problems.append("%s %s forward: exit %d: %s" % (
+                cfg, args.precision, p.returncode, p.stderr.strip()[-300:]))
+            continue
+        got = read_safetensors(out)
+        for o in m.outputs:
+            err = scaled_error(got.get(o, np.zeros(0)), ref[o])
+            worst[args.precision + " fwd"] = max(worst[args.precision + " fwd"], err)
+            if not err <= args.precision_tol:
+                problems.append("%s %s forward %s: scaled error %.3g against fp32"
+                                % (cfg, args.precision, o, err))
+    if not problems and not args.keep:
+        shutil.rmtree(d)
+    return seed, len(m.steps), problems, dict(worst)
+
+
 def check_seed(seed, args, torch):
     d = os.path.join(args.workdir, str(seed))
     shutil.rmtree(d, ignore_errors=True)
@@ -620,6 +663,9 @@ def check_seed(seed, args, torch):
 
     fwd_inputs = [w for i in range(0, len(feeds), 2) for w in feeds[i:i + 2]
                   if not feeds[i + 1].startswith("y=")]
+    if args.precision:
+        return check_precision(seed, args, torch, m, d, model, weights,
+                               fwd_inputs, log)
     results = {}
     for cfg in args.configs:
         out = os.path.join(d, "out-%s.safetensors" % cfg)
@@ -728,6 +774,10 @@ def main(argv=None):
     ap.add_argument("--train", action="store_true", help="also three training steps")
     ap.add_argument("--torch", action="store_true", help="also compare with PyTorch")
     ap.add_argument("--keep", action="store_true", help="keep every seed's files")
+    ap.add_argument("--precision", choices=["bf16", "fp16"],
+                    help="instead: the forward with autocast, against fp32")
+    ap.add_argument("--precision-tol", type=float, default=5e-2,
+                    help="with --precision: the scaled error allowed (default 5e-2)")
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--dlc", default="dlc")
@@ -767,6 +817,7 @@ def main(argv=None):
               "was not compared" % diverged)
     print("%d of %d random models agree (%s%s%s)" % (
         len(seeds) - failed, len(seeds), ",".join(args.configs),
+        ", " + args.precision if args.precision else
         ", training" if args.train else "", ", PyTorch" if torch else ""))
     return 1 if failed else 0
 

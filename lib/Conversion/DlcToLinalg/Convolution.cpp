@@ -210,17 +210,21 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
           SmallVector<OpFoldResult> sizes{
               b.getIndexAttr(n), b.getIndexAttr(1), b.getIndexAttr(oh),
               b.getIndexAttr(ow)};
-          // A stride along a dimension of one output is never taken: 1,
-          // which also keeps the rank-reduced view's dropped dimension
-          // unambiguous (MLIR's SubViewOp::getDroppedDims ran out of
-          // memory on a 1x1 output with stride 2).
+          // A stride along a dimension of one output is never taken: 1.
           SmallVector<OpFoldResult> strides{
               b.getIndexAttr(1), b.getIndexAttr(1),
               b.getIndexAttr(oh == 1 ? 1 : sh),
               b.getIndexAttr(ow == 1 ? 1 : sw)};
-          ins.push_back(tensor::ExtractSliceOp::create(b, loc, tapTy, xp,
-                                                       offsets, sizes,
-                                                       strides));
+          // The channel is dropped by a collapse, not by a rank-reducing
+          // slice: with other unit dimensions (a batch of one, an output
+          // of one row) the reduced view's dropped dimension is ambiguous,
+          // and MLIR 22's SubViewOp::getDroppedDims crashed on it.
+          auto viewTy = RankedTensorType::get({n, 1, oh, ow}, acc);
+          Value view = tensor::ExtractSliceOp::create(b, loc, viewTy, xp,
+                                                      offsets, sizes, strides);
+          ins.push_back(tensor::CollapseShapeOp::create(
+              b, loc, tapTy, view,
+              ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}}));
           maps.push_back(AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx));
           ins.push_back(w);
           maps.push_back(AffineMap::get(
