@@ -85,3 +85,30 @@ func.func @round_trips(%a: tensor<4xbf16>, %b: tensor<4xf32>) -> (tensor<4xbf16>
   %b2 = dlc.cast %n : tensor<4xbf16> to tensor<4xf32>
   return %a2, %b2 : tensor<4xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// The image ops compute in fp32: a 16-bit operand (a linear layer's result)
+// is widened for them. The pass left them alone before, and a pool then
+// read bf16 into an fp32 result, which its verifier rejects.
+// CHECK-LABEL: func.func @image_ops
+// CHECK: %[[H:.*]] = dlc.linear {{.*}} -> tensor<1x2x4x4xbf16>
+// CHECK: %[[HF:.*]] = dlc.cast %[[H]] : tensor<1x2x4x4xbf16> to tensor<1x2x4x4xf32>
+// CHECK: dlc.avg_pool2d %[[HF]] {{.*}} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: dlc.max_pool2d %[[HF]] {{.*}} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: dlc.conv2d %[[HF]], %{{.*}} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+// CHECK: dlc.batch_norm %[[HF]], {{.*}} -> tensor<1x2x4x4xf32>
+func.func @image_ops(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x3x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %w = dlc.param @w : tensor<4x4xf32>
+  %k = dlc.param @k : tensor<3x2x1x1xf32>
+  %s = dlc.param @s : tensor<2xf32>
+  %h = dlc.linear %x, %w : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = dlc.avg_pool2d %h {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, count_include_pad = true} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %m = dlc.max_pool2d %h {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %c = dlc.conv2d %h, %k : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %b = dlc.batch_norm %h, %s, %s, %s, %s : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %a, %m, %c, %b : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x3x4x4xf32>, tensor<1x2x4x4xf32>
+}
+dlc.parameter @w : tensor<4x4xf32> {init = "uniform", bound = 0.5 : f64}
+dlc.parameter @k : tensor<3x2x1x1xf32> {init = "uniform", bound = 0.5 : f64}
+dlc.parameter @s : tensor<2xf32> {init = "ones"}

@@ -34,7 +34,15 @@ Policy policyOf(Operation *op) {
   if (isa<ReluOp, TanhOp, SigmoidOp, GeluOp, NegOp, SqrtOp, ErfOp, AddOp, SubOp,
           MulOp, DivOp, ReshapeOp, TransposeOp, BroadcastToOp, ScaleOp>(op))
     return Policy::Follow;
-  return Policy::Keep; // params, casts, constants, ops of other dialects
+  // Reads of parameters, casts, transfers, and ops of other dialects.
+  if (isa<ParamOp, ParameterOp, CastOp, TransferOp>(op) ||
+      !isa<DlcDialect>(op->getDialect()))
+    return Policy::Keep;
+  // Every other dlc op computes in fp32 until it is given a 16-bit
+  // kernel: the image ops (conv2d, the pools, batch_norm) today. Left as
+  // they were, they would read a 16-bit operand into an fp32 result,
+  // which they do not accept.
+  return Policy::Fp32;
 }
 
 RankedTensorType withElement(Type t, Type elem) {

@@ -160,7 +160,8 @@ def DlcInsertAutocastPass : Pass<"dlc-insert-autocast", "::mlir::ModuleOp"> {
     |---|---|
     | `linear`, `matmul` | the 16-bit type (`precision`), accumulating in fp32; the result is 16-bit |
     | `softmax`, `log_softmax`, `layer_norm`, `exp`, `log`, `sum`, `mean`, `mse_loss`, `cross_entropy` | fp32 (16-bit operands are widened) |
-    | every other op (activations, `add`/`sub`/`mul`/`div`, `sqrt`, `erf`, `neg`, reshapes, transposes) | its operands' type: 16-bit when all are, else fp32 |
+    | activations, `add`/`sub`/`mul`/`div`, `sqrt`, `erf`, `neg`, reshapes, transposes | its operands' type: 16-bit when all are, else fp32 |
+    | every other op (`conv2d`, `max_pool2d`, `avg_pool2d`, `batch_norm`) | fp32 (16-bit operands are widened) |
 
     Parameters stay fp32 (master weights): a parameter is cast once per
     function, right after it is read, and that cast serves every user (the
