@@ -45,15 +45,15 @@ with --keep), so `dlc run` can be repeated by hand on it.
 import argparse
 import collections
 import concurrent.futures
-import json
 import re
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
 import numpy as np
+
+from safetensors_io import read_safetensors, write_safetensors
 
 CONFIGS = {
     "cpu": [],
@@ -63,41 +63,6 @@ CONFIGS = {
 }
 MAX_ELEMENTS = 6144
 WIDTHS = [1, 2, 3, 5, 8, 16, 17, 32, 33, 64, 100, 130]
-
-
-# ----------------------------------------------------------------------------
-# Safetensors (float32 and int64 only) and NumPy files.
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = collections.OrderedDict(), [], 0
-    for name, arr in tensors.items():
-        raw = np.ascontiguousarray(arr, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        buf = f.read()
-    (n,) = struct.unpack("<Q", buf[:8])
-    header = json.loads(buf[8:8 + n].decode("utf-8"))
-    data, out = buf[8 + n:], {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = {"F32": "<f4", "I64": "<i8", "F64": "<f8"}[info["dtype"]]
-        b, e = info["data_offsets"]
-        out[name] = np.frombuffer(data[b:e], dtype=dtype).reshape(info["shape"])
-    return out
 
 
 # ----------------------------------------------------------------------------

@@ -29,17 +29,16 @@ tolerance leaves.
 
 import collections
 import copy
-import json
-import math
 import os
 import re
-import struct
 import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import safetensors_io
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -57,49 +56,11 @@ NOT_PARAMS = (".num_batches_tracked",)
 
 def write_safetensors(path, tensors):
     """tensors: ordered mapping name -> float32 numpy array."""
-    header = collections.OrderedDict()
-    blobs = []
-    offset = 0
-    for name, arr in tensors.items():
-        arr = np.ascontiguousarray(arr, dtype="<f4")
-        raw = arr.tobytes()
-        header[name] = {
-            "dtype": "F32",
-            "shape": list(arr.shape),
-            "data_offsets": [offset, offset + len(raw)],
-        }
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {"format": "pt"}
-    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    # Pad the header with spaces so the data starts 8-byte aligned (as the
-    # reference implementation does).
-    hjson += b" " * ((8 - len(hjson) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for raw in blobs:
-            f.write(raw)
+    safetensors_io.write_safetensors(path, tensors, {"format": "pt"})
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        buf = f.read()
-    (n,) = struct.unpack("<Q", buf[:8])
-    header = json.loads(buf[8 : 8 + n].decode("utf-8"))
-    data = buf[8 + n :]
-    out = collections.OrderedDict()
-    end_max = 0
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        assert info["dtype"] == "F32", info
-        b, e = info["data_offsets"]
-        end_max = max(end_max, e)
-        arr = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
-        out[name] = arr
-    assert end_max == len(data), "trailing or missing bytes"
-    return out
+    return safetensors_io.read_safetensors(path, {"F32": "<f4"}, exact=True)
 
 
 # --------------------------------------------------------------------------

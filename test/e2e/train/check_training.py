@@ -18,29 +18,18 @@ Exits 0 on a pass, 1 on a failure.
 """
 
 import argparse
-import json
+import os
 import re
-import struct
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import safetensors_io  # noqa: E402
+
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        buf = f.read()
-    (n,) = struct.unpack("<Q", buf[:8])
-    header = json.loads(buf[8:8 + n].decode("utf-8"))
-    data = buf[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] != "F32":
-            raise ValueError("%s: %s is %s" % (path, name, info["dtype"]))
-        b, e = info["data_offsets"]
-        out[name] = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
-    return out
+    return safetensors_io.read_safetensors(path, {"F32": "<f4"})
 
 
 def read_losses(path):

@@ -25,9 +25,7 @@ per-step losses and the final weights (check_training.py).
 """
 
 import collections
-import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -35,26 +33,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from safetensors_io import write_safetensors  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-
-
-def write_safetensors(path, tensors):
-    header = collections.OrderedDict()
-    blobs, offset = [], 0
-    for name, arr in tensors.items():
-        raw = np.ascontiguousarray(arr, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    hjson = json.dumps(header, separators=(",", ":")).encode()
-    hjson += b" " * ((8 - len(hjson) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for raw in blobs:
-            f.write(raw)
 
 
 class Layers(nn.Module):
