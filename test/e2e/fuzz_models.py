@@ -45,8 +45,8 @@ with --keep), so `dlc run` can be repeated by hand on it.
 import argparse
 import collections
 import concurrent.futures
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
