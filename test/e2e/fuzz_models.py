@@ -108,6 +108,14 @@ class Model:
     def uniform(self, shape, bound):
         return self.rng.uniform(-bound, bound, size=shape).astype(np.float32)
 
+    def weight_and_bias(self, name, shape, fan_in, bias):
+        """PyTorch's default init: weight and bias from U(-b, b), b = 1 /
+        sqrt(fan_in)."""
+        bound = 1 / np.sqrt(fan_in)
+        self.params[name + ".weight"] = self.uniform(shape, bound)
+        if bias:
+            self.params[name + ".bias"] = self.uniform(shape[:1], bound)
+
     # -- ops -----------------------------------------------------------------
     def linear(self, a):
         s = self.shapes[a]
@@ -118,10 +126,7 @@ class Model:
         out = int(outs[self.rng.integers(len(outs))])
         name = self.layer_name("fc")
         bias = bool(self.rng.integers(4))
-        bound = 1 / np.sqrt(s[-1])
-        self.params[name + ".weight"] = self.uniform((out, s[-1]), bound)
-        if bias:
-            self.params[name + ".bias"] = self.uniform((out,), bound)
+        self.weight_and_bias(name, (out, s[-1]), s[-1], bias)
         expr = "linear(%s, %d, name=%s%s)" % (a, out, name,
                                                "" if bias else ", bias=false")
 
@@ -297,7 +302,6 @@ class Model:
                              lambda env, p, T, a=a: env[a] @ env[a].transpose(-2, -1))
         return None
 
-
     # -- image ops (on [N, C, H, W]) ------------------------------------------
     def conv2d(self, a):
         s = self.shapes[a]
@@ -318,11 +322,7 @@ class Model:
             return None
         name = self.layer_name("conv")
         bias = bool(r.integers(4))
-        fan_in = c // groups * k * k
-        bound = 1 / np.sqrt(fan_in)
-        self.params[name + ".weight"] = self.uniform((out, c // groups, k, k), bound)
-        if bias:
-            self.params[name + ".bias"] = self.uniform((out,), bound)
+        self.weight_and_bias(name, (out, c // groups, k, k), c // groups * k * k, bias)
         pad = "" if (t, l, b, rt) == (0, 0, 0, 0) else (
             ", padding=%d" % t if t == l == b == rt else
             ", padding=[%d, %d]" % (t, l) if (t, l) == (b, rt) else
@@ -571,7 +571,17 @@ def run(cmd, log):
     return p
 
 
-def check_precision(seed, args, torch, m, d, model, weights, inputs, log):
+def run_forward(args, model, weights, inputs, out, flags, log):
+    """`dlc run` of the forward entry, its outputs written to `out`: the
+    outputs by name, or None and a line saying why not."""
+    p = run([args.dlc, "run", model, "--weights", weights] + inputs
+            + ["--output", out] + flags, log)
+    if p.returncode != 0:
+        return None, "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:])
+    return read_safetensors(out), ""
+
+
+def check_precision(args, torch, m, d, model, weights, inputs, log):
     """--precision: the forward in bf16 or fp16 (autocast) by every
     configuration, against the fp32 reference (PyTorch's float64, else the
     CPU's fp32 run), within a scaled error of --precision-tol: a check for
@@ -581,32 +591,25 @@ def check_precision(seed, args, torch, m, d, model, weights, inputs, log):
     if torch is not None:
         ref = torch_forward(m, torch)
     else:
-        out = os.path.join(d, "out-fp32.safetensors")
-        p = run([args.dlc, "run", model, "--weights", weights] + inputs
-                + ["--output", out], log)
-        if p.returncode != 0:
-            return seed, len(m.steps), ["cpu fp32 forward: exit %d: %s" % (
-                p.returncode, p.stderr.strip()[-300:])], {}
-        ref = read_safetensors(out)
+        ref, why = run_forward(args, model, weights, inputs,
+                               os.path.join(d, "out-fp32.safetensors"), [], log)
+        if ref is None:
+            return ["cpu fp32 forward: " + why], worst
     for cfg in args.configs:
-        out = os.path.join(d, "out-%s-%s.safetensors" % (cfg, args.precision))
-        p = run([args.dlc, "run", model, "--weights", weights] + inputs
-                + ["--output", out, "--precision=" + args.precision]
-                + CONFIGS[cfg], log)
-        if p.returncode != 0:
-            problems.append("%s %s forward: exit %d: %s" % (
-                cfg, args.precision, p.returncode, p.stderr.strip()[-300:]))
+        got, why = run_forward(
+            args, model, weights, inputs,
+            os.path.join(d, "out-%s-%s.safetensors" % (cfg, args.precision)),
+            ["--precision=" + args.precision] + CONFIGS[cfg], log)
+        if got is None:
+            problems.append("%s %s forward: %s" % (cfg, args.precision, why))
             continue
-        got = read_safetensors(out)
         for o in m.outputs:
             err = scaled_error(got.get(o, np.zeros(0)), ref[o])
             worst[args.precision + " fwd"] = max(worst[args.precision + " fwd"], err)
             if not err <= args.precision_tol:
                 problems.append("%s %s forward %s: scaled error %.3g against fp32"
                                 % (cfg, args.precision, o, err))
-    if not problems and not args.keep:
-        shutil.rmtree(d)
-    return seed, len(m.steps), problems, dict(worst)
+    return problems, worst
 
 
 def check_seed(seed, args, torch):
@@ -619,37 +622,48 @@ def check_seed(seed, args, torch):
         f.write(model_text(m, args.train))
     weights = os.path.join(d, "weights.safetensors")
     write_safetensors(weights, m.params)
-    feeds = []
     for k, v in m.inputs.items():
         np.save(os.path.join(d, k + ".npy"), v)
-        feeds += ["--input", "%s=%s" % (k, os.path.join(d, k + ".npy"))]
-    log = os.path.join(d, "log.txt")
-    problems, worst = [], collections.defaultdict(float)
 
-    fwd_inputs = [w for i in range(0, len(feeds), 2) for w in feeds[i:i + 2]
-                  if not feeds[i + 1].startswith("y=")]
+    def feed(names):
+        return [w for k in names
+                for w in ("--input", "%s=%s" % (k, os.path.join(d, k + ".npy")))]
+    feeds = feed(m.inputs)
+    fwd_inputs = feed(k for k in m.inputs if k != "y")  # not the label
+    log = os.path.join(d, "log.txt")
     if args.precision:
-        return check_precision(seed, args, torch, m, d, model, weights,
-                               fwd_inputs, log)
+        problems, worst = check_precision(args, torch, m, d, model, weights,
+                                          fwd_inputs, log)
+    else:
+        problems, worst = check_fp32(args, torch, m, d, model, weights, feeds,
+                                     fwd_inputs, log)
+    if not problems and not args.keep:
+        shutil.rmtree(d)
+    return seed, len(m.steps), problems, dict(worst)
+
+
+def check_fp32(args, torch, m, d, model, weights, feeds, fwd_inputs, log):
+    """The forward (and with --train, the training steps) by every
+    configuration, against the CPU and PyTorch."""
+    problems, worst = [], collections.defaultdict(float)
     results = {}
     for cfg in args.configs:
-        out = os.path.join(d, "out-%s.safetensors" % cfg)
-        p = run([args.dlc, "run", model, "--weights", weights] + fwd_inputs
-                + ["--output", out] + CONFIGS[cfg], log)
-        if p.returncode != 0:
-            problems.append("%s forward: exit %d: %s" % (cfg, p.returncode,
-                                                          p.stderr.strip()[-300:]))
-            continue
-        results[cfg] = read_safetensors(out)
+        got, why = run_forward(args, model, weights, fwd_inputs,
+                               os.path.join(d, "out-%s.safetensors" % cfg),
+                               CONFIGS[cfg], log)
+        if got is None:
+            problems.append("%s forward: %s" % (cfg, why))
+        else:
+            results[cfg] = got
     base = results.get("cpu")
     if torch is not None:
         ref = torch_forward(m, torch)
+    # Against the CPU: within 1e-5. With PyTorch, its check is the one that
+    # counts (two paths each close to it can only differ by the sum of their
+    # errors), and this one is reported only.
+    tol = 1e-5 if torch is None else float("inf")
     for cfg, got in results.items():
         for o in m.outputs:
-            # Against the CPU: within 1e-5. With PyTorch, its check is the
-            # one that counts (two paths each close to it can only differ
-            # by the sum of their errors), and this one is reported only.
-            tol = 1e-5 if torch is None else float("inf")
             if o not in got:
                 problems.append("%s: no output %s" % (cfg, o))
                 continue
@@ -726,9 +740,7 @@ def check_seed(seed, args, torch):
                     if not err <= wt[k]:
                         problems.append("%s weight %s: relative error %.3g against %s"
                                         % (cfg, k, err, rname))
-    if not problems and not args.keep:
-        shutil.rmtree(d)
-    return seed, len(m.steps), problems, dict(worst)
+    return problems, worst
 
 
 def main(argv=None):
