@@ -59,6 +59,14 @@ if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-fake-cuda-tests")):
 if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-cuda-header-check")):
     config.available_features.add("cuda-headers")
 
+# PyTorch beside the test Python: the reference data are committed, so no
+# test needs it, but the GPU bench's smoke test then checks its PyTorch side.
+import subprocess
+if subprocess.run([config.test_python, "-c", "import torch"],
+                  stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torch")
+
 # A machine with an NVIDIA driver: tests that check the CPU fallback of a
 # CUDA-capable binary do not apply there (test/gpu/ covers it).
 try:

@@ -9,14 +9,21 @@ Each step is timed like step_bench times dlc's: inputs copied from the host,
 forward, loss, backward, optimizer step, the loss copied back (one sync);
 and again with the batch on the device already (modes eager-resident and
 compile-resident, to set beside dlc's entry alone). Prints one
-`torch: MODEL MODE: min X us, median Y us` line per measurement."""
+`torch: MODEL MODE: min X us, median Y us` line per measurement; without
+PyTorch, one `torch: not run: ...` line (and exit status 0: the report's
+PyTorch cells are then empty)."""
 import argparse
 import contextlib
 import statistics
+import sys
 import time
 
-import torch
-import torch.nn as nn
+try:
+    import torch
+    import torch.nn as nn
+except ImportError as e:
+    print("torch: not run: PyTorch is not installed (%s)" % e)
+    sys.exit(0)
 
 # name -> (layer sizes, batch, loss, autocast dtype or None)
 MODELS = {

@@ -3,8 +3,9 @@
 
 For each shape, dlc runs `y = linear(x, N)` with --precision=bf16 (and any
 extra dlc flags given on the command line, e.g. --cuda-emulate). autocast's
-contract, computed here in float64 with PyTorch's bf16 rounding: x, W and b
-rounded to bf16, products summed exactly, the result rounded to fp32 and
+contract, computed here in float64 with PyTorch's bf16 rounding (round to
+nearest even, from fp32; `bf16` below, in NumPy, so that the suite needs no
+PyTorch): x, W and b rounded to bf16, products summed exactly, the result rounded to fp32 and
 then to bf16. dlc sums in fp32 in its own order, so each output must be
 within one bf16 ulp of that reference (a rounding boundary may fall between
 the two sums) and most are equal. The shapes cover the dot-product path
@@ -19,7 +20,6 @@ import subprocess
 import sys
 
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gen_reference import write_safetensors  # noqa: E402
@@ -29,7 +29,11 @@ SHAPES = [(3, 40, 24), (5, 64, 8), (6, 100, 37), (9, 512, 512), (64, 784, 256),
 
 
 def bf16(a):
-    return torch.from_numpy(np.ascontiguousarray(a)).to(torch.bfloat16).double().numpy()
+    """fp32 `a` rounded to bf16 (to nearest, ties to even), as float64: what
+    PyTorch's `.to(torch.bfloat16)` does to finite fp32 values."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
 def bf16_ulp(r):
