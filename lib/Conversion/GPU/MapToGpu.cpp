@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCMAPTOGPUPASS
@@ -44,9 +45,29 @@ constexpr int64_t kThreadsPerBlock = 256;
 /// elements per point (kWarpSize) and at most this many points (beyond, a
 /// thread per point already fills the GPU).
 constexpr int64_t kMaxWarpPoints = 32768;
+/// A warp-per-point reduction whose points are too few to fill the GPU
+/// splits each point's elements into slices of at least this many (256 a
+/// lane), a warp per slice, ...
+constexpr int64_t kMinSliceElements = 8192;
+/// ... into about this many warps in all (an H100 or H200 holds 132 x 64
+/// resident warps); a second kernel combines each point's slices.
+constexpr int64_t kSplitTargetWarps = 8192;
+
 /// A GEMM runs as a kernel (see isSmallGemm) only with at most this many
 /// elements per dot product: each thread walks its k sequentially.
 constexpr int64_t kSmallGemmMaxK = 64;
+
+/// The slices of each point of a warp-per-point reduction (see
+/// kMinSliceElements), 1 where it does not split. Every slice but the last
+/// has ceil(elements / slices) elements, and none is empty.
+int64_t reductionSlices(int64_t points, int64_t elements) {
+  int64_t slices = std::min(elements / kMinSliceElements,
+                            kSplitTargetWarps / std::max<int64_t>(points, 1));
+  if (slices < 2)
+    return 1;
+  int64_t perSlice = (elements + slices - 1) / slices;
+  return (elements + perSlice - 1) / perSlice;
+}
 
 /// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
 std::optional<int32_t> dtypeCode(Type t) {
@@ -1262,42 +1283,58 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                               ? warpCombiner(generic)
                               : nullptr;
     int64_t lanes = combiner ? kWarpSize : 1;
+    // Few points of many elements each: a warp per slice of a point.
+    int64_t slices = combiner ? reductionSlices(points, elements) : 1;
+    int64_t units = points * slices;
 
     Location loc = generic.getLoc();
     OpBuilder b(generic);
     auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ob, loc, v);
     };
-    int64_t pointsPerBlock = std::min(points, kThreadsPerBlock / lanes);
-    int64_t blocks = (points + pointsPerBlock - 1) / pointsPerBlock;
-    Value one = idx(b, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, idx(b, blocks), one, one,
-                                        idx(b, pointsPerBlock * lanes), one,
-                                        one);
     SmallVector<int64_t> parallelRanges;
     for (unsigned d : parallel)
       parallelRanges.push_back(ranges[d]);
-    launch->setAttr(kPointsAttrName, b.getDenseI64ArrayAttr(parallelRanges));
-    if (combiner)
-      launch->setAttr(kLanesAttrName, b.getI64IntegerAttr(lanes));
-    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-    gpu::TerminatorOp::create(kb, loc);
-    kb.setInsertionPointToStart(&launch.getBody().front());
-    // The linear index of this thread's (or warp's) point, and its lane.
-    Value threadId = launch.getThreadIds().x;
-    Value linear = arith::AddIOp::create(
-        kb, loc,
-        arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
-                              idx(kb, pointsPerBlock)),
-        combiner ? arith::DivUIOp::create(kb, loc, threadId, idx(kb, lanes))
-                       .getResult()
-                 : threadId);
-    Value lane = combiner ? arith::RemUIOp::create(kb, loc, threadId,
-                                                   idx(kb, lanes))
-                                .getResult()
-                          : Value();
-    auto inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
-                                         linear, idx(kb, points));
+    /// A launch of `count` units (points, or slices) of `lanes` threads
+    /// each, 256 threads a block, that tells dlc-fuse-kernels its points;
+    /// `kb` at its body's start. Returns the launch, the linear index of
+    /// this thread's unit, its lane and whether the unit is in range.
+    OpBuilder kb(generic);
+    auto makeLaunch = [&](int64_t count, ArrayRef<int64_t> pointsAttr) {
+      int64_t perBlock = std::min(count, kThreadsPerBlock / lanes);
+      int64_t blocks = (count + perBlock - 1) / perBlock;
+      Value one = idx(b, 1);
+      auto launch = gpu::LaunchOp::create(b, loc, idx(b, blocks), one, one,
+                                          idx(b, perBlock * lanes), one, one);
+      launch->setAttr(kPointsAttrName, b.getDenseI64ArrayAttr(pointsAttr));
+      if (combiner)
+        launch->setAttr(kLanesAttrName, b.getI64IntegerAttr(lanes));
+      kb.setInsertionPointToStart(&launch.getBody().front());
+      gpu::TerminatorOp::create(kb, loc);
+      kb.setInsertionPointToStart(&launch.getBody().front());
+      Value threadId = launch.getThreadIds().x;
+      Value linear = arith::AddIOp::create(
+          kb, loc,
+          arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
+                                idx(kb, perBlock)),
+          combiner ? arith::DivUIOp::create(kb, loc, threadId, idx(kb, lanes))
+                         .getResult()
+                   : threadId);
+      Value lane = combiner ? arith::RemUIOp::create(kb, loc, threadId,
+                                                     idx(kb, lanes))
+                                  .getResult()
+                            : Value();
+      Value inRange = arith::CmpIOp::create(
+          kb, loc, arith::CmpIPredicate::ult, linear, idx(kb, count));
+      return std::make_tuple(launch, linear, lane, inRange);
+    };
+    // A split reduction's slices are a dimension of their own.
+    SmallVector<int64_t> unitRanges = parallelRanges;
+    if (slices > 1)
+      unitRanges.push_back(slices);
+    gpu::LaunchOp launch;
+    Value linear, lane, inRange;
+    std::tie(launch, linear, lane, inRange) = makeLaunch(units, unitRanges);
 
     // Delinearize, the last dimension fastest.
     SmallVector<Value> dims(ranges.size());
@@ -1493,51 +1530,146 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       return success();
     }
 
-    // A warp per point. Each lane combines elements lane, lane + 32, ... of
-    // the flattened reduction loops (the last fastest, so that the lanes of
-    // a row reduction read consecutive elements).
+    // A warp per point (or per slice of a point). Each lane combines
+    // elements lane, lane + 32, ... of the flattened reduction loops (of
+    // the slice's range of them), the last fastest, so that the lanes of a
+    // row reduction read consecutive elements.
     OpOperand &init = *generic.getDpsInitOperand(0);
     BlockArgument acc = payload.getArgument(init.getOperandNumber());
     Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                    : combiner->getOperand(0);
-    auto [kind, identityValue] = warpReductionOf(combiner);
+    gpu::AllReduceOperation kind;
+    double identityValue;
+    std::tie(kind, identityValue) = warpReductionOf(combiner);
     Type f32 = kb.getF32Type();
-    Value identity = arith::ConstantOp::create(
-        kb, loc, kb.getFloatAttr(f32, identityValue));
-    auto partial = scf::IfOp::create(kb, loc, TypeRange{f32}, inRange,
-                                     /*withElse=*/true);
-    {
+    /// This warp's combination of the elements from `begin()` to `end()`
+    /// (lane l those begin + l, begin + l + 32, ...; both computed in
+    /// range), `combine(index, into)` combining one of them into `into` at
+    /// the insertion point; the identity for a unit out of range.
+    auto warpTotal = [&](Value inRange, function_ref<Value()> begin,
+                         function_ref<Value()> end,
+                         function_ref<Value(Value, Value)> combine) {
+      Value identity = arith::ConstantOp::create(
+          kb, loc, kb.getFloatAttr(f32, identityValue));
+      auto partial = scf::IfOp::create(kb, loc, TypeRange{f32}, inRange,
+                                       /*withElse=*/true);
       OpBuilder::InsertionGuard g(kb);
       kb.setInsertionPointToStart(&partial.getElseRegion().front());
       scf::YieldOp::create(kb, loc, identity);
       kb.setInsertionPointToStart(&partial.getThenRegion().front());
-      delinearize(linear, parallel);
-      auto loop = scf::ForOp::create(kb, loc, lane, idx(kb, elements),
-                                     idx(kb, lanes), ValueRange{identity});
+      Value from = begin(), to = end();
+      auto loop = scf::ForOp::create(kb, loc, from, to, idx(kb, lanes),
+                                     ValueRange{identity});
       scf::YieldOp::create(kb, loc, loop.getResults());
       kb.setInsertionPointToStart(loop.getBody());
-      delinearize(loop.getInductionVar(), reduction);
+      scf::YieldOp::create(
+          kb, loc,
+          combine(loop.getInductionVar(), loop.getRegionIterArgs()[0]));
+      kb.setInsertionPointAfter(partial);
+      return gpu::SubgroupReduceOp::create(kb, loc, partial.getResult(0), kind,
+                                           /*uniform=*/true)
+          .getResult();
+    };
+    /// The payload's element at flattened reduction index `e`, combined
+    /// into `into`.
+    auto combineElement = [&](Value e, Value into) -> Value {
+      delinearize(e, reduction);
       IRMapping mapping;
       // Every lane reads the inputs.
       runPayload(mapping, acc, combiner, /*everyLane=*/true);
-      mapping.map(acc, loop.getRegionIterArgs()[0]);
-      Operation *combined = kb.clone(*combiner, mapping);
-      scf::YieldOp::create(kb, loc, combined->getResults());
+      mapping.map(acc, into);
+      return kb.clone(*combiner, mapping)->getResult(0);
+    };
+    auto firstLane = [&](Value lane) {
+      return arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, lane,
+                                   idx(kb, 0));
+    };
+    /// Lane 0 of each point's warp combines `total` into the output.
+    auto combineIntoOutput = [&](Value point, Value lane, Value inRange,
+                                 Value total) {
+      auto last = scf::IfOp::create(
+          kb, loc, arith::AndIOp::create(kb, loc, inRange, firstLane(lane)),
+          /*withElse=*/false);
+      kb.setInsertionPointToStart(&last.getThenRegion().front());
+      delinearize(point, parallel);
+      outsideReductionLoops();
+      IRMapping mapping;
+      mapping.map(acc, load(init, /*everyLane=*/false));
+      mapping.map(element, total);
+      store(kb.clone(*combiner, mapping)->getResult(0), init);
+    };
+
+    if (slices == 1) {
+      Value total = warpTotal(
+          inRange,
+          [&] {
+            delinearize(linear, parallel);
+            return lane;
+          },
+          [&] { return idx(kb, elements); }, combineElement);
+      combineIntoOutput(linear, lane, inRange, total);
+      generic->erase();
+      return success();
     }
-    Value total = gpu::SubgroupReduceOp::create(kb, loc, partial.getResult(0),
-                                                kind, /*uniform=*/true);
-    Value first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq,
-                                        lane, idx(kb, 0));
-    auto last = scf::IfOp::create(
-        kb, loc, arith::AndIOp::create(kb, loc, inRange, first),
+
+    // Split: warp u = point * slices + slice combines the slice's elements
+    // into partials[u]; a second kernel, a warp per point, combines the
+    // point's partials (lane l those l, l + 32, ...) into the output. The
+    // partials are no function of a point: nothing fuses through them.
+    int64_t perSlice = (elements + slices - 1) / slices;
+    OpBuilder hb(launch);
+    Value partials =
+        memref::AllocOp::create(hb, loc, MemRefType::get({units}, f32));
+    Value total = warpTotal(
+        inRange,
+        [&] {
+          delinearize(arith::DivUIOp::create(kb, loc, linear, idx(kb, slices)),
+                      parallel);
+          Value slice =
+              arith::RemUIOp::create(kb, loc, linear, idx(kb, slices));
+          return arith::AddIOp::create(
+              kb, loc,
+              arith::MulIOp::create(kb, loc, slice, idx(kb, perSlice)), lane);
+        },
+        [&] {
+          Value slice =
+              arith::RemUIOp::create(kb, loc, linear, idx(kb, slices));
+          Value sliceEnd = arith::MulIOp::create(
+              kb, loc, arith::AddIOp::create(kb, loc, slice, idx(kb, 1)),
+              idx(kb, perSlice));
+          return arith::MinUIOp::create(kb, loc, sliceEnd, idx(kb, elements));
+        },
+        combineElement);
+    auto stored = scf::IfOp::create(
+        kb, loc, arith::AndIOp::create(kb, loc, inRange, firstLane(lane)),
         /*withElse=*/false);
-    kb.setInsertionPointToStart(&last.getThenRegion().front());
-    delinearize(linear, parallel);
-    outsideReductionLoops();
-    IRMapping mapping;
-    mapping.map(acc, load(init, /*everyLane=*/false));
-    mapping.map(element, total);
-    store(kb.clone(*combiner, mapping)->getResult(0), init);
+    kb.setInsertionPointToStart(&stored.getThenRegion().front());
+    memref::StoreOp::create(kb, loc, total, partials, ValueRange{linear});
+    // The slices' reads are no function of the slice: none of them tells
+    // dlc-fuse-kernels a point.
+    launch.getBody().walk([](Operation *op) {
+      op->removeAttr(kPointMapAttrName);
+      op->removeAttr(kEveryLaneAttrName);
+    });
+
+    b.setInsertionPointAfter(launch);
+    Value point, pointLane, pointInRange;
+    std::tie(std::ignore, point, pointLane, pointInRange) =
+        makeLaunch(points, parallelRanges);
+    Value pointTotal = warpTotal(
+        pointInRange, [&] { return pointLane; },
+        [&] { return idx(kb, slices); },
+        [&](Value s, Value into) -> Value {
+          Value u = arith::AddIOp::create(
+              kb, loc, arith::MulIOp::create(kb, loc, point, idx(kb, slices)),
+              s);
+          IRMapping mapping;
+          mapping.map(acc, into);
+          mapping.map(element,
+                      memref::LoadOp::create(kb, loc, partials, ValueRange{u}));
+          return kb.clone(*combiner, mapping)->getResult(0);
+        });
+    combineIntoOutput(point, pointLane, pointInRange, pointTotal);
     generic->erase();
     return success();
   }
