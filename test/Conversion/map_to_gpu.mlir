@@ -155,37 +155,37 @@ func.func @warp_row_max(%x: memref<8x64xf32>, %y: memref<8xf32>) attributes {dlc
 // -----
 
 // 100,000 elements into one point: a warp would leave the GPU idle, so the
-// elements split into 12 slices of 8334 (the last shorter), a warp each,
-// that store their totals into a 12-element buffer; a second kernel, a warp
+// elements split into 97 slices of 1031 (the last shorter), a warp each,
+// that store their totals into a 97-element buffer; a second kernel, a warp
 // per point, sums the point's slices (lane l those l, l + 32, ...) and lane
 // 0 adds the result to the output. The first kernel's points are the
 // slices, and nothing in it is annotated for dlc-fuse-kernels.
 // CHECK-LABEL: func.func @split_sum
 // CHECK-SAME: (%[[X:arg[0-9]+]]: memref<100000xf32>, %[[Y:arg[0-9]+]]: memref<f32>
-// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<12xf32>
-// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, {{.*}} threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<97xf32>
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c13{{[_0-9]*}}, {{.*}} threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
 // CHECK: %[[WARP:.*]] = arith.divui %[[T]], %c32
 // CHECK: %[[UNIT:.*]] = arith.addi %{{.*}}, %[[WARP]] : index
 // CHECK: %[[LANE:.*]] = arith.remui %[[T]], %c32
-// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[UNIT]], %c12
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[UNIT]], %c97
 // CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
 // CHECK: %[[PART:.*]] = scf.if %[[IN]] -> (f32) {
-// CHECK: %[[SLICE:.*]] = arith.remui %[[UNIT]], %c12
-// CHECK: %[[START:.*]] = arith.muli %[[SLICE]], %c8334
+// CHECK: %[[SLICE:.*]] = arith.remui %[[UNIT]], %c97
+// CHECK: %[[START:.*]] = arith.muli %[[SLICE]], %c1031
 // CHECK: %[[FROM:.*]] = arith.addi %[[START]], %[[LANE]] : index
 // CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %c1
-// CHECK: %[[STOP:.*]] = arith.muli %[[NEXT]], %c8334
+// CHECK: %[[STOP:.*]] = arith.muli %[[NEXT]], %c1031
 // CHECK: %[[TO:.*]] = arith.minui %[[STOP]], %c100000
 // CHECK: scf.for %{{.*}} = %[[FROM]] to %[[TO]] step %c32{{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32) {
 // CHECK: memref.load %[[X]][%{{.*}}] : memref<100000xf32>
 // CHECK-NOT: dlc.point_map
 // CHECK: %[[TOTAL:.*]] = gpu.subgroup_reduce add %[[PART]] uniform : (f32) -> f32
 // CHECK: scf.if %{{.*}} {
-// CHECK-NEXT: memref.store %[[TOTAL]], %[[PARTS]][%[[UNIT]]] : memref<12xf32>
-// CHECK: } {dlc.lanes = 32 : i64, dlc.points = array<i64: 12>}
+// CHECK-NEXT: memref.store %[[TOTAL]], %[[PARTS]][%[[UNIT]]] : memref<97xf32>
+// CHECK: } {dlc.lanes = 32 : i64, dlc.points = array<i64: 97>}
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c32
-// CHECK: scf.for %{{.*}} = %[[LANE2:.*]] to %c12{{.*}} step %c32
-// CHECK: memref.load %[[PARTS]][%{{.*}}] : memref<12xf32>
+// CHECK: scf.for %{{.*}} = %[[LANE2:.*]] to %c97{{.*}} step %c32
+// CHECK: memref.load %[[PARTS]][%{{.*}}] : memref<97xf32>
 // CHECK: arith.addf
 // CHECK: %[[SUM:.*]] = gpu.subgroup_reduce add
 // CHECK: %[[OLD:.*]] = memref.load %[[Y]][] {dlc.point_map = affine_map<() -> ()>}

@@ -287,17 +287,18 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     lane 0 combines the result into the output.
 
     Such a reduction into few points of many elements each (at most 4096
-    points of at least 16384 elements), where a warp per point would leave
-    most of the GPU idle, splits each point's elements into
-    min(elements / 8192, 8192 / points) slices of consecutive elements of
-    the flattened reduction loops (about 8192 warps in all, what an H100
-    or H200 holds at once): a warp per slice combines its elements as above
+    points of at least 2048 elements), where a warp per point would leave
+    most of the GPU idle and each lane's loads in a long sequence, splits
+    each point's elements into min(elements / 1024, 8192 / points) slices
+    of consecutive elements of the flattened reduction loops (32 or more a
+    lane; at most about 8192 warps in all, what an H100 or H200 holds at
+    once): a warp per slice combines its elements as above
     into a buffer of one partial result per slice (a new allocation), and
     a second kernel, a warp per point, combines the point's partials (lane
     l those l, l + 32, ...) and lane 0 the result into the output. fp16
     loss scaling's check of every gradient for infinities and NaNs (one
     flag a gradient; 616M elements for the big MLP's first weight) and a
-    loss over a batch of 16384 or more are such reductions. The slices'
+    loss over a batch of 2048 or more are such reductions. The slices'
     kernel names its points `[points..., slices]` and annotates no access
     for `dlc-fuse-kernels`.
 

@@ -46,9 +46,10 @@ constexpr int64_t kThreadsPerBlock = 256;
 /// thread per point already fills the GPU).
 constexpr int64_t kMaxWarpPoints = 32768;
 /// A warp-per-point reduction whose points are too few to fill the GPU
-/// splits each point's elements into slices of at least this many (256 a
-/// lane), a warp per slice, ...
-constexpr int64_t kMinSliceElements = 8192;
+/// splits each point's elements into slices of at least this many (32 a
+/// lane: a lane's loads are sequential, and a memory-bound reduction wants
+/// as many in flight as it can have), a warp per slice, ...
+constexpr int64_t kMinSliceElements = 1024;
 /// ... into about this many warps in all (an H100 or H200 holds 132 x 64
 /// resident warps); a second kernel combines each point's slices.
 constexpr int64_t kSplitTargetWarps = 8192;
