@@ -204,6 +204,60 @@ func.func @split_sum(%x: memref<100000xf32>, %y: memref<f32>) attributes {dlc.en
 
 // -----
 
+// An any-of reduction (the output becomes 1 where some element is not
+// finite: fp16 loss scaling's check) also runs a warp per point: each lane
+// takes the maximum of its elements' 0/1 flags from 0, the warp's maximum
+// combines the lanes, and lane 0 selects the constant where it is 1.
+// CHECK-LABEL: func.func @any_of
+// CHECK-SAME: (%[[X:arg[0-9]+]]: memref<4x100xf32>, %[[Y:arg[0-9]+]]: memref<4xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK: %[[E:.*]] = memref.load %[[X]]
+// CHECK: %[[D:.*]] = arith.subf %[[E]], %[[E]] : f32
+// CHECK: %[[BAD:.*]] = arith.cmpf une, %[[D]], %{{.*}} : f32
+// CHECK: %[[FLAG:.*]] = arith.select %[[BAD]], %{{.*}}, %{{.*}} : f32
+// CHECK: arith.maximumf %[[ACC]], %[[FLAG]] : f32
+// CHECK: %[[ANY:.*]] = gpu.subgroup_reduce maximumf %{{.*}} uniform : (f32) -> f32
+// CHECK: scf.if
+// CHECK: %[[OLD:.*]] = memref.load %[[Y]]
+// CHECK: %[[SET:.*]] = arith.cmpf ogt, %[[ANY]], %{{.*}} : f32
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[NEW:.*]] = arith.select %[[SET]], %[[ONE]], %[[OLD]] : f32
+// CHECK: memref.store %[[NEW]], %[[Y]]
+func.func @any_of(%x: memref<4x100xf32>, %y: memref<4xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x100xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %d = arith.subf %a, %a : f32
+    %bad = arith.cmpf une, %d, %zero : f32
+    %r = arith.select %bad, %one, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Not for a warp: a select of the running value that is no any-of
+// reduction (its other operand is an element, not a constant).
+// CHECK-LABEL: func.func @no_warp_select
+// CHECK-NOT: gpu.subgroup_reduce
+func.func @no_warp_select(%x: memref<4x100xf32>, %y: memref<4xf32>) attributes {dlc.entry} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x100xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %zero = arith.constant 0.0 : f32
+    %pos = arith.cmpf ogt, %a, %zero : f32
+    %r = arith.select %pos, %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Not for a warp: a payload that uses the running value twice (not a plain
 // combination), and a reduction of fewer than 32 elements.
 // CHECK-LABEL: func.func @no_warp

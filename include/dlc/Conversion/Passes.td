@@ -279,12 +279,14 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
 
     A reduction of at least 32 fp32 elements per point into at most 32768
     points, whose payload combines the output's value once (`addf`,
-    `maximumf`, `minimumf`, `maxnumf`, `minnumf`) and yields the result,
-    runs a warp per point instead (8 points a block): each lane combines
-    elements lane, lane + 32, ... of the flattened reduction loops (the
-    last fastest, so a row's lanes read consecutive elements) from the
-    combiner's identity, `gpu.subgroup_reduce` combines the lanes, and
-    lane 0 combines the result into the output.
+    `maximumf`, `minimumf`, `maxnumf`, `minnumf`, or `select %c, CONSTANT,
+    %out`, an any-of reduction, which combines 0/1 flags of `%c` with
+    `maximumf` and selects the constant where their maximum is 1) and
+    yields the result, runs a warp per point instead (8 points a block):
+    each lane combines elements lane, lane + 32, ... of the flattened
+    reduction loops (the last fastest, so a row's lanes read consecutive
+    elements) from the combiner's identity, `gpu.subgroup_reduce` combines
+    the lanes, and lane 0 combines the result into the output.
 
     Such a reduction into few points of many elements each (at most 4096
     points of at least 2048 elements), where a warp per point would leave

@@ -1178,12 +1178,9 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
               Value nonFinite = arith::CmpFOp::create(
                   nb, l, arith::CmpFPredicate::UNE, d,
                   floatConst(nb, l, f32, 0.0));
-              // The flag is the maximum of each element's (1 where it is
-              // not finite), a reduction the GPU shares across warps.
-              Value flag = arith::SelectOp::create(
-                  nb, l, nonFinite, floatConst(nb, l, f32, 1.0),
-                  floatConst(nb, l, f32, 0.0));
-              return arith::MaximumFOp::create(nb, l, acc, flag).getResult();
+              return arith::SelectOp::create(nb, l, nonFinite,
+                                             floatConst(nb, l, f32, 1.0), acc)
+                  .getResult();
             });
         bad = arith::MaximumFOp::create(
             b, loc, bad, tensor::ExtractOp::create(b, loc, flag, ValueRange{}));

@@ -1181,10 +1181,16 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
             .getDefiningOp();
     if (!combiner || combiner->getBlock() != &payload ||
         !isa<arith::AddFOp, arith::MaximumFOp, arith::MinimumFOp,
-             arith::MaxNumFOp, arith::MinNumFOp>(combiner) ||
+             arith::MaxNumFOp, arith::MinNumFOp, arith::SelectOp>(combiner) ||
         !acc.hasOneUse() || *acc.user_begin() != combiner ||
         !combiner->hasOneUse())
       return nullptr;
+    // An any-of reduction: the output becomes a constant where some
+    // element's condition holds (fp16 loss scaling's check for infinities).
+    if (auto select = dyn_cast<arith::SelectOp>(combiner))
+      if (select.getFalseValue() != acc ||
+          !matchPattern(select.getTrueValue(), m_Constant()))
+        return nullptr;
     Value out = viewedBuffer(init->get());
     for (OpOperand *input : generic.getDpsInputOperands())
       if (isa<MemRefType>(input->get().getType()) &&
@@ -1193,7 +1199,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     return combiner;
   }
 
-  /// The warp-wide reduction of a combiner, and its identity.
+  /// The warp-wide reduction of a combiner, and its identity: for an
+  /// any-of reduction (`select`), of its elements' 0/1 flags.
   static std::pair<gpu::AllReduceOperation, double>
   warpReductionOf(Operation *combiner) {
     double inf = std::numeric_limits<double>::infinity();
@@ -1214,8 +1221,11 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         .Case([&](arith::MinNumFOp) {
           return std::pair{gpu::AllReduceOperation::MINNUMF, inf};
         })
+        .Case([&](arith::SelectOp) {
+          return std::pair{gpu::AllReduceOperation::MAXIMUMF, 0.0};
+        })
         .Default([&](Operation *) -> std::pair<gpu::AllReduceOperation, double> {
-          llvm_unreachable("warpCombiner admits the five combiners above");
+          llvm_unreachable("warpCombiner admits the six combiners above");
         });
   }
 
@@ -1537,8 +1547,11 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // row reduction read consecutive elements.
     OpOperand &init = *generic.getDpsInitOperand(0);
     BlockArgument acc = payload.getArgument(init.getOperandNumber());
-    Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
-                                                   : combiner->getOperand(0);
+    // What the combiner combines the output with: the other operand, or an
+    // any-of reduction's condition.
+    Value element = isa<arith::SelectOp>(combiner) ? combiner->getOperand(0)
+                    : combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                                     : combiner->getOperand(0);
     gpu::AllReduceOperation kind;
     double identityValue;
     std::tie(kind, identityValue) = warpReductionOf(combiner);
@@ -1571,6 +1584,19 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                                            /*uniform=*/true)
           .getResult();
     };
+    // An any-of reduction's lanes and slices combine 0/1 flags of its
+    // condition (`element`) with maximumf; lane 0 selects the constant into
+    // the output where the total is 1.
+    bool anyOf = isa<arith::SelectOp>(combiner);
+    /// `into` combined with `value`, an element, a lane's or a slice's.
+    auto combineValues = [&](Value into, Value value) -> Value {
+      if (anyOf)
+        return arith::MaximumFOp::create(kb, loc, into, value);
+      IRMapping mapping;
+      mapping.map(acc, into);
+      mapping.map(element, value);
+      return kb.clone(*combiner, mapping)->getResult(0);
+    };
     /// The payload's element at flattened reduction index `e`, combined
     /// into `into`.
     auto combineElement = [&](Value e, Value into) -> Value {
@@ -1578,8 +1604,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       IRMapping mapping;
       // Every lane reads the inputs.
       runPayload(mapping, acc, combiner, /*everyLane=*/true);
-      mapping.map(acc, into);
-      return kb.clone(*combiner, mapping)->getResult(0);
+      Value value = mapping.lookupOrDefault(element);
+      if (anyOf)
+        value = arith::SelectOp::create(
+            kb, loc, value,
+            arith::ConstantOp::create(kb, loc, kb.getFloatAttr(f32, 1.0)),
+            arith::ConstantOp::create(kb, loc, kb.getFloatAttr(f32, 0.0)));
+      return combineValues(into, value);
     };
     auto firstLane = [&](Value lane) {
       return arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, lane,
@@ -1596,6 +1627,16 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       outsideReductionLoops();
       IRMapping mapping;
       mapping.map(acc, load(init, /*everyLane=*/false));
+      if (anyOf) {
+        total = arith::CmpFOp::create(
+            kb, loc, arith::CmpFPredicate::OGT, total,
+            arith::ConstantOp::create(kb, loc, kb.getFloatAttr(f32, 0.0)));
+        // The constant, where the payload defines it.
+        Value constant = cast<arith::SelectOp>(combiner).getTrueValue();
+        if (constant.getParentBlock() == &payload)
+          mapping.map(constant,
+                      kb.clone(*constant.getDefiningOp())->getResult(0));
+      }
       mapping.map(element, total);
       store(kb.clone(*combiner, mapping)->getResult(0), init);
     };
@@ -1664,11 +1705,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           Value u = arith::AddIOp::create(
               kb, loc, arith::MulIOp::create(kb, loc, point, idx(kb, slices)),
               s);
-          IRMapping mapping;
-          mapping.map(acc, into);
-          mapping.map(element,
-                      memref::LoadOp::create(kb, loc, partials, ValueRange{u}));
-          return kb.clone(*combiner, mapping)->getResult(0);
+          return combineValues(
+              into, memref::LoadOp::create(kb, loc, partials, ValueRange{u}));
         });
     combineIntoOutput(point, pointLane, pointInRange, pointTotal);
     generic->erase();
