@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gen_reference import write_safetensors  # noqa: E402
+from safetensors_io import write_safetensors  # noqa: E402
 
 SHAPES = [(3, 40, 24), (5, 64, 8), (6, 100, 37), (9, 512, 512), (64, 784, 256),
           (130, 300, 20), (200, 33, 70), (257, 128, 130)]
