@@ -1556,12 +1556,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     double identityValue;
     std::tie(kind, identityValue) = warpReductionOf(combiner);
     Type f32 = kb.getF32Type();
-    /// This warp's combination of the elements from `begin()` to `end()`
-    /// (lane l those begin + l, begin + l + 32, ...; both computed in
-    /// range), `combine(index, into)` combining one of them into `into` at
-    /// the insertion point; the identity for a unit out of range.
-    auto warpTotal = [&](Value inRange, function_ref<Value()> begin,
-                         function_ref<Value()> end,
+    /// This warp's combination of the elements [begin, end) that `range()`
+    /// computes (for a unit in range; lane l takes begin + l, begin + l +
+    /// 32, ...), `combine(index, into)` combining one of them into `into`
+    /// at the insertion point; the identity for a unit out of range.
+    auto warpTotal = [&](Value inRange,
+                         function_ref<std::pair<Value, Value>()> range,
                          function_ref<Value(Value, Value)> combine) {
       Value identity = arith::ConstantOp::create(
           kb, loc, kb.getFloatAttr(f32, identityValue));
@@ -1571,7 +1571,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       kb.setInsertionPointToStart(&partial.getElseRegion().front());
       scf::YieldOp::create(kb, loc, identity);
       kb.setInsertionPointToStart(&partial.getThenRegion().front());
-      Value from = begin(), to = end();
+      auto [from, to] = range();
       auto loop = scf::ForOp::create(kb, loc, from, to, idx(kb, lanes),
                                      ValueRange{identity});
       scf::YieldOp::create(kb, loc, loop.getResults());
@@ -1646,9 +1646,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           inRange,
           [&] {
             delinearize(linear, parallel);
-            return lane;
+            return std::pair{lane, idx(kb, elements)};
           },
-          [&] { return idx(kb, elements); }, combineElement);
+          combineElement);
       combineIntoOutput(linear, lane, inRange, total);
       generic->erase();
       return success();
@@ -1669,17 +1669,15 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                       parallel);
           Value slice =
               arith::RemUIOp::create(kb, loc, linear, idx(kb, slices));
-          return arith::AddIOp::create(
+          Value begin = arith::AddIOp::create(
               kb, loc,
               arith::MulIOp::create(kb, loc, slice, idx(kb, perSlice)), lane);
-        },
-        [&] {
-          Value slice =
-              arith::RemUIOp::create(kb, loc, linear, idx(kb, slices));
           Value sliceEnd = arith::MulIOp::create(
               kb, loc, arith::AddIOp::create(kb, loc, slice, idx(kb, 1)),
               idx(kb, perSlice));
-          return arith::MinUIOp::create(kb, loc, sliceEnd, idx(kb, elements));
+          return std::pair<Value, Value>{
+              begin,
+              arith::MinUIOp::create(kb, loc, sliceEnd, idx(kb, elements))};
         },
         combineElement);
     auto stored = scf::IfOp::create(
@@ -1699,8 +1697,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     std::tie(std::ignore, point, pointLane, pointInRange) =
         makeLaunch(points, parallelRanges);
     Value pointTotal = warpTotal(
-        pointInRange, [&] { return pointLane; },
-        [&] { return idx(kb, slices); },
+        pointInRange, [&] { return std::pair{pointLane, idx(kb, slices)}; },
         [&](Value s, Value into) -> Value {
           Value u = arith::AddIOp::create(
               kb, loc, arith::MulIOp::create(kb, loc, point, idx(kb, slices)),
