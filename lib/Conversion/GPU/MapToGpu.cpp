@@ -58,16 +58,20 @@ constexpr int64_t kSplitTargetWarps = 8192;
 /// elements per dot product: each thread walks its k sequentially.
 constexpr int64_t kSmallGemmMaxK = 64;
 
-/// The slices of each point of a warp-per-point reduction (see
-/// kMinSliceElements), 1 where it does not split. Every slice but the last
-/// has ceil(elements / slices) elements, and none is empty.
-int64_t reductionSlices(int64_t points, int64_t elements) {
-  int64_t slices = std::min(elements / kMinSliceElements,
-                            kSplitTargetWarps / std::max<int64_t>(points, 1));
-  if (slices < 2)
-    return 1;
-  int64_t perSlice = (elements + slices - 1) / slices;
-  return (elements + perSlice - 1) / perSlice;
+/// How a warp-per-point reduction splits each point's elements: `count`
+/// slices (1 where it does not split) of `size` elements, the last one
+/// shorter but not empty.
+struct Slices {
+  int64_t count, size;
+};
+
+Slices reductionSlices(int64_t points, int64_t elements) {
+  int64_t count = std::min(elements / kMinSliceElements,
+                           kSplitTargetWarps / std::max<int64_t>(points, 1));
+  if (count < 2)
+    return {1, elements};
+  int64_t size = (elements + count - 1) / count;
+  return {(elements + size - 1) / size, size};
 }
 
 /// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
@@ -1295,7 +1299,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                               : nullptr;
     int64_t lanes = combiner ? kWarpSize : 1;
     // Few points of many elements each: a warp per slice of a point.
-    int64_t slices = combiner ? reductionSlices(points, elements) : 1;
+    Slices split = combiner ? reductionSlices(points, elements)
+                            : Slices{1, elements};
+    int64_t slices = split.count;
     int64_t units = points * slices;
 
     Location loc = generic.getLoc();
@@ -1547,9 +1553,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // row reduction read consecutive elements.
     OpOperand &init = *generic.getDpsInitOperand(0);
     BlockArgument acc = payload.getArgument(init.getOperandNumber());
+    // An any-of reduction's lanes and slices combine 0/1 flags of its
+    // condition (`element`) with maximumf; lane 0 selects the constant into
+    // the output where the total is 1.
+    bool anyOf = isa<arith::SelectOp>(combiner);
     // What the combiner combines the output with: the other operand, or an
     // any-of reduction's condition.
-    Value element = isa<arith::SelectOp>(combiner) ? combiner->getOperand(0)
+    Value element = anyOf                            ? combiner->getOperand(0)
                     : combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                      : combiner->getOperand(0);
     gpu::AllReduceOperation kind;
@@ -1584,10 +1594,6 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
                                            /*uniform=*/true)
           .getResult();
     };
-    // An any-of reduction's lanes and slices combine 0/1 flags of its
-    // condition (`element`) with maximumf; lane 0 selects the constant into
-    // the output where the total is 1.
-    bool anyOf = isa<arith::SelectOp>(combiner);
     /// `into` combined with `value`, an element, a lane's or a slice's.
     auto combineValues = [&](Value into, Value value) -> Value {
       if (anyOf)
@@ -1658,7 +1664,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // into partials[u]; a second kernel, a warp per point, combines the
     // point's partials (lane l those l, l + 32, ...) into the output. The
     // partials are no function of a point: nothing fuses through them.
-    int64_t perSlice = (elements + slices - 1) / slices;
+    int64_t perSlice = split.size;
     OpBuilder hb(launch);
     Value partials =
         memref::AllocOp::create(hb, loc, MemRefType::get({units}, f32));
