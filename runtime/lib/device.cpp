@@ -73,14 +73,14 @@ bool dlc::rt::cudaUsable(std::string *reason) {
   return driver.usable;
 }
 
-dlc_status dlc::rt::resolveDevice(dlc_device_kind requested, int ordinal,
-                                  bool hasCudaCode, DeviceChoice &choice) {
+dlc_status dlc::rt::resolveDevice(int kind, int ordinal, bool hasCudaCode,
+                                  DeviceChoice &choice) {
   choice = DeviceChoice();
-  if (requested != DLC_DEVICE_AUTO && requested != DLC_DEVICE_CPU &&
-      requested != DLC_DEVICE_CUDA)
+  if (kind != DLC_DEVICE_AUTO && kind != DLC_DEVICE_CPU &&
+      kind != DLC_DEVICE_CUDA)
     return fail(DLC_ERR_INVALID_ARGUMENT,
-                "invalid device kind " +
-                    std::to_string(static_cast<int>(requested)));
+                "invalid device kind " + std::to_string(kind));
+  auto requested = static_cast<dlc_device_kind>(kind);
   if (ordinal < -1)
     return fail(DLC_ERR_INVALID_ARGUMENT,
                 "invalid CUDA device ordinal " + std::to_string(ordinal) +
@@ -152,7 +152,7 @@ dlc_status dlc_select_device(dlc_device_kind requested,
       return fail(DLC_ERR_INVALID_ARGUMENT, "selected is NULL");
     // As if every model had code for every device.
     DeviceChoice choice;
-    dlc_status s = resolveDevice(requested, -1, /*hasCudaCode=*/true, choice);
+    dlc_status s = resolveDevice(enumBits(requested), -1, /*hasCudaCode=*/true, choice);
     if (s == DLC_OK)
       *selected = choice.device;
     return s;

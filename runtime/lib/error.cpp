@@ -31,9 +31,9 @@ constexpr DTypeRow DTypes[] = {
     {DLC_I8, "i8", "I8", 1},       {DLC_U8, "u8", "U8", 1},
 };
 
-const DTypeRow *findDType(dlc_dtype dtype) {
+const DTypeRow *findDType(int dtype) {
   for (const DTypeRow &row : DTypes)
-    if (row.dtype == dtype)
+    if (static_cast<int>(row.dtype) == dtype)
       return &row;
   return nullptr;
 }
@@ -69,16 +69,16 @@ std::string dlc::rt::quote(std::string_view s) {
 //===-- Dtypes and shapes ------------------------------------------------===//
 
 bool dlc::rt::isValidDType(int dtype) {
-  return findDType(static_cast<dlc_dtype>(dtype)) != nullptr;
+  return findDType(dtype) != nullptr;
 }
 
 const char *dlc::rt::dtypeName(dlc_dtype dtype) {
-  const DTypeRow *row = findDType(dtype);
+  const DTypeRow *row = findDType(enumBits(dtype));
   return row ? row->name : nullptr;
 }
 
 const char *dlc::rt::safetensorsDTypeName(dlc_dtype dtype) {
-  const DTypeRow *row = findDType(dtype);
+  const DTypeRow *row = findDType(enumBits(dtype));
   return row ? row->safetensorsName : nullptr;
 }
 
@@ -103,7 +103,7 @@ bool dlc::rt::parseSafetensorsDType(std::string_view name, dlc_dtype &dtype) {
 }
 
 size_t dlc::rt::dtypeSize(dlc_dtype dtype) {
-  const DTypeRow *row = findDType(dtype);
+  const DTypeRow *row = findDType(enumBits(dtype));
   return row ? row->size : 0;
 }
 
@@ -201,7 +201,7 @@ const char *dlc_status_name(dlc_status status) {
 }
 
 const char *dlc_device_name(dlc_device_kind device) {
-  switch (device) {
+  switch (enumBits(device)) {
   case DLC_DEVICE_AUTO:
     return "auto";
   case DLC_DEVICE_CPU:

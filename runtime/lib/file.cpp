@@ -2,7 +2,9 @@
 
 #include "internal.h"
 
+#include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -38,6 +40,12 @@ public:
       ::close(Fd);
   }
   int get() const { return Fd; }
+  /// Takes `fd` in place of the descriptor held (closed if open).
+  void reset(int fd) {
+    if (Fd >= 0)
+      ::close(Fd);
+    Fd = fd;
+  }
   /// Closes now and returns close's result (0 or -1 with errno).
   int close() {
     int fd = Fd;
@@ -64,13 +72,18 @@ bool writeAll(int fd, const void *data, size_t size) {
   return true;
 }
 
+/// The directory part of `path`: "." when it has none, "/" for the root.
+std::string parentDirectory(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "."
+         : slash == 0               ? "/"
+                                    : path.substr(0, slash);
+}
+
 /// fsyncs the directory holding `path` so that a rename into it is durable.
 /// Best effort: errors are ignored.
 void syncParentDirectory(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "."
-                    : slash == 0               ? "/"
-                                               : path.substr(0, slash);
+  std::string dir = parentDirectory(path);
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     (void)::fsync(fd);
@@ -124,32 +137,117 @@ dlc_status FileData::open(const char *path, const char *what) {
   return DLC_OK;
 }
 
+namespace {
+
+/// The file a write to `path` replaces: `path` itself, or the file at the
+/// end of its chain of symbolic links (which need not exist yet), so that a
+/// save through a link updates the link's target and keeps the link.
+std::string resolveLinks(std::string path) {
+  for (int depth = 0; depth < 40; ++depth) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+      return path;
+    std::string link(PATH_MAX, '\0');
+    ssize_t n = ::readlink(path.c_str(), link.data(), link.size());
+    if (n <= 0 || size_t(n) >= link.size())
+      return path;
+    link.resize(size_t(n));
+    path = link[0] == '/' ? link : parentDirectory(path) + "/" + link;
+  }
+  return path;
+}
+
+/// Writes every chunk to the open file `fd`.
+bool writeChunks(int fd, const std::vector<Chunk> &chunks) {
+  for (const Chunk &chunk : chunks)
+    if (!writeAll(fd, chunk.data, chunk.size))
+      return false;
+  return true;
+}
+
+/// A temporary name next to `target`, unique to this process and call
+/// (threads of one process saving to one path get distinct names), short
+/// enough for the file-name limit whatever the length of target's name.
+std::string temporaryName(const std::string &target) {
+  static std::atomic<uint64_t> counter{0};
+  std::string dir = parentDirectory(target);
+  size_t slash = target.rfind('/');
+  std::string base =
+      slash == std::string::npos ? target : target.substr(slash + 1);
+  if (base.size() > 160)
+    base.resize(160);
+  return (dir == "/" ? "" : dir) + "/." + base + ".tmp." +
+         std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1));
+}
+
+} // namespace
+
 dlc_status dlc::rt::writeFileAtomic(const char *path,
                                     const std::vector<Chunk> &chunks) {
-  std::string target = path;
-  std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  FdGuard fd(
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (fd.get() < 0)
-    return fail(DLC_ERR_IO,
-                "cannot create " + quote(tmp) + ": " + errnoText(errno));
+  std::string target = resolveLinks(path);
 
-  auto failAndRemove = [&](const char *step) {
+  // Device nodes, pipes and other special files are written through: there
+  // is nothing to replace atomically, and replacing them would be wrong.
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    FdGuard fd(::open(target.c_str(), O_WRONLY | O_CLOEXEC));
+    if (fd.get() < 0)
+      return fail(DLC_ERR_IO,
+                  "cannot open " + quote(target) + ": " + errnoText(errno));
+    if (!writeChunks(fd.get(), chunks))
+      return fail(DLC_ERR_IO,
+                  "cannot write " + quote(target) + ": " + errnoText(errno));
+    if (fd.close() != 0)
+      return fail(DLC_ERR_IO,
+                  "cannot close " + quote(target) + ": " + errnoText(errno));
+    return DLC_OK;
+  }
+
+  // Regular files: an unnamed file in the target's directory, linked under
+  // a temporary name only once it is complete and on disk, then renamed
+  // over the target. A process killed while writing leaves nothing behind.
+  // Where the file system has no unnamed files, the temporary is named
+  // from the start and removed on every failure.
+  std::string dir = parentDirectory(target);
+  std::string tmp = temporaryName(target);
+  bool unnamed = true;
+  FdGuard fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
+  if (fd.get() < 0) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      return fail(DLC_ERR_IO,
+                  "cannot create " + quote(target) + ": " + errnoText(errno));
+    unnamed = false;
+    fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+    if (fd.get() < 0)
+      return fail(DLC_ERR_IO,
+                  "cannot create " + quote(tmp) + ": " + errnoText(errno));
+  }
+
+  bool linked = !unnamed;
+  auto failAndRemove = [&](const char *step, const std::string &what) {
     int err = errno;
     if (fd.get() >= 0)
       fd.close();
-    ::unlink(tmp.c_str());
-    return fail(DLC_ERR_IO, std::string("cannot ") + step + " " + quote(tmp) +
-                                ": " + errnoText(err));
+    if (linked)
+      ::unlink(tmp.c_str());
+    return fail(DLC_ERR_IO, std::string("cannot ") + step + " " +
+                                quote(what) + ": " + errnoText(err));
   };
 
-  for (const Chunk &chunk : chunks)
-    if (!writeAll(fd.get(), chunk.data, chunk.size))
-      return failAndRemove("write");
+  if (!writeChunks(fd.get(), chunks))
+    return failAndRemove("write", target);
   if (::fsync(fd.get()) != 0)
-    return failAndRemove("fsync");
+    return failAndRemove("fsync", target);
+  if (unnamed) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd.get());
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(),
+                 AT_SYMLINK_FOLLOW) != 0)
+      return failAndRemove("link", tmp);
+    linked = true;
+  }
   if (fd.close() != 0)
-    return failAndRemove("close");
+    return failAndRemove("close", tmp);
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());

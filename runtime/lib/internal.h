@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -68,6 +69,16 @@ T guardValue(T onError, Body &&body) noexcept {
 std::string quote(std::string_view s);
 
 //===-- Dtypes and shapes ------------------------------------------------===//
+
+/// The integer a C caller passed for an enum parameter, read as bytes: in
+/// C++, loading an enum object that holds a value outside the enum's range
+/// is undefined, so every API entry validates this integer first.
+template <typename E> int enumBits(const E &e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 /// The largest tensor or file size the runtime accepts (2^62 bytes), which
 /// keeps every size computation clear of int64 overflow.
@@ -142,9 +153,12 @@ struct Chunk {
   size_t size;
 };
 
-/// Writes the concatenation of `chunks` to "<path>.tmp.<pid>", fsyncs it and
-/// renames it over `path` (then fsyncs the directory, best effort). The
-/// temporary file is removed on failure.
+/// Writes the concatenation of `chunks` to `path` atomically: a regular file
+/// (or none) is replaced by a complete, fsynced new file through a rename
+/// (then the directory is fsynced, best effort); a symbolic link's target
+/// is replaced, not the link; special files (/dev/null, pipes) are written
+/// through. The temporary file is unnamed until complete where the file
+/// system allows, else unique per process and call, and removed on failure.
 dlc_status writeFileAtomic(const char *path, const std::vector<Chunk> &chunks);
 
 //===-- Model description ------------------------------------------------===//
@@ -241,10 +255,10 @@ struct DeviceChoice {
   std::string whyNotCuda;
 };
 
-/// Resolves a device request for a model that has (or lacks) code for CUDA.
+/// Resolves a device request (a dlc_device_kind, validated here) for a model that has (or lacks) code for CUDA.
 /// `ordinal` is the CUDA device asked for, -1 for the default (the N of
 /// DLC_DEVICE=cuda:N for AUTO requests, else 0).
-dlc_status resolveDevice(dlc_device_kind requested, int ordinal,
+dlc_status resolveDevice(int requested, int ordinal,
                          bool hasCudaCode, DeviceChoice &choice);
 
 /// Parses a DLC_NUM_THREADS value: a decimal integer in [1, 1024]; 0 when

@@ -238,7 +238,7 @@ dlc_status dlc_model_create_on(const dlc_model_desc *desc,
 
     DeviceChoice choice;
     if (dlc_status s =
-            resolveDevice(device, ordinal, cuda != nullptr, choice))
+            resolveDevice(enumBits(device), ordinal, cuda != nullptr, choice))
       return s;
     m->device = choice.device;
     m->fallbackReason = std::move(choice.whyNotCuda);

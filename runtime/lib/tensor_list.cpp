@@ -99,12 +99,12 @@ dlc_status readSafetensorsFile(const char *path, const FileData &file,
   return DLC_OK;
 }
 
-dlc_status checkFormat(dlc_file_format format) {
-  if (format != DLC_FILE_AUTO && format != DLC_FILE_NPY &&
-      format != DLC_FILE_SAFETENSORS)
+dlc_status checkFormat(const dlc_file_format &format) {
+  int bits = enumBits(format);
+  if (bits != DLC_FILE_AUTO && bits != DLC_FILE_NPY &&
+      bits != DLC_FILE_SAFETENSORS)
     return fail(DLC_ERR_INVALID_ARGUMENT,
-                "invalid file format " +
-                    std::to_string(static_cast<int>(format)));
+                "invalid file format " + std::to_string(bits));
   return DLC_OK;
 }
 
@@ -174,9 +174,9 @@ dlc_status dlc_tensor_list_add(dlc_tensor_list *list, const char *name,
       return s;
     if (!name || !*name)
       return fail(DLC_ERR_INVALID_ARGUMENT, "tensor name is NULL or empty");
-    if (!isValidDType(dtype))
+    if (!isValidDType(enumBits(dtype)))
       return fail(DLC_ERR_INVALID_ARGUMENT,
-                  "invalid dtype " + std::to_string(static_cast<int>(dtype)));
+                  "invalid dtype " + std::to_string(enumBits(dtype)));
     if (rank < 0 || rank > DLC_MAX_RANK)
       return fail(DLC_ERR_INVALID_ARGUMENT,
                   "rank " + std::to_string(rank) + " is not in [0, " +

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <cstring>
 
 using namespace dlc::rt;
@@ -31,6 +33,15 @@ TEST(DeviceTest, Names) {
   EXPECT_EQ(dlc_dtype_size(DLC_F64), 8u);
   EXPECT_EQ(dlc_dtype_size(DLC_BF16), 2u);
   EXPECT_EQ(dlc_dtype_size(DLC_I8), 1u);
+}
+
+TEST(DeviceTest, InvalidKindRejected) {
+  // 3 is not a dlc_device_kind: an error, not a device.
+  dlc_device_kind d = DLC_DEVICE_CPU;
+  EXPECT_EQ(dlc_select_device(static_cast<dlc_device_kind>(3), &d),
+            DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dlc_last_error()).find("invalid device kind 3"),
+            std::string::npos);
 }
 
 TEST(DeviceTest, ParseDeviceEnv) {

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -544,11 +549,78 @@ TEST(ModelTest, SaveLoadRoundTrip) {
   EXPECT_EQ(dir.list(), std::vector<std::string>{"w.safetensors"});
 }
 
+TEST(ModelTest, SaveThroughSymlinkUpdatesTarget) {
+  TempDir dir;
+  std::string target = dir.file("real.safetensors");
+  std::string link = dir.file("link.safetensors");
+  ModelPtr a = create(), b = create();
+  ASSERT_EQ(dlc_model_init(a.get(), 5), DLC_OK);
+  ASSERT_EQ(dlc_model_save(a.get(), target.c_str()), DLC_OK);
+  ASSERT_EQ(::symlink("real.safetensors", link.c_str()), 0);
+  ASSERT_EQ(dlc_model_init(a.get(), 6), DLC_OK);
+  ASSERT_EQ(dlc_model_save(a.get(), link.c_str()), DLC_OK) << dlc_last_error();
+  // The link is still a link, and its target holds the new weights.
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(dlc_model_load(b.get(), target.c_str()), DLC_OK);
+  EXPECT_EQ(params(a.get()), params(b.get()));
+  EXPECT_EQ(dir.list(),
+            (std::vector<std::string>{"link.safetensors", "real.safetensors"}));
+}
+
+TEST(ModelTest, SaveToSpecialFileWritesThrough) {
+  // /dev/null stays a device: it is written to, never replaced.
+  ModelPtr m = create();
+  ASSERT_EQ(dlc_model_init(m.get(), 5), DLC_OK);
+  EXPECT_EQ(dlc_model_save(m.get(), "/dev/null"), DLC_OK) << dlc_last_error();
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST(ModelTest, SaveWithLongNameLeavesNoTemporary) {
+  // A 250-character name: the temporary's name must still fit NAME_MAX.
+  TempDir dir;
+  std::string path = dir.file(std::string(236, 'w') + ".safetensors");
+  ModelPtr a = create(), b = create();
+  ASSERT_EQ(dlc_model_init(a.get(), 5), DLC_OK);
+  ASSERT_EQ(dlc_model_save(a.get(), path.c_str()), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_model_load(b.get(), path.c_str()), DLC_OK);
+  EXPECT_EQ(params(a.get()), params(b.get()));
+  EXPECT_EQ(dir.list().size(), 1u);
+}
+
+TEST(ModelTest, ConcurrentSavesToOnePathAllSucceed) {
+  // Threads of one process saving to one path: every save succeeds and the
+  // file is always one model's complete weights, never a mixture.
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  ModelPtr a = create(), b = create();
+  ASSERT_EQ(dlc_model_init(a.get(), 1), DLC_OK);
+  ASSERT_EQ(dlc_model_init(b.get(), 2), DLC_OK);
+  std::atomic<int> failures{0};
+  auto saver = [&](dlc_model *m) {
+    for (int i = 0; i < 50; ++i)
+      if (dlc_model_save(m, path.c_str()) != DLC_OK)
+        ++failures;
+  };
+  std::thread t1(saver, a.get()), t2(saver, b.get());
+  t1.join();
+  t2.join();
+  EXPECT_EQ(failures.load(), 0);
+  ModelPtr c = create();
+  ASSERT_EQ(dlc_model_load(c.get(), path.c_str()), DLC_OK);
+  EXPECT_TRUE(params(c.get()) == params(a.get()) ||
+              params(c.get()) == params(b.get()));
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"w.safetensors"});
+}
+
 TEST(ModelTest, SaveReportsIOErrors) {
   ModelPtr m = create();
   EXPECT_EQ(dlc_model_save(m.get(), "/nonexistent-dir/w.safetensors"),
             DLC_ERR_IO);
-  EXPECT_TRUE(errorContains("/nonexistent-dir/w.safetensors.tmp."))
+  EXPECT_TRUE(errorContains("/nonexistent-dir/w.safetensors"))
       << dlc_last_error();
   EXPECT_EQ(dlc_model_save(m.get(), nullptr), DLC_ERR_INVALID_ARGUMENT);
 }

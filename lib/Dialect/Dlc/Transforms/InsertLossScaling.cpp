@@ -88,11 +88,12 @@ struct DlcInsertLossScalingPass
 
     // The update with the scaler; the old results map onto the new ones.
     b.setInsertionPoint(update);
+    Location loc = update.getLoc();
     SmallVector<NamedAttribute> config(update.getConfig().getValue());
     config.push_back(b.getNamedAttr("init_scale", b.getF64FloatAttr(initScale)));
     Value tracker = read(b, decls[1]);
     auto scaled = OptimizerUpdateOp::create(
-        b, update.getLoc(), update.getStep(), update.getParams(),
+        b, loc, update.getStep(), update.getParams(),
         update.getGrads(), update.getStates(), ValueRange{scale, tracker},
         b.getDictionaryAttr(config));
     for (auto [from, to] :
@@ -103,7 +104,7 @@ struct DlcInsertLossScalingPass
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     b.setInsertionPoint(ret);
     for (auto [decl, v] : llvm::zip(decls, extra.take_front(2)))
-      AssignOp::create(b, update.getLoc(),
+      AssignOp::create(b, loc,
                        FlatSymbolRefAttr::get(decl.getSymNameAttr()), v);
 
     // train_step reports whether it skipped the update.
