@@ -1586,10 +1586,12 @@ MLIRGenImpl::sizesArg(Call &c, unsigned i, llvm::ArrayRef<int64_t> defaultValue,
                      c.paramName(i) + "', got " + Twine(n) + " numbers",
                  usage(c.spec));
   for (const IntElement &e : *list)
-    if (padding ? e.value < 0 : e.value < 1)
+    if ((padding ? e.value < 0 : e.value < 1) ||
+        e.value > mlir::dlc::kMaxWindowAttr)
       return error(e.loc,
                    "'" + c.name() + "' needs " +
-                       (padding ? "non-negative" : "positive") + " sizes in '" +
+                       (padding ? "non-negative" : "positive") + " sizes of "
+                       "at most " + Twine(mlir::dlc::kMaxWindowAttr) + " in '" +
                        c.paramName(i) + "', got " + Twine(e.value),
                    usage(c.spec));
   llvm::SmallVector<int64_t> v;

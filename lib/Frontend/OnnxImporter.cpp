@@ -14,9 +14,11 @@
 
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
+#include "Onnx/ExternalData.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -28,6 +30,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
@@ -47,6 +50,14 @@ namespace {
 /// Tensors above this many elements are rejected (a corrupt dims field).
 constexpr int64_t kMaxElements = int64_t(1) << 40;
 
+/// External float tensors above this many elements are not decoded: they
+/// become parameters straight from the mapped file.
+constexpr int64_t kMaxDecodedExternal = 4096;
+
+/// Convolution and pool inputs above this size along a spatial dimension
+/// are rejected, so that window arithmetic on them cannot overflow.
+constexpr int64_t kMaxSpatialDim = int64_t(1) << 32;
+
 /// A tensor known at import time. Float tensors keep their values as
 /// double (exact for f32/f16/bf16) and the element type they had; integer
 /// tensors (shapes, axes, indices) as int64.
@@ -58,8 +69,15 @@ struct Constant {
   std::vector<int64_t> ints;
   /// The initializer's name when this is one: it becomes a parameter.
   std::string initializer;
+  /// A large float tensor kept in an external file: its little-endian
+  /// bytes in the mapped file, not decoded into `floats`. Such a tensor is
+  /// only ever a parameter, never folded.
+  std::optional<::dlc::onnx_import::ExternalBytes> external;
 
   int64_t numel() const {
+    if (external)
+      return int64_t(external->bytes.size() /
+                     (elementType.getIntOrFloatBitWidth() / 8));
     return isFloat ? int64_t(floats.size()) : int64_t(ints.size());
   }
 };
@@ -233,6 +251,11 @@ private:
   // Constant folding of the int64 shape arithmetic.
   LogicalResult foldConstantNode(const onnx::NodeProto &node, bool &folded);
   LogicalResult foldFloatConstant(const onnx::NodeProto &node, bool &folded);
+  /// Folds what exporters compute on masks and shapes with NumPy
+  /// broadcasting: comparisons, logic, Mod, Where, Expand, Trilu,
+  /// ConstantOfShape and Range of constants (never of float initializers,
+  /// which are trainable).
+  LogicalResult foldMaskConstant(const onnx::NodeProto &node, bool &folded);
 
   // Op handlers (one per ONNX op type; see handlers()).
   LogicalResult importIdentity(const onnx::NodeProto &node);
@@ -240,6 +263,7 @@ private:
   LogicalResult importBinary(const onnx::NodeProto &node);
   LogicalResult importUnary(const onnx::NodeProto &node);
   LogicalResult importPow(const onnx::NodeProto &node);
+  LogicalResult importGelu(const onnx::NodeProto &node);
   LogicalResult importComposite(const onnx::NodeProto &node);
   LogicalResult importGemm(const onnx::NodeProto &node);
   LogicalResult importMatMul(const onnx::NodeProto &node);
@@ -250,6 +274,14 @@ private:
   LogicalResult importTranspose(const onnx::NodeProto &node);
   LogicalResult importConstant(const onnx::NodeProto &node);
   LogicalResult importShapeOps(const onnx::NodeProto &node);
+  LogicalResult importConcat(const onnx::NodeProto &node);
+  LogicalResult importSlice(const onnx::NodeProto &node);
+  LogicalResult importSplit(const onnx::NodeProto &node);
+  LogicalResult importGather(const onnx::NodeProto &node);
+  /// A dlc.slice of `x` along `axis` from `start` (`size` elements,
+  /// `step` apart), or `x` itself when that is the whole of it.
+  Value sliceAlong(Location loc, Value x, int64_t axis, int64_t start,
+                   int64_t size, int64_t step);
   LogicalResult importReduce(const onnx::NodeProto &node);
   LogicalResult importLayerNorm(const onnx::NodeProto &node);
   LogicalResult importPad(const onnx::NodeProto &node);
@@ -276,6 +308,7 @@ private:
   OpBuilder builder;
   std::string fileName;
   const ::dlc::OnnxImportOptions &options;
+  ::dlc::onnx_import::ExternalDataReader externalData{fileName};
   Location fileLoc = UnknownLoc::get(&ctx);
   int64_t opset = 0;
   const onnx::GraphProto *graph = nullptr; ///< While importing.
@@ -302,6 +335,7 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
                            "Neg", "Erf"})
       t[op] = &OnnxImporter::importUnary;
     t["Pow"] = &OnnxImporter::importPow;
+    t["Gelu"] = &OnnxImporter::importGelu;
     for (const char *op : {"LeakyRelu", "Abs", "Elu", "Softplus",
                            "HardSigmoid", "HardSwish", "Clip"})
       t[op] = &OnnxImporter::importComposite;
@@ -315,8 +349,12 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
     t["Unsqueeze"] = &OnnxImporter::importSqueezeLike;
     t["Transpose"] = &OnnxImporter::importTranspose;
     t["Constant"] = &OnnxImporter::importConstant;
-    for (const char *op : {"Shape", "Gather", "Concat", "Slice", "Cast"})
+    for (const char *op : {"Shape", "Cast"})
       t[op] = &OnnxImporter::importShapeOps;
+    t["Gather"] = &OnnxImporter::importGather;
+    t["Concat"] = &OnnxImporter::importConcat;
+    t["Slice"] = &OnnxImporter::importSlice;
+    t["Split"] = &OnnxImporter::importSplit;
     t["ReduceMean"] = &OnnxImporter::importReduce;
     t["ReduceSum"] = &OnnxImporter::importReduce;
     t["LayerNormalization"] = &OnnxImporter::importLayerNorm;
@@ -334,6 +372,10 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
 } // namespace
 
 namespace dlc {
+std::string onnxTensorName(llvm::StringRef name) {
+  return sanitizeTensorName(name);
+}
+
 std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> ops;
   for (const auto &entry : OnnxImporter::handlers())
@@ -493,17 +535,55 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     numel *= d;
     c->shape.push_back(d);
   }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    emitError(loc, what + " keeps its data in an external file, which dlc "
-                          "does not read")
-            .attachNote()
-        << "hint: save the model with its data inline "
-           "(onnx.save_model(model, path, save_as_external_data=False); "
-           "models over 2 GB cannot be)";
-    return failure();
-  }
-  const std::string &raw = t.raw_data();
+  StringRef raw = t.raw_data();
   bool hasRaw = t.has_raw_data();
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    size_t width = 0;
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+      width = 4;
+      break;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      width = 2;
+      break;
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+      width = 8;
+      break;
+    case onnx::TensorProto::BOOL:
+      width = 1;
+      break;
+    default:
+      break; // Refused below with the element type.
+    }
+    if (width) {
+      auto bytes = externalData.read(t, uint64_t(numel) * width);
+      if (!bytes) {
+        std::string msg = toString(bytes.takeError());
+        auto [text, hint] = StringRef(msg).split("\nhint: ");
+        emitError(loc, what + ": " + text).attachNote() << "hint: " << hint;
+        return failure();
+      }
+      raw = bytes->bytes;
+      hasRaw = true;
+      // Weights stay in the mapped file until they are emitted; small
+      // tensors (shapes, scalars) are decoded for folding.
+      auto et = t.data_type() == onnx::TensorProto::FLOAT ? builder.getF32Type()
+                : t.data_type() == onnx::TensorProto::FLOAT16
+                    ? Type(builder.getF16Type())
+                : t.data_type() == onnx::TensorProto::BFLOAT16
+                    ? Type(builder.getBF16Type())
+                    : Type();
+      if (et && numel > kMaxDecodedExternal) {
+        c->isFloat = true;
+        c->elementType = et;
+        c->external = std::move(*bytes);
+        return c;
+      }
+    }
+  }
   auto sizeError = [&](int64_t have) {
     emitError(loc, what + " has " + Twine(have) + " values but its shape "
                           "needs " + Twine(numel));
@@ -575,6 +655,11 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     status = read(int32_t(), t.int32_data(), c->ints,
                  [](int32_t v) { return int64_t(v); });
     break;
+  case onnx::TensorProto::BOOL:
+    // Masks: folded with the other integers, as 0 and 1.
+    status = read(uint8_t(), t.int32_data(), c->ints,
+                 [](uint8_t v) { return int64_t(v != 0); });
+    break;
   default:
     emitError(loc, what + " has element type " +
                        onnxTypeName(t.data_type()) +
@@ -614,8 +699,13 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
       return failure();
     }
     const auto &tt = type.tensor_type();
-    auto et = floatElementType(tt.elem_type(), "graph input '" + in.name() + "'",
-                               loc);
+    // Integer inputs (token ids, class labels) keep their type.
+    FailureOr<Type> et = Type(builder.getI64Type());
+    if (tt.elem_type() == onnx::TensorProto::INT32)
+      et = Type(builder.getI32Type());
+    else if (tt.elem_type() != onnx::TensorProto::INT64)
+      et = floatElementType(tt.elem_type(), "graph input '" + in.name() + "'",
+                            loc);
     if (failed(et))
       return failure();
     auto given = options.inputShapes.find(in.name());
@@ -809,7 +899,7 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
     return failure();
   }
   builder.setInsertionPointToEnd(body);
-  if (c.numel() == 1 && c.initializer.empty()) {
+  if (c.numel() == 1 && c.initializer.empty() && !c.external) {
     item.value = fill(loc, c.floats[0], c.shape, c.elementType);
     return item.value;
   }
@@ -821,8 +911,17 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
     sym = base + "_" + std::to_string(k);
   paramNames.insert(sym);
   auto type = RankedTensorType::get(c.shape, c.elementType);
-  DenseElementsAttr value;
-  if (c.elementType.isF32()) {
+  ElementsAttr value;
+  if (c.external) {
+    // The mapped bytes, not a copy: the blob keeps the mapping alive.
+    std::shared_ptr<llvm::MemoryBuffer> owner = c.external->owner;
+    StringRef bytes = c.external->bytes;
+    AsmResourceBlob blob(
+        ArrayRef<char>(bytes.data(), bytes.size()), /*dataAlignment=*/1,
+        [owner](void *, size_t, size_t) mutable { owner.reset(); },
+        /*dataIsMutable=*/false);
+    value = DenseResourceElementsAttr::get(type, sym, std::move(blob));
+  } else if (c.elementType.isF32()) {
     std::vector<float> data(c.floats.begin(), c.floats.end());
     value = DenseElementsAttr::get(type, ArrayRef<float>(data));
   } else {
@@ -1012,9 +1111,10 @@ LogicalResult OnnxImporter::importDropout(const onnx::NodeProto &node) {
     auto mode = constInput(node, 2, "training_mode");
     if (failed(mode))
       return failure();
+    if ((*mode)->numel() != 1 || (*mode)->external)
+      return nodeError(node, "training_mode must be a scalar");
     bool training = (*mode)->isFloat ? (*mode)->floats.at(0) != 0
-                                     : !(*mode)->ints.empty() &&
-                                           (*mode)->ints[0] != 0;
+                                     : (*mode)->ints[0] != 0;
     if (training)
       return nodeError(node, "training_mode is true; dlc imports Dropout "
                              "for inference only (the identity)");
@@ -1062,6 +1162,23 @@ LogicalResult OnnxImporter::importUnary(const onnx::NodeProto &node) {
   else
     r = ddlc::NegOp::create(builder, loc, *x);
   define(node, 0, r);
+  return success();
+}
+
+/// Gelu (opset 20): the erf form, or the tanh one with approximate="tanh".
+LogicalResult OnnxImporter::importGelu(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  if (opset < 20)
+    return nodeError(node, "Gelu is an op of opset 20 and later; this model "
+                           "imports opset " + Twine(opset));
+  std::string approximate = stringAttr(node, "approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return nodeError(node, "unknown approximate '" + approximate +
+                               "' (expected 'none' or 'tanh')");
+  define(node, 0,
+         ddlc::GeluOp::create(builder, nodeLoc(node), *x, approximate));
   return success();
 }
 
@@ -1556,6 +1673,250 @@ LogicalResult OnnxImporter::importShapeOps(const onnx::NodeProto &node) {
                          "time (the int64 shape arithmetic around Reshape)");
 }
 
+//===----------------------------------------------------------------------===//
+// Data movement on values (what foldConstantNode could not fold)
+//===----------------------------------------------------------------------===//
+
+Value OnnxImporter::sliceAlong(Location loc, Value x, int64_t axis,
+                               int64_t start, int64_t size, int64_t step) {
+  auto t = typeOf(x);
+  if (start == 0 && step == 1 && size == t.getDimSize(axis))
+    return x;
+  SmallVector<int64_t> shape(t.getShape()), offsets(t.getRank(), 0),
+      strides(t.getRank(), 1);
+  shape[axis] = size;
+  offsets[axis] = start;
+  strides[axis] = step;
+  return ddlc::SliceOp::create(builder, loc,
+                               RankedTensorType::get(shape, t.getElementType()),
+                               x, offsets, strides);
+}
+
+LogicalResult OnnxImporter::importConcat(const onnx::NodeProto &node) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!hasInput(node, i))
+      return nodeError(node, "input " + Twine(i) + " is absent");
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  if (inputs.empty())
+    return nodeError(node, "needs at least one input");
+  auto first = typeOf(inputs[0]);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), first.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[*axis] = 0;
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    auto t = typeOf(v);
+    bool fits = t.getRank() == first.getRank() &&
+                t.getElementType() == first.getElementType();
+    for (int64_t d = 0; fits && d < t.getRank(); ++d)
+      fits = d == *axis || t.getDimSize(d) == first.getDimSize(d);
+    if (!fits)
+      return nodeError(node, "input " + Twine(i) + " does not match input 0 "
+                             "outside axis " + Twine(*axis));
+    shape[*axis] += t.getDimSize(*axis);
+  }
+  define(node, 0,
+         ddlc::ConcatOp::create(
+             builder, nodeLoc(node),
+             RankedTensorType::get(shape, first.getElementType()), inputs,
+             *axis));
+  return success();
+}
+
+LogicalResult OnnxImporter::importSlice(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  auto ints = [&](int i, const char *what,
+                  std::vector<int64_t> dflt) -> FailureOr<std::vector<int64_t>> {
+    if (!hasInput(node, i))
+      return dflt;
+    auto c = constInput(node, i, what);
+    if (failed(c))
+      return failure();
+    if ((*c)->isFloat)
+      return nodeError(node, Twine(what) + " must be integers"), failure();
+    return (*c)->ints;
+  };
+  auto starts = ints(1, "starts", {});
+  auto ends = ints(2, "ends", {});
+  if (failed(starts) || failed(ends))
+    return failure();
+  std::vector<int64_t> defaultAxes;
+  for (size_t i = 0; i < starts->size(); ++i)
+    defaultAxes.push_back(int64_t(i));
+  auto axes = ints(3, "axes", defaultAxes);
+  auto steps = ints(4, "steps", std::vector<int64_t>(starts->size(), 1));
+  if (failed(axes) || failed(steps))
+    return failure();
+  size_t n = starts->size();
+  if (ends->size() != n || axes->size() != n || steps->size() != n)
+    return nodeError(node, "starts, ends, axes and steps must have one "
+                           "length");
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1),
+      shape(t.getShape());
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < n; ++i) {
+    auto axis = normAxis(node, (*axes)[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis])
+      return nodeError(node, "axis " + Twine(*axis) + " is sliced twice");
+    seen[*axis] = true;
+    int64_t dim = t.getDimSize(*axis), step = (*steps)[i];
+    if (step == 0)
+      return nodeError(node, "a step of 0");
+    if (step < 0)
+      return nodeError(node, "negative steps (reversal) are not supported");
+    // ONNX clamps starts and ends into [0, dim] after adding dim to
+    // negative ones (ends of INT64_MAX mean "to the end").
+    auto clampIndex = [&](int64_t v) {
+      if (v < 0)
+        v = v < -dim ? 0 : v + dim;
+      return std::min(v, dim);
+    };
+    int64_t s = clampIndex((*starts)[i]), e = clampIndex((*ends)[i]);
+    int64_t size = e > s ? (e - s - 1) / step + 1 : 0;
+    offsets[*axis] = size ? s : 0;
+    strides[*axis] = step;
+    shape[*axis] = size;
+  }
+  Value r = *x;
+  if (shape != SmallVector<int64_t>(t.getShape()) ||
+      llvm::any_of(strides, [](int64_t v) { return v != 1; }))
+    r = ddlc::SliceOp::create(
+        builder, nodeLoc(node),
+        RankedTensorType::get(shape, t.getElementType()), *x, offsets,
+        strides);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importSplit(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), t.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = t.getDimSize(*axis), parts = node.output_size();
+  SmallVector<int64_t> sizes;
+  if (hasInput(node, 1)) {
+    auto c = constInput(node, 1, "split");
+    if (failed(c))
+      return failure();
+    sizes.assign((*c)->ints.begin(), (*c)->ints.end());
+  } else if (SmallVector<int64_t> a = intsAttr(node, "split"); !a.empty()) {
+    sizes = a; // Opsets before 13.
+  } else {
+    // Equal parts; from opset 18, `num_outputs` parts of ceil(dim / n),
+    // the last one smaller.
+    int64_t n = opset >= 18 ? intAttr(node, "num_outputs", parts) : parts;
+    if (n != parts || n < 1)
+      return nodeError(node, "num_outputs (" + Twine(n) + ") must be the " +
+                                 "number of outputs (" + Twine(parts) + ")");
+    int64_t each = (dim + n - 1) / n;
+    if (opset < 18 && dim % n)
+      return nodeError(node, "cannot split " + Twine(dim) + " into " +
+                                 Twine(n) + " equal parts");
+    for (int64_t k = 0, left = dim; k < n; ++k, left -= each)
+      sizes.push_back(std::min(each, std::max<int64_t>(left, 0)));
+  }
+  if (int64_t(sizes.size()) != parts)
+    return nodeError(node, "split has " + Twine(sizes.size()) +
+                               " sizes for " + Twine(parts) + " outputs");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > dim)
+      return nodeError(node, "a split size of " + Twine(s));
+    total += s;
+  }
+  if (total != dim)
+    return nodeError(node, "the split sizes add up to " + Twine(total) +
+                               ", not " + Twine(dim));
+  for (int64_t k = 0, at = 0; k < parts; at += sizes[k], ++k)
+    if (!node.output(k).empty())
+      define(node, k, sliceAlong(nodeLoc(node), *x, *axis, at, sizes[k], 1));
+  return success();
+}
+
+LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), t.getRank());
+  if (failed(axis))
+    return failure();
+  Item *idxItem = lookup(node, 1);
+  if (!idxItem)
+    return nodeError(node, "needs input 1 (indices)");
+  if (idxItem->value) {
+    // Indices computed at run time (token ids): an embedding lookup.
+    auto it = dyn_cast<RankedTensorType>(idxItem->value.getType());
+    if (!it || !it.getElementType().isSignlessInteger())
+      return nodeError(node, "the indices must be integers");
+    if (*axis != 0)
+      return nodeError(node, "dlc gathers by run-time indices along axis 0 "
+                             "only (an embedding lookup), not axis " +
+                                 Twine(*axis));
+    if (!isa<FloatType>(t.getElementType()))
+      return nodeError(node, "dlc gathers rows of float tensors only");
+    SmallVector<int64_t> shape(it.getShape());
+    shape.append(t.getShape().begin() + 1, t.getShape().end());
+    define(node, 0,
+           ddlc::GatherOp::create(
+               builder, nodeLoc(node),
+               RankedTensorType::get(shape, t.getElementType()), *x,
+               idxItem->value));
+    return success();
+  }
+  if (!idxItem->constant || idxItem->constant->isFloat)
+    return nodeError(node, "the indices must be integers");
+  // Constant indices (the q/k/v selections of a packed projection): one
+  // slice per index, joined along the axis, viewed in the result's shape.
+  const Constant &idx = *idxItem->constant;
+  int64_t dim = t.getDimSize(*axis);
+  Location loc = nodeLoc(node);
+  SmallVector<Value> parts;
+  for (int64_t i : idx.ints) {
+    if (i < -dim || i >= dim)
+      return nodeError(node, "index " + Twine(i) + " is out of range for a "
+                             "dimension of " + Twine(dim));
+    parts.push_back(sliceAlong(loc, *x, *axis, i < 0 ? i + dim : i, 1, 1));
+  }
+  SmallVector<int64_t> shape(t.getShape().take_front(*axis));
+  shape.append(idx.shape.begin(), idx.shape.end());
+  shape.append(t.getShape().begin() + *axis + 1, t.getShape().end());
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  Value joined;
+  if (parts.empty()) {
+    joined = fill(loc, 0.0, shape, t.getElementType());
+  } else {
+    joined = parts[0];
+    if (parts.size() > 1) {
+      SmallVector<int64_t> catShape(t.getShape());
+      catShape[*axis] = parts.size();
+      joined = ddlc::ConcatOp::create(
+          builder, loc, RankedTensorType::get(catShape, t.getElementType()),
+          parts, *axis);
+    }
+    if (typeOf(joined).getShape() != ArrayRef<int64_t>(shape))
+      joined = ddlc::ReshapeOp::create(builder, loc, type, joined);
+  }
+  define(node, 0, joined);
+  return success();
+}
+
 LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
   if (failed(x))
@@ -1563,17 +1924,20 @@ LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
   auto t = typeOf(*x);
   SmallVector<int64_t> axes;
   bool isSum = node.op_type() == "ReduceSum";
-  if (isSum && hasInput(node, 1)) { // ReduceSum takes axes as input from 13.
+  // The axes are an input of ReduceSum from opset 13 and of the other
+  // reductions from opset 18, an attribute before.
+  bool axesInput = isSum || opset >= 18;
+  if (axesInput && hasInput(node, 1)) {
     auto c = constInput(node, 1, "axes");
     if (failed(c))
       return failure();
     axes.assign((*c)->ints.begin(), (*c)->ints.end());
-  } else {
+  } else if (!axesInput) {
     axes = intsAttr(node, "axes");
   }
   bool keep = intAttr(node, "keepdims", 1) != 0;
   if (axes.empty()) {
-    if (isSum && intAttr(node, "noop_with_empty_axes", 0)) {
+    if (axesInput && intAttr(node, "noop_with_empty_axes", 0)) {
       items[node.output(0)] = *lookup(node, 0);
       return success();
     }
@@ -1678,21 +2042,42 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
         ((*v)->isFloat ? (*v)->floats[0] != 0 : (*v)->ints[0] != 0))
       return nodeError(node, "only zero padding is supported");
   }
-  if (hasInput(node, 3))
-    return nodeError(node, "the axes input is not supported");
   int64_t rank = typeOf(*x).getRank();
-  if (int64_t((*pads)->ints.size()) != 2 * rank)
-    return nodeError(node, "pads has " + Twine((*pads)->ints.size()) +
+  SmallVector<int64_t> all((*pads)->ints.begin(), (*pads)->ints.end());
+  if (hasInput(node, 3)) {
+    // Opset 18: `pads` holds [begins, ends] of the listed axes only.
+    auto axes = constInput(node, 3, "axes");
+    if (failed(axes))
+      return failure();
+    int64_t n = (*axes)->ints.size();
+    if (int64_t(all.size()) != 2 * n)
+      return nodeError(node, "pads has " + Twine(all.size()) +
+                                 " entries for " + Twine(n) + " axes");
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, a] : llvm::enumerate((*axes)->ints)) {
+      auto ax = normAxis(node, a, rank);
+      if (failed(ax))
+        return failure();
+      full[*ax] = all[i];
+      full[*ax + rank] = all[i + n];
+    }
+    all = std::move(full);
+  }
+  if (int64_t(all.size()) != 2 * rank)
+    return nodeError(node, "pads has " + Twine(all.size()) +
                                " entries for a rank-" + Twine(rank) +
                                " input");
-  for (int64_t p : (*pads)->ints)
+  for (int64_t p : all) {
     if (p < 0)
       return nodeError(node, "negative pads (cropping) are not supported");
+    if (p > ddlc::kMaxWindowAttr)
+      return nodeError(node, "a padding of " + Twine(p) + " is larger than " +
+                                 Twine(ddlc::kMaxWindowAttr));
+  }
   if (readers.lookup(node.output(0)) != 1)
     return nodeError(node, "its result must have exactly one reader, a Conv "
                            "or AveragePool that absorbs the padding");
-  Item item{*x, nullptr, SmallVector<int64_t>((*pads)->ints.begin(),
-                                              (*pads)->ints.end())};
+  Item item{*x, nullptr, all};
   items[node.output(0)] = item;
   return success();
 }
@@ -1716,14 +2101,26 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
       out.insert(out.begin(), 1);
     if (out.empty())
       out = {1, 1};
-    if (out.size() != 2 || out[0] < 1 || out[1] < 1)
-      return nodeError(node, "'" + name + "' must be two positive numbers");
+    if (out.size() != 2 || out[0] < 1 || out[1] < 1 ||
+        out[0] > ddlc::kMaxWindowAttr || out[1] > ddlc::kMaxWindowAttr)
+      return nodeError(node, "'" + name + "' must be two positive numbers "
+                             "of at most " + Twine(ddlc::kMaxWindowAttr));
     return success();
   };
   if (failed(pair("strides", w.strides)) ||
       failed(pair("dilations", w.dilations)))
     return failure();
   int64_t h = input.getDimSize(2), wd = input.getDimSize(3);
+  // Bounds that keep every window computation below within int64_t.
+  for (int i = 0; i < 2; ++i)
+    if (kernel[i] < 1 || kernel[i] > ddlc::kMaxWindowAttr)
+      return nodeError(node, "the kernel must be two positive numbers of at "
+                             "most " + Twine(ddlc::kMaxWindowAttr)),
+             failure();
+  if (h > kMaxSpatialDim || wd > kMaxSpatialDim)
+    return nodeError(node, "a spatial dimension of the input is larger than " +
+                               Twine(kMaxSpatialDim)),
+           failure();
   std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
   SmallVector<int64_t> pads = intsAttr(node, "pads");
   if (oneD && pads.size() == 2)
@@ -1731,8 +2128,11 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   if (autoPad == "NOTSET") {
     if (pads.empty())
       pads = {0, 0, 0, 0};
-    if (pads.size() != 4 || llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-      return nodeError(node, "'pads' must be four non-negative numbers"),
+    if (pads.size() != 4 || llvm::any_of(pads, [](int64_t p) {
+          return p < 0 || p > ddlc::kMaxWindowAttr;
+        }))
+      return nodeError(node, "'pads' must be four non-negative numbers of "
+                             "at most " + Twine(ddlc::kMaxWindowAttr)),
              failure();
   } else if (autoPad == "VALID") {
     pads = {0, 0, 0, 0};
@@ -1755,7 +2155,9 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   }
   w.padding = pads; // ONNX's [h_begin, w_begin, h_end, w_end] is dlc's order.
   if (Item *item = lookup(node, 0); item && item->pendingPad) {
-    const SmallVector<int64_t> &p = *item->pendingPad; // [begins..., ends...]
+    SmallVector<int64_t> p = *item->pendingPad; // [begins..., ends...]
+    if (oneD && p.size() == 6) // [N, C, L]: the [N, C, 1, L] view's pads.
+      p = {p[0], p[1], 0, p[2], p[3], p[4], 0, p[5]};
     if (p.size() != 8)
       return nodeError(node, "a Pad before a 1-D Conv or pool is not "
                              "supported"),
@@ -1769,6 +2171,11 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
     w.padding[2] += p[6];
     w.padding[3] += p[7];
     w.padded = p[2] || p[3] || p[6] || p[7];
+    if (llvm::any_of(w.padding,
+                     [](int64_t v) { return v > ddlc::kMaxWindowAttr; }))
+      return nodeError(node, "the padding with the Pad before it is larger "
+                             "than " + Twine(ddlc::kMaxWindowAttr)),
+             failure();
   }
   for (int i = 0; i < 2; ++i) {
     int64_t in = i == 0 ? h : wd;
@@ -1886,8 +2293,10 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape");
   if (oneD && kernel.size() == 1)
     kernel.insert(kernel.begin(), 1);
-  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
-    return nodeError(node, "kernel_shape must be two positive numbers");
+  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1 ||
+      kernel[0] > ddlc::kMaxWindowAttr || kernel[1] > ddlc::kMaxWindowAttr)
+    return nodeError(node, "kernel_shape must be two positive numbers of at "
+                           "most " + Twine(ddlc::kMaxWindowAttr));
   auto win = window(node, tx, kernel, oneD);
   if (failed(win))
     return failure();
@@ -2051,6 +2460,10 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
     return failure();
   if (folded)
     return success();
+  if (failed(foldMaskConstant(node, folded)))
+    return failure();
+  if (folded)
+    return success();
   // The ops below fold when every input is an int64 constant.
   for (int i = 0; i < node.input_size(); ++i)
     if (hasInput(node, i) && !intConst(i))
@@ -2074,15 +2487,26 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
       return success();
     if (a->numel() != b->numel() && a->numel() != 1 && b->numel() != 1)
       return nodeError(node, "integer operands of different sizes");
-    const Constant *big = a->numel() >= b->numel() ? a : b;
+    // A one-element operand broadcasts, also against an empty one.
+    const Constant *big = a;
+    if (a->numel() == 1 && (b->numel() != 1 || b->shape.size() > a->shape.size()))
+      big = b;
     std::vector<int64_t> out(big->numel());
     for (int64_t i = 0; i < big->numel(); ++i) {
       int64_t x = a->ints[a->numel() == 1 ? 0 : i];
       int64_t y = b->ints[b->numel() == 1 ? 0 : i];
       if (op == "Div" && y == 0)
         return nodeError(node, "integer division by zero");
-      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y
-               : op == "Mul" ? x * y : x / y;
+      std::optional<int64_t> r =
+          op == "Add"   ? llvm::checkedAdd(x, y)
+          : op == "Sub" ? llvm::checkedSub(x, y)
+          : op == "Mul" ? llvm::checkedMul(x, y)
+          : (x == INT64_MIN && y == -1) ? std::nullopt
+                                        : std::optional<int64_t>(x / y);
+      if (!r)
+        return nodeError(node, "integer overflow in " + op + " of " +
+                                   Twine(x) + " and " + Twine(y));
+      out[i] = *r;
     }
     return result(big->shape, out);
   }
@@ -2095,8 +2519,12 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
       return nodeError(node, "dlc folds ReduceProd of integer tensors over "
                              "all dimensions only");
     int64_t p = 1;
-    for (int64_t v : a->ints)
-      p *= v;
+    for (int64_t v : a->ints) {
+      std::optional<int64_t> r = llvm::checkedMul(p, v);
+      if (!r)
+        return nodeError(node, "integer overflow in ReduceProd");
+      p = *r;
+    }
     bool keep = intAttr(node, "keepdims", 1) != 0;
     return result(keep ? SmallVector<int64_t>(rank, 1) : SmallVector<int64_t>(),
                   {p});
@@ -2138,6 +2566,8 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
     std::vector<int64_t> out;
     for (int i = 0; i < node.input_size(); ++i) {
       Constant *c = intConst(i);
+      if (!c)
+        return nodeError(node, "input " + Twine(i) + " is absent");
       if (c->shape.size() != 1)
         return nodeError(node, "dlc folds Concat of 1-D integer tensors only");
       out.insert(out.end(), c->ints.begin(), c->ints.end());
@@ -2175,6 +2605,234 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
     for (int64_t i = s; i < e; ++i)
       out.push_back(a->ints[i]);
     return result({int64_t(out.size())}, out);
+  }
+  return success();
+}
+
+namespace {
+/// The NumPy broadcast of two shapes, or nothing when they do not broadcast.
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                    ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// The row-major offset in a tensor of `shape`, broadcast into `out`, of
+/// the element at row-major offset `i` of `out`.
+int64_t broadcastOffset(int64_t i, ArrayRef<int64_t> out,
+                        ArrayRef<int64_t> shape) {
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = int64_t(out.size()) - 1; d >= 0; --d) {
+    int64_t coord = i % out[d];
+    i /= out[d];
+    int64_t k = d - (int64_t(out.size()) - int64_t(shape.size()));
+    if (k >= 0) {
+      if (shape[k] != 1)
+        offset += coord * stride;
+      stride *= shape[k];
+    }
+  }
+  return offset;
+}
+
+int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+} // namespace
+
+LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
+                                             bool &folded) {
+  StringRef op = node.op_type();
+  folded = false;
+  // Large enough for a causal mask of a long sequence.
+  constexpr int64_t kMaxMask = int64_t(1) << 22;
+  auto constant = [&](int i) -> Constant * {
+    Item *it = lookup(node, i);
+    if (!it || !it->constant || it->value || it->constant->external)
+      return nullptr;
+    Constant *c = it->constant.get();
+    if ((c->isFloat && !c->initializer.empty()) || c->numel() > kMaxMask)
+      return nullptr;
+    return c;
+  };
+  auto value = [](const Constant *c, int64_t i) {
+    return c->isFloat ? c->floats[i] : double(c->ints[i]);
+  };
+  auto define = [&](SmallVector<int64_t> shape, bool isFloat, Type et,
+                    std::vector<double> v) {
+    auto c = std::make_shared<Constant>();
+    c->shape = std::move(shape);
+    c->isFloat = isFloat;
+    if (isFloat) {
+      c->elementType = et;
+      c->floats = std::move(v);
+    } else {
+      c->ints.assign(v.begin(), v.end());
+    }
+    defineConst(node, 0, c);
+    folded = true;
+    return success();
+  };
+  auto tooLarge = [&](ArrayRef<int64_t> shape) {
+    for (int64_t d : shape)
+      if (d < 0 || d > kMaxMask)
+        return true;
+    return numElements(shape) > kMaxMask;
+  };
+
+  static const llvm::StringSet<> binaryOps = {
+      "Mod", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+      "And", "Or", "Xor"};
+  if (binaryOps.contains(op)) {
+    Constant *a = constant(0), *b = constant(1);
+    if (!a || !b)
+      return success();
+    auto shape = broadcastShapes(a->shape, b->shape);
+    if (!shape)
+      return nodeError(node, "operands of shapes that do not broadcast");
+    if (tooLarge(*shape))
+      return success();
+    bool isFloat = op == "Mod" && (a->isFloat || b->isFloat);
+    bool fmod = intAttr(node, "fmod", 0) != 0;
+    std::vector<double> out(numElements(*shape));
+    for (int64_t i = 0; i < int64_t(out.size()); ++i) {
+      double x = value(a, broadcastOffset(i, *shape, a->shape));
+      double y = value(b, broadcastOffset(i, *shape, b->shape));
+      if (op == "Mod") {
+        if (y == 0)
+          return nodeError(node, "Mod by zero");
+        double r = std::fmod(x, y);
+        // fmod = 0: the sign of the divisor, as Python's %.
+        if (!fmod && r != 0 && ((r < 0) != (y < 0)))
+          r += y;
+        out[i] = r;
+      } else {
+        out[i] = op == "Equal"            ? x == y
+                 : op == "Less"           ? x < y
+                 : op == "Greater"        ? x > y
+                 : op == "LessOrEqual"    ? x <= y
+                 : op == "GreaterOrEqual" ? x >= y
+                 : op == "And"            ? (x != 0 && y != 0)
+                 : op == "Or"             ? (x != 0 || y != 0)
+                                          : ((x != 0) != (y != 0));
+      }
+    }
+    Type et = a->isFloat ? a->elementType : b->elementType;
+    return define(*shape, isFloat, et, out);
+  }
+  if (op == "Not") {
+    Constant *a = constant(0);
+    if (!a || a->isFloat)
+      return success();
+    std::vector<double> out;
+    for (int64_t v : a->ints)
+      out.push_back(v == 0);
+    return define(a->shape, false, Type(), out);
+  }
+  if (op == "Where") {
+    Constant *c = constant(0), *x = constant(1), *y = constant(2);
+    if (!c || !x || !y || c->isFloat)
+      return success();
+    auto shape = broadcastShapes(c->shape, x->shape);
+    if (shape)
+      shape = broadcastShapes(*shape, y->shape);
+    if (!shape)
+      return nodeError(node, "operands of shapes that do not broadcast");
+    if (tooLarge(*shape) || x->isFloat != y->isFloat)
+      return success();
+    std::vector<double> out(numElements(*shape));
+    for (int64_t i = 0; i < int64_t(out.size()); ++i)
+      out[i] = c->ints[broadcastOffset(i, *shape, c->shape)]
+                   ? value(x, broadcastOffset(i, *shape, x->shape))
+                   : value(y, broadcastOffset(i, *shape, y->shape));
+    return define(*shape, x->isFloat, x->elementType, out);
+  }
+  if (op == "Expand") {
+    Constant *a = constant(0), *s = constant(1);
+    if (!a || !s || s->isFloat)
+      return success();
+    SmallVector<int64_t> want(s->ints.begin(), s->ints.end());
+    auto shape = broadcastShapes(a->shape, want);
+    if (!shape)
+      return nodeError(node, "cannot expand " + Twine(a->shape.size()) +
+                                 "-D operand to the given shape");
+    if (tooLarge(*shape))
+      return success();
+    std::vector<double> out(numElements(*shape));
+    for (int64_t i = 0; i < int64_t(out.size()); ++i)
+      out[i] = value(a, broadcastOffset(i, *shape, a->shape));
+    return define(*shape, a->isFloat, a->elementType, out);
+  }
+  if (op == "ConstantOfShape") {
+    Constant *s = constant(0);
+    if (!s || s->isFloat)
+      return success();
+    SmallVector<int64_t> shape(s->ints.begin(), s->ints.end());
+    if (tooLarge(shape))
+      return success();
+    bool isFloat = true;
+    double v = 0;
+    Type et = builder.getF32Type();
+    if (const auto *a = attr(node, "value")) {
+      auto c = readTensor(a->t(), "the value of ConstantOfShape", nodeLoc(node));
+      if (failed(c))
+        return failure();
+      if ((*c)->numel() != 1)
+        return nodeError(node, "value must have one element");
+      isFloat = (*c)->isFloat;
+      et = (*c)->elementType;
+      v = value(c->get(), 0);
+    }
+    return define(shape, isFloat, et,
+                  std::vector<double>(numElements(shape), v));
+  }
+  if (op == "Range") {
+    Constant *st = constant(0), *li = constant(1), *de = constant(2);
+    if (!st || !li || !de || st->numel() != 1 || li->numel() != 1 ||
+        de->numel() != 1)
+      return success();
+    double start = value(st, 0), limit = value(li, 0), delta = value(de, 0);
+    if (delta == 0)
+      return nodeError(node, "a delta of 0");
+    double count = std::max(0.0, std::ceil((limit - start) / delta));
+    if (count > double(kMaxMask))
+      return success();
+    std::vector<double> out;
+    for (int64_t i = 0; i < int64_t(count); ++i)
+      out.push_back(start + double(i) * delta);
+    return define({int64_t(out.size())}, st->isFloat, st->elementType, out);
+  }
+  if (op == "Trilu") {
+    Constant *a = constant(0);
+    if (!a || a->shape.size() < 2)
+      return success();
+    int64_t k = 0;
+    if (hasInput(node, 1)) {
+      Constant *kc = constant(1);
+      if (!kc || kc->isFloat || kc->numel() != 1)
+        return success();
+      k = kc->ints[0];
+    }
+    bool upper = intAttr(node, "upper", 1) != 0;
+    int64_t rows = a->shape[a->shape.size() - 2], cols = a->shape.back();
+    std::vector<double> out(a->numel());
+    for (int64_t i = 0; i < a->numel(); ++i) {
+      int64_t c = i % cols, r = (i / cols) % rows;
+      bool keep = upper ? c - r >= k : c - r <= k;
+      out[i] = keep ? value(a, i) : 0.0;
+    }
+    return define(a->shape, a->isFloat, a->elementType, out);
   }
   return success();
 }

@@ -55,7 +55,10 @@ static std::string paramName(llvm::StringRef tensor) {
       "try", "typedef", "typename", "union", "unsigned", "using", "virtual",
       "void", "volatile", "while", "_Bool", "_Complex", "_Static_assert"};
   std::string id = ident(tensor);
-  if (id.empty() || llvm::isDigit(id[0]) || llvm::StringRef(id).starts_with("dlc_") ||
+  // ONNX names such as "191" or "input.1" (TorchScript exports).
+  if (id.empty() || llvm::isDigit(id[0]))
+    return "t_" + id;
+  if (llvm::StringRef(id).starts_with("dlc_") ||
       llvm::is_contained(reserved, llvm::StringRef(id)))
     id += "_";
   return id;

@@ -72,26 +72,28 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
 /// `args` and calls the kernel. Returns null if the kernel's arguments are
 /// not all pointers (the bare-pointer memref convention).
 /// The bytes of a `data` param's value, in the runtime's layout (row-major,
-/// little-endian, the element type's own width). The verifier of
-/// dlc.parameter admits dense and dense_resource values only.
-static std::string rawBytes(mlir::ElementsAttr value) {
+/// little-endian, the element type's own width): a view of the attribute's
+/// own storage (an external weight file stays mapped, not copied), or of
+/// `storage` for a splat. The verifier of dlc.parameter admits dense and
+/// dense_resource values only.
+static StringRef rawBytes(mlir::ElementsAttr value, std::string &storage) {
   if (auto resource = dyn_cast<mlir::DenseResourceElementsAttr>(value)) {
     if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
       ArrayRef<char> data = blob->getData();
-      return std::string(data.begin(), data.end());
+      return StringRef(data.data(), data.size());
     }
-    return std::string();
+    return StringRef();
   }
   auto dense = cast<mlir::DenseElementsAttr>(value);
   ArrayRef<char> raw = dense.getRawData();
   if (!dense.isSplat())
-    return std::string(raw.begin(), raw.end());
-  std::string bytes;
+    return StringRef(raw.data(), raw.size());
   int64_t n = dense.getNumElements();
-  bytes.reserve(raw.size() * n);
+  storage.clear();
+  storage.reserve(raw.size() * n);
   for (int64_t i = 0; i < n; ++i)
-    bytes.append(raw.begin(), raw.end());
-  return bytes;
+    storage.append(raw.begin(), raw.end());
+  return storage;
 }
 
 static Function *createPackedWrapper(Module &m, Function *kernel) {
@@ -205,7 +207,8 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
       paramData.push_back(ConstantPointerNull::get(ptr));
       continue;
     }
-    std::string bytes = rawBytes(p.value);
+    std::string storage;
+    StringRef bytes = rawBytes(p.value, storage);
     auto *init = ConstantDataArray::getRaw(
         bytes, bytes.size(), llvm::Type::getInt8Ty(llvmContext));
     auto *g = new GlobalVariable(*m, init->getType(), true,

@@ -625,8 +625,25 @@ def check_seed(seed, args, torch):
     for k, v in m.inputs.items():
         np.save(os.path.join(d, k + ".npy"), v)
 
+    # An input that no output depends on is not an input of the compiled
+    # model, and `dlc run` refuses names that are not: feed the inputs its
+    # entries take (the header's entry comments list them).
+    header = os.path.join(d, "model.h")
+    p = subprocess.run([args.dlc, model, "--emit=header", "-o", header]
+                       + (["--train"] if args.train else []),
+                       capture_output=True, text=True)
+    used = set()
+    if p.returncode == 0:
+        for line in open(header):
+            m_entry = re.match(r"/\* \w+: (.*) ->", line)
+            if m_entry:
+                used |= {t.split()[0] for t in m_entry.group(1).split(", ")
+                         if t.strip()}
+    else:
+        used = set(m.inputs)  # The runs below report the error.
+
     def feed(names):
-        return [w for k in names
+        return [w for k in names if k in used
                 for w in ("--input", "%s=%s" % (k, os.path.join(d, k + ".npy")))]
     feeds = feed(m.inputs)
     fwd_inputs = feed(k for k in m.inputs if k != "y")  # not the label

@@ -916,6 +916,33 @@ static int runMain(mlir::MLIRContext &ctx) {
   int32_t nOut = dlc_model_entry_num_outputs(model.model, e);
 
   // Inputs: NAME=FILE (.npy or .safetensors) or FILE.safetensors (by name).
+  // NAME is the model's name for the input, or the ONNX graph's own name
+  // ("onnx::Gemm_0" for "onnx__Gemm_0").
+  auto names = [&](StringRef name, StringRef modelName) {
+    return name == modelName || dlc::onnxTensorName(name) == modelName;
+  };
+  for (const std::string &spec : inputs) {
+    auto [name, path] = StringRef(spec).split('=');
+    if (path.empty())
+      continue;
+    // A name of another entry's input is accepted (one set of files serves
+    // forward and train_step); a name of no input at all is a typo.
+    bool known = false;
+    std::string list;
+    for (int32_t k = 0; k < dlc_model_num_entries(model.model); ++k)
+      for (int32_t i = 0; i < dlc_model_entry_num_inputs(model.model, k);
+           ++i) {
+        dlc_tensor_info want;
+        dlc_model_entry_input_info(model.model, k, i, &want);
+        known |= names(name, want.name);
+        if (k == e)
+          list += (list.empty() ? "" : ", ") + std::string(want.name);
+      }
+    if (!known)
+      return fail("--input names '" + name + "', which is not an input of " +
+                      "the model",
+                  "the inputs of " + entry + " are: " + list);
+  }
   std::vector<TensorList> files(inputs.size());
   std::vector<const void *> inPtrs(nIn, nullptr);
   for (int32_t i = 0; i < nIn; ++i) {
@@ -926,7 +953,7 @@ static int runMain(mlir::MLIRContext &ctx) {
       auto [name, path] = StringRef(inputs[f]).split('=');
       if (path.empty())
         std::swap(name, path); // a bare FILE.safetensors
-      if (!name.empty() && name != want.name)
+      if (!name.empty() && !names(name, want.name))
         continue;
       if (!files[f].list &&
           dlc_tensor_file_read(path.str().c_str(), DLC_FILE_AUTO,

@@ -1,6 +1,6 @@
 //===- OnnxImporter.h - ONNX models to the dlc dialect ---------*- C++ -*-===//
 //
-// Reads an ONNX ModelProto (opsets 13 to 17) into the `dlc` dialect: every
+// Reads an ONNX ModelProto (opsets 13 to 21) into the `dlc` dialect: every
 // float initializer becomes a `dlc.parameter` whose initial value is embedded
 // (init "data"), the graph becomes the `@forward` entry. See docs/onnx.md.
 //
@@ -36,7 +36,7 @@ struct OnnxImportOptions {
 
 /// The lowest and highest default-domain opset the importer accepts.
 inline constexpr int64_t kMinOnnxOpset = 13;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+inline constexpr int64_t kMaxOnnxOpset = 21;
 
 /// Imports the serialized ModelProto `bytes`; `fileName` names the model in
 /// diagnostics and gives the model its default name. Errors are emitted
@@ -46,6 +46,12 @@ inline constexpr int64_t kMaxOnnxOpset = 17;
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(llvm::StringRef bytes, llvm::StringRef fileName,
                 mlir::MLIRContext &ctx, const OnnxImportOptions &options);
+
+/// The name a graph input, output or initializer of an ONNX model has in
+/// the compiled model (its header, weight files and `dlc run`): the ONNX
+/// name with every character other than a letter, digit, '_' or '.'
+/// replaced by '_' ("onnx::Gemm_0" -> "onnx__Gemm_0").
+std::string onnxTensorName(llvm::StringRef name);
 
 /// The ONNX op types the importer handles, sorted (docs/onnx.md's table is
 /// checked against this list).

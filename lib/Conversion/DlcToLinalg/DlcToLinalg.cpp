@@ -1432,6 +1432,7 @@ struct DlcLowerToLinalgPass
     patterns.add<LowerUnary<NegOp>>(ctx, negFn);
     populateConvolutionLoweringPatterns(patterns);
     populatePoolingLoweringPatterns(patterns);
+    populateDataMovementLoweringPatterns(patterns);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,

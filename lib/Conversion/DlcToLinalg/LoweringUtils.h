@@ -2,7 +2,7 @@
 //
 // The builders that every lowering of dlc-lower-to-linalg is made of (defined
 // in DlcToLinalg.cpp), shared with the files that lower one op family each
-// (Convolution.cpp, Pooling.cpp), and the hooks that add those files'
+// (Convolution.cpp, Pooling.cpp, DataMovement.cpp), and the hooks that add those files'
 // patterns to the pass.
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +56,8 @@ Value padImage(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> padding,
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of Pooling.cpp (max and average pooling and their gradients).
 void populatePoolingLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of DataMovement.cpp (concat, slice and the slice's gradient).
+void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::dlc::lowering
 

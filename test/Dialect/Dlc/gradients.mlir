@@ -245,3 +245,35 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
   }
 }
 
+
+// -----
+
+// concat: each input's gradient is its window of the result's gradient
+// CHECK-LABEL: func.func @train_step
+// CHECK: dlc.slice %{{.*}} {offsets = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<4x5xf32>) -> tensor<4x2xf32>
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x2xf32> {init = "ones"}
+  func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<4x2xf32>
+    %c = dlc.concat %x, %p {dim = 1 : i64} : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<4x5xf32>
+    %s = dlc.mul %c, %c : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+    %l = dlc.sum %s {dims = array<i64: 0, 1>} : (tensor<4x5xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// slice: the gradient is placed back into zeros at the window
+// CHECK-LABEL: func.func @train_step
+// CHECK: dlc.slice_grad %{{.*}} {offsets = array<i64: 1, 0>, strides = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<5x3xf32>
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<5x3xf32> {init = "ones"}
+  func.func @loss(%x: tensor<2x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<5x3xf32>
+    %s = dlc.slice %p {offsets = array<i64: 1, 0>, strides = array<i64: 2, 1>} : (tensor<5x3xf32>) -> tensor<2x3xf32>
+    %m = dlc.mul %s, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %l = dlc.sum %m {dims = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -238,7 +238,7 @@ func.func @conv2d_bad_result(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>)
 // -----
 
 func.func @conv2d_bad_padding(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<4x8x16x16xf32> {
-  // expected-error @+1 {{padding must be four non-negative sizes [top, left, bottom, right], got [1, 1]}}
+  // expected-error @+1 {{padding must be four non-negative sizes [top, left, bottom, right] of at most 1073741824, got [1, 1]}}
   %0 = dlc.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<4x8x16x16xf32>
   return %0 : tensor<4x8x16x16xf32>
 }
@@ -262,7 +262,7 @@ func.func @max_pool2d_window_too_big(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x1x1x
 // -----
 
 func.func @max_pool2d_bad_stride(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
-  // expected-error @+1 {{strides must be two positive sizes [h, w], got [0, 2]}}
+  // expected-error @+1 {{strides must be two positive sizes [h, w] of at most 1073741824, got [0, 2]}}
   %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 0, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
   return %0 : tensor<1x2x2x2xf32>
 }
@@ -289,4 +289,36 @@ func.func @conv2d_grad_input_bad_grad(%g: tensor<4x8x8x8xf32>, %w: tensor<8x3x3x
   // expected-error @+1 {{grad must be [4, 8, 14, 14], got [4, 8, 8, 8]}}
   %0 = dlc.conv2d_grad_input %g, %w : (tensor<4x8x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<4x3x16x16xf32>
   return %0 : tensor<4x3x16x16xf32>
+}
+
+// -----
+
+func.func @concat_sizes(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x9xf32> {
+  // expected-error @+1 {{the inputs add up to 8 along dim 1, the result has 9}}
+  %0 = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x9xf32>
+  return %0 : tensor<2x9xf32>
+}
+
+// -----
+
+func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{input 1 has shape [4, 5], which does not match the result [2, 8] outside dim 1}}
+  %0 = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @slice_outside(%a: tensor<2x12xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{dim 1: a window of 5 at offset 4 with stride 2 does not fit in 12}}
+  %0 = dlc.slice %a {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x12xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @slice_stride(%a: tensor<2x12xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{dim 1: offset 0 must be non-negative and stride 0 positive}}
+  %0 = dlc.slice %a {offsets = array<i64: 0, 0>, strides = array<i64: 1, 0>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
 }

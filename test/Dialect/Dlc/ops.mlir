@@ -83,3 +83,15 @@ func.func @training(%x: tensor<4x8xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %b:
   dlc.assign @optimizer.step, %u#0 : tensor<f32>
   return %bb, %ce, %dx, %u#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// Data movement: concat, slice and the slice's gradient.
+// CHECK-LABEL: func.func @data_movement
+func.func @data_movement(%a: tensor<2x3x8xf32>, %b: tensor<2x5x8xf32>) -> (tensor<2x8x8xf32>, tensor<2x4x4xf32>, tensor<2x8x8xf32>) {
+  // CHECK: dlc.concat %{{.*}}, %{{.*}} {dim = 1 : i64} : (tensor<2x3x8xf32>, tensor<2x5x8xf32>) -> tensor<2x8x8xf32>
+  %c = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3x8xf32>, tensor<2x5x8xf32>) -> tensor<2x8x8xf32>
+  // CHECK: dlc.slice %{{.*}} {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 1, 2>} : (tensor<2x8x8xf32>) -> tensor<2x4x4xf32>
+  %s = dlc.slice %c {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 1, 2>} : (tensor<2x8x8xf32>) -> tensor<2x4x4xf32>
+  // CHECK: dlc.slice_grad %{{.*}} {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 1, 2>} : (tensor<2x4x4xf32>) -> tensor<2x8x8xf32>
+  %g = dlc.slice_grad %s {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 1, 2>} : (tensor<2x4x4xf32>) -> tensor<2x8x8xf32>
+  return %c, %s, %g : tensor<2x8x8xf32>, tensor<2x4x4xf32>, tensor<2x8x8xf32>
+}

@@ -473,6 +473,234 @@ def _opset19(r):
     return _relu_model(19)
 
 
+@case("names_torchscript")
+def _names_torchscript(r):
+    # The TorchScript exporter's names: an input "onnx::Gemm_0", outputs
+    # "191" (a number) and "int" (a C keyword), an intermediate "input.1".
+    n = helper.make_node
+    return mk([n("Gemm", ["onnx::Gemm_0", "fc.weight", "fc.bias"], ["input.1"],
+                 name="/fc/Gemm", transB=1),
+               n("Relu", ["input.1"], ["191"], name="/relu/Relu"),
+               n("Neg", ["191"], ["int"], name="/neg/Neg")],
+              [vi("onnx::Gemm_0", [2, 3])], [vi("191", [2, 4]), vi("int", [2, 4])],
+              [init("fc.weight", f32(r, 4, 3)), init("fc.bias", f32(r, 4))])
+
+
+# --------------------------------------------------------------------------
+# opsets 18 to 21 (newer than this onnx knows: not run through its checker)
+
+
+@case("reducemean18")
+def _reducemean18(r):
+    # Opset 18: the reductions take their axes as an input.
+    n = helper.make_node
+    return mk([const_node("axes", i64([1])),
+               n("ReduceMean", ["x", "axes"], ["y"], name="mean", keepdims=0)],
+              [vi("x", [2, 3, 4])], [vi("y", [2, 4])], opset=18)
+
+
+@case("pad18_axes")
+def _pad18_axes(r):
+    # Opset 18: Pad's `axes` input; the zero Pad of H and W is absorbed by
+    # the Conv that reads it.
+    n = helper.make_node
+    return mk([const_node("pads", i64([1, 2, 1, 2])),
+               const_node("axes", i64([2, 3])),
+               n("Pad", ["x", "pads", "", "axes"], ["xp"], name="pad"),
+               n("Conv", ["xp", "w"], ["y"], name="conv")],
+              [vi("x", [1, 2, 5, 5])], [vi("y", [1, 3, 5, 7])],
+              [init("w", f32(r, 3, 2, 3, 3))], opset=18)
+
+
+@case("gelu20")
+def _gelu20(r):
+    return mk([helper.make_node("Gelu", ["x"], ["y"], name="gelu",
+                                approximate="tanh")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])], opset=20)
+
+
+@case("gelu17")
+def _gelu17(r):
+    # Gelu does not exist before opset 20.
+    return mk([helper.make_node("Gelu", ["x"], ["y"], name="gelu")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])], opset=17)
+
+
+@case("opset21")
+def _opset21(r):
+    return _relu_model(21)
+
+
+@case("opset22")
+def _opset22(r):
+    return _relu_model(22)
+
+
+# --------------------------------------------------------------------------
+# integer folding and window arithmetic on hostile values (each crashed or
+# overflowed once)
+
+
+@case("fold_empty_add")
+def _fold_empty_add(r):
+    # An empty int64 constant plus a one-element one: an empty result.
+    n = helper.make_node
+    return mk([const_node("e", np.zeros([0], np.int64)),
+               const_node("one", i64([1])),
+               n("Add", ["e", "one"], ["s"], name="add_empty"),
+               n("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
+@case("fold_concat_absent")
+def _fold_concat_absent(r):
+    n = helper.make_node
+    return mk([const_node("a", i64([2, 3])),
+               n("Concat", ["a", ""], ["s"], name="cat", axis=0),
+               n("Reshape", ["x", "s"], ["y"], name="reshape")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
+@case("fold_overflow")
+def _fold_overflow(r):
+    n = helper.make_node
+    return mk([const_node("a", i64([2**62, 3])),
+               const_node("two", i64([4])),
+               n("Mul", ["a", "two"], ["s"], name="mul_big"),
+               n("Reshape", ["x", "s"], ["y"], name="reshape")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
+@case("conv_huge_pad")
+def _conv_huge_pad(r):
+    return mk([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                                pads=[2**63 - 1, 0, 2**63 - 1, 0])],
+              [vi("x", [1, 1, 8, 8])], [vi("y", [1, 1, 8, 6])],
+              [init("w", f32(r, 1, 1, 3, 3))])
+
+
+@case("conv_huge_dilation")
+def _conv_huge_dilation(r):
+    return mk([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                                dilations=[2**63 - 1, 1])],
+              [vi("x", [1, 1, 8, 8])], [vi("y", [1, 1, 8, 6])],
+              [init("w", f32(r, 1, 1, 3, 3))])
+
+
+# --------------------------------------------------------------------------
+# external data: a Gemm whose weight lives in a file next to the model
+
+
+def _external_gemm(r, location, offset=0, length=None, data_bytes=None,
+                   second=None):
+    """Gemm y = x W^T + b with W (4x3) stored externally at `location`.
+    `data_bytes` is what the data file holds (W's bytes by default);
+    `second` adds the bias as a second external tensor at that offset."""
+    w = f32(r, 4, 3)
+    b = f32(r, 4)
+    wt = init("W", w)
+    wt.ClearField("raw_data")
+    wt.data_location = TensorProto.EXTERNAL
+    entries = {"location": location, "offset": str(offset)}
+    entries["length"] = str(w.nbytes if length is None else length)
+    for k, v in entries.items():
+        e = wt.external_data.add()
+        e.key, e.value = k, v
+    inits = [wt]
+    blob = w.tobytes() if data_bytes is None else data_bytes
+    if second is not None:
+        bt = init("B", b)
+        bt.ClearField("raw_data")
+        bt.data_location = TensorProto.EXTERNAL
+        for k, v in {"location": location, "offset": str(second),
+                     "length": str(b.nbytes)}.items():
+            e = bt.external_data.add()
+            e.key, e.value = k, v
+        inits.append(bt)
+        blob = blob + b.tobytes()
+    else:
+        inits.append(init("B", b))
+    m = mk([helper.make_node("Gemm", ["x", "W", "B"], ["y"], name="fc",
+                             transB=1)],
+           [vi("x", [2, 3])], [vi("y", [2, 4])], inits)
+    return m, blob
+
+
+EXTERNAL = collections.OrderedDict()
+
+
+def external(name, data_file):
+    """A case whose model reads `data_file` (written next to it, unless
+    None) through external data."""
+    def deco(fn):
+        EXTERNAL[name] = (fn, data_file)
+        return fn
+    return deco
+
+
+@external("ext_ok", "ext_ok.bin")
+def _ext_ok(r):
+    # Both tensors in one file, the bias right after the weight.
+    return _external_gemm(r, "ext_ok.bin", second=48)
+
+
+@external("ext_big", "ext_big.bin")
+def _ext_big(r):
+    # A weight over the importer's decoding threshold (4096 elements): it
+    # becomes a parameter straight from the mapped file. The test runs it
+    # against NumPy: ext_big_x.npy in, ext_big_y.npy (float64 reference).
+    w = f32(r, 64, 128)
+    b = f32(r, 64)
+    x = f32(r, 2, 128)
+    wt = init("W", w)
+    wt.ClearField("raw_data")
+    wt.data_location = TensorProto.EXTERNAL
+    for k, v in {"location": "ext_big.bin", "offset": "0",
+                 "length": str(w.nbytes)}.items():
+        e = wt.external_data.add()
+        e.key, e.value = k, v
+    m = mk([helper.make_node("Gemm", ["x", "W", "B"], ["y"], name="fc",
+                             transB=1)],
+           [vi("x", [2, 128])], [vi("y", [2, 64])], [wt, init("B", b)])
+    y = x.astype(np.float64) @ w.astype(np.float64).T + b
+    np.save(os.path.join(INPUTS, "ext_big_x.npy"), x)
+    np.save(os.path.join(INPUTS, "ext_big_y.npy"), y.astype(np.float32))
+    return m, w.tobytes()
+
+
+@external("ext_missing", None)
+def _ext_missing(r):
+    return _external_gemm(r, "no_such_file.bin")
+
+
+@external("ext_past_end", "ext_past_end.bin")
+def _ext_past_end(r):
+    # The file holds 40 of the 48 bytes.
+    m, blob = _external_gemm(r, "ext_past_end.bin")
+    return m, blob[:40]
+
+
+@external("ext_escape", None)
+def _ext_escape(r):
+    return _external_gemm(r, "../onnx/Inputs/ext_ok.bin")
+
+
+@external("ext_absolute", None)
+def _ext_absolute(r):
+    return _external_gemm(r, "/etc/passwd")
+
+
+@external("ext_overlap", "ext_overlap.bin")
+def _ext_overlap(r):
+    # The bias starts inside the weight's bytes.
+    return _external_gemm(r, "ext_overlap.bin", second=40)
+
+
+@external("ext_length", "ext_length.bin")
+def _ext_length(r):
+    return _external_gemm(r, "ext_length.bin", length=44)
+
+
 @case("float64_input")
 def _float64_input(r):
     return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
@@ -522,8 +750,13 @@ def _unknown_shape(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"einsum", "lstm", "lstm_expand", "opset9", "opset19", "float64_input",
-                  "gemm_rank3", "maxpool_ceil", "pow_1_7"}
+CHECKER_PASSES = {"einsum", "lstm", "lstm_expand", "opset9", "float64_input",
+                  "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
+                  "fold_overflow", "conv_huge_pad", "conv_huge_dilation"}
+# ... and these use opsets newer than the onnx package that writes them
+# knows (1.12: opset 17), so its checker cannot judge them:
+NEWER_OPSETS = {"reducemean18", "pad18_axes", "gelu20", "gelu17", "opset19",
+                "opset21", "opset22"}
 
 # Raw files, not ModelProtos (written after the cases above).
 RAW = ["truncated", "garbage", "empty"]
@@ -549,6 +782,11 @@ def main():
         m = fn(rng_for(name))
         data = m.SerializeToString()
         blobs[name] = data
+        if name in NEWER_OPSETS:
+            write(os.path.join(INPUTS, name + ".onnx"), data)
+            print("%-18s %5d bytes  opset %d, not checked" % (
+                name, len(data), m.opset_import[0].version))
+            continue
         try:
             onnx.checker.check_model(m)
             ok = True
@@ -586,6 +824,14 @@ def main():
     for name in RAW:
         print("%-18s %5d bytes  raw, not a model"
               % (name, os.path.getsize(os.path.join(INPUTS, name + ".onnx"))))
+    # External data: the model and, where the case has one, its data file.
+    for name, (fn, data_file) in EXTERNAL.items():
+        m, blob = fn(rng_for(name))
+        write(os.path.join(INPUTS, name + ".onnx"), m.SerializeToString())
+        if data_file:
+            write(os.path.join(INPUTS, data_file), blob)
+        print("%-18s %5d bytes  external data%s" % (
+            name, m.ByteSize(), " in " + data_file if data_file else ""))
 
 
 if __name__ == "__main__":

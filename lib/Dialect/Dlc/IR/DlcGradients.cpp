@@ -346,6 +346,32 @@ SmallVector<Value> TransposeOp::buildGradients(OpBuilder &b, Value g) {
   return {transpose(b, getLoc(), g, inverse)};
 }
 
+SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b, Value g) {
+  // Each input's gradient is its window of g.
+  SmallVector<Value> grads;
+  int64_t rank = tensorTy(g).getRank(), at = 0;
+  for (Value in : getInputs()) {
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    offsets[getDim()] = at;
+    at += tensorTy(in).getDimSize(getDim());
+    grads.push_back(SliceOp::create(b, getLoc(), tensorTy(in), g, offsets,
+                                    strides));
+  }
+  return grads;
+}
+
+SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, Value g) {
+  return {SliceGradOp::create(b, getLoc(), tensorTy(getInput()), g,
+                              getOffsets(), getStrides())};
+}
+
+SmallVector<Value> GatherOp::buildGradients(OpBuilder &b, Value g) {
+  // The indices are integers: no gradient.
+  return {GatherGradOp::create(b, getLoc(), tensorTy(getTable()), g,
+                               getIndices()),
+          Value()};
+}
+
 SmallVector<Value> SumOp::buildGradients(OpBuilder &b, Value g) {
   return {unreduce(b, getLoc(), g, tensorTy(getInput()), getDims())};
 }

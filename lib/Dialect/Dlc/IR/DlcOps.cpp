@@ -13,6 +13,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -274,10 +275,15 @@ LogicalResult BatchNormOp::verify() {
 int64_t mlir::dlc::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                                     int64_t padBefore, int64_t padAfter,
                                     int64_t dilation) {
-  int64_t span = in + padBefore + padAfter - dilation * (kernel - 1) - 1;
-  if (span < 0 || stride < 1)
+  if (stride < 1 || kernel < 1 || dilation < 1)
     return 0;
-  return span / stride + 1;
+  std::optional<int64_t> padded = llvm::checkedAdd(in, padBefore);
+  if (padded)
+    padded = llvm::checkedAdd(*padded, padAfter);
+  std::optional<int64_t> reach = llvm::checkedMul(dilation, kernel - 1);
+  if (!padded || !reach || *padded - 1 < *reach)
+    return 0;
+  return (*padded - 1 - *reach) / stride + 1;
 }
 
 /// Checks the window attributes shared by convolutions and pools: `kernel`
@@ -290,9 +296,11 @@ static LogicalResult verifyWindowAttrs(Operation *op,
                                        ArrayRef<int64_t> dilations) {
   auto positivePair = [&](StringRef name,
                           ArrayRef<int64_t> v) -> LogicalResult {
-    if (v.size() != 2 || v[0] < 1 || v[1] < 1)
+    if (v.size() != 2 || v[0] < 1 || v[1] < 1 || v[0] > kMaxWindowAttr ||
+        v[1] > kMaxWindowAttr)
       return op->emitOpError(name)
-             << " must be two positive sizes [h, w], got " << shapeStr(v);
+             << " must be two positive sizes [h, w] of at most "
+             << kMaxWindowAttr << ", got " << shapeStr(v);
     return success();
   };
   if (kernel && failed(positivePair("kernel", *kernel)))
@@ -301,11 +309,11 @@ static LogicalResult verifyWindowAttrs(Operation *op,
       failed(positivePair("dilations", dilations)))
     return failure();
   if (padding.size() != 4 || llvm::any_of(padding, [](int64_t p) {
-        return p < 0;
+        return p < 0 || p > kMaxWindowAttr;
       }))
     return op->emitOpError("padding must be four non-negative sizes [top, "
-                           "left, bottom, right], got ")
-           << shapeStr(padding);
+                           "left, bottom, right] of at most ")
+           << kMaxWindowAttr << ", got " << shapeStr(padding);
   return success();
 }
 
@@ -528,6 +536,108 @@ struct FoldTransposeChain : OpRewritePattern<TransposeOp> {
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<FoldReshapeChain>(context);
+}
+
+LogicalResult ConcatOp::verify() {
+  auto out = cast<RankedTensorType>(getType());
+  int64_t rank = out.getRank(), dim = getDim();
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  int64_t total = 0;
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != rank || t.getElementType() != out.getElementType())
+      return emitOpError("input ")
+             << i << " must be a rank-" << rank << " tensor of "
+             << out.getElementType() << ", got " << t;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && t.getDimSize(d) != out.getDimSize(d))
+        return emitOpError("input ")
+               << i << " has shape " << shapeStr(t.getShape())
+               << ", which does not match the result "
+               << shapeStr(out.getShape()) << " outside dim " << dim;
+    total += t.getDimSize(dim);
+  }
+  if (total != out.getDimSize(dim))
+    return emitOpError("the inputs add up to ")
+           << total << " along dim " << dim << ", the result has "
+           << out.getDimSize(dim);
+  return success();
+}
+
+/// Checks that a window of `window`'s shape at `offsets` with `strides`
+/// lies inside `full`, both of one rank and element type.
+static LogicalResult verifyWindow(Operation *op, RankedTensorType full,
+                                  RankedTensorType window,
+                                  ArrayRef<int64_t> offsets,
+                                  ArrayRef<int64_t> strides) {
+  int64_t rank = full.getRank();
+  if (window.getRank() != rank ||
+      window.getElementType() != full.getElementType())
+    return op->emitOpError("the window ")
+           << window << " and the tensor " << full
+           << " must have one rank and element type";
+  if (int64_t(offsets.size()) != rank || int64_t(strides.size()) != rank)
+    return op->emitOpError("needs ")
+           << rank << " offsets and strides, got " << offsets.size()
+           << " and " << strides.size();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = window.getDimSize(d), in = full.getDimSize(d);
+    if (offsets[d] < 0 || strides[d] < 1)
+      return op->emitOpError("dim ")
+             << d << ": offset " << offsets[d] << " must be non-negative and "
+             << "stride " << strides[d] << " positive";
+    if (size > 0 && (offsets[d] >= in ||
+                     (size - 1) > (in - 1 - offsets[d]) / strides[d]))
+      return op->emitOpError("dim ")
+             << d << ": a window of " << size << " at offset " << offsets[d]
+             << " with stride " << strides[d] << " does not fit in " << in;
+  }
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  return verifyWindow(*this, cast<RankedTensorType>(getInput().getType()),
+                      cast<RankedTensorType>(getType()), getOffsets(),
+                      getStrides());
+}
+
+LogicalResult SliceGradOp::verify() {
+  return verifyWindow(*this, cast<RankedTensorType>(getType()),
+                      cast<RankedTensorType>(getGrad().getType()),
+                      getOffsets(), getStrides());
+}
+
+/// Checks that `rows` is the shape that gathering `table` by `indices`
+/// gives (the indices' shape, then the table's trailing dimensions).
+static LogicalResult verifyGatherShapes(Operation *op, RankedTensorType table,
+                                        RankedTensorType indices,
+                                        RankedTensorType rows) {
+  if (table.getRank() < 1)
+    return op->emitOpError("the table must have at least one dimension");
+  SmallVector<int64_t> want(indices.getShape());
+  want.append(table.getShape().begin() + 1, table.getShape().end());
+  if (rows.getShape() != ArrayRef<int64_t>(want) ||
+      rows.getElementType() != table.getElementType())
+    return op->emitOpError("gathering ")
+           << table << " by " << indices << " gives "
+           << RankedTensorType::get(want, table.getElementType()) << ", not "
+           << rows;
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyGatherShapes(*this, cast<RankedTensorType>(getTable().getType()),
+                            cast<RankedTensorType>(getIndices().getType()),
+                            cast<RankedTensorType>(getType()));
+}
+
+LogicalResult GatherGradOp::verify() {
+  return verifyGatherShapes(*this, cast<RankedTensorType>(getType()),
+                            cast<RankedTensorType>(getIndices().getType()),
+                            cast<RankedTensorType>(getGrad().getType()));
 }
 
 LogicalResult TransposeOp::verify() {

@@ -57,11 +57,16 @@ std::optional<Device> deviceOf(Value value);
 /// a transfer: the same device, or host and cpu (one memory).
 bool sharesMemory(Device owner, Device user);
 
+/// The largest kernel, stride, dilation or padding a convolution or pool
+/// accepts. Every window computation from these and a tensor dimension then
+/// fits in int64_t, so user input cannot make it overflow.
+constexpr int64_t kMaxWindowAttr = int64_t(1) << 30;
+
 /// The size of a convolution's or pool's result along one spatial dimension
 /// of size `in` (floor mode):
 /// floor((in + padBefore + padAfter - dilation * (kernel - 1) - 1) / stride)
-/// + 1, or 0 when the window does not fit the padded input. The arguments
-/// must be positive (the paddings non-negative).
+/// + 1, or 0 when the window does not fit the padded input or a term
+/// overflows. The arguments must be positive (the paddings non-negative).
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t padBefore, int64_t padAfter,
                          int64_t dilation);

@@ -490,6 +490,98 @@ def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, Dlc_Grad]> {
   let hasCanonicalizer = 1;
 }
 
+def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, Dlc_Grad]> {
+  let summary = "Joins tensors along one dimension";
+  let description = [{
+    The inputs, in order, along dimension `dim` (non-negative); they have
+    one rank and element type and equal sizes in every other dimension.
+    ONNX's `Concat` on values (SqueezeNet's Fire modules, ShuffleNet's
+    branches, a ViT's class token) becomes this op.
+
+    ```mlir
+    %c = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3x8xf32>, tensor<2x5x8xf32>) -> tensor<2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_SliceOp : Dlc_Op<"slice", [Pure, Dlc_Grad]> {
+  let summary = "A strided window of a tensor";
+  let description = [{
+    `result[j] = input[offsets + j * strides]` for every index `j` of the
+    result, whose type gives the window's sizes; offsets are non-negative,
+    strides positive, and the window lies inside the input. ONNX's `Slice`
+    (positive steps) and `Split` on values become this op.
+
+    ```mlir
+    %s = dlc.slice %x {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_SliceGradOp : Dlc_Op<"slice_grad", [Pure]> {
+  let summary = "The gradient of dlc.slice: a window placed into zeros";
+  let description = [{
+    The inverse placement of `dlc.slice`: a zero tensor of the result's
+    type with `grad[j]` at `offsets + j * strides`.
+
+    ```mlir
+    %g = dlc.slice_grad %d {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$grad, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherOp : Dlc_Op<"gather", [Pure, Dlc_Grad]> {
+  let summary = "Rows of a table at integer indices (an embedding lookup)";
+  let description = [{
+    `result[p, d...] = table[indices[p], d...]` for every index `p` of
+    `indices` (any rank, integer elements): the result's shape is the
+    indices' shape followed by the table's trailing dimensions. A negative
+    index counts from the end, as in PyTorch and ONNX; an index outside
+    `[-rows, rows)` reads the nearest row (the generated code has no way to
+    raise). `nn.Embedding` and ONNX's `Gather` of a weight by token ids
+    become this op; its gradient is `dlc.gather_grad`.
+
+    ```mlir
+    %e = dlc.gather %w, %ids : (tensor<50x32xf32>, tensor<2x8xi64>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$table, Dlc_IntTensor:$indices);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$table `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherGradOp : Dlc_Op<"gather_grad", [Pure]> {
+  let summary = "The gradient of dlc.gather: rows added up at their indices";
+  let description = [{
+    A zero tensor of the table's type to which every row `grad[p]` is
+    added at row `indices[p]` (a scatter-add; repeated indices add up),
+    with the index rule of `dlc.gather`.
+
+    ```mlir
+    %g = dlc.gather_grad %d, %ids : (tensor<2x8x32xf32>, tensor<2x8xi64>) -> tensor<50x32xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$grad, Dlc_IntTensor:$indices);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,278 @@
+//===- DataMovement.cpp - concat, slice, gather and their gradients -------===//
+//
+// Ops that move elements without arithmetic. Each becomes one
+// linalg.generic over its result whose body reads its inputs with
+// tensor.extract at computed indices (every indexing map stays an
+// identity, and every buffer an identity layout, which the CPU tiling and
+// the CUDA kernels expect):
+//
+//   dlc.concat       result[.., j, ..] = input_k[.., j - start_k, ..] for the
+//                    input k whose range holds j (each read clamped into its
+//                    input, the right one selected);
+//   dlc.slice        result[j] = input[offsets + j * strides];
+//   dlc.slice_grad   result[j] = grad[(j - offsets) / strides] where j lies
+//                    on the window, else 0;
+//   dlc.gather       result[p, d] = table[row(indices[p]), d];
+//   dlc.gather_grad  a reduction over the positions p: out[v, d] adds
+//                    grad[p, d] where row(indices[p]) = v.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::lowering;
+
+namespace {
+
+using IndexBodyFn =
+    function_ref<Value(OpBuilder &, Location, ArrayRef<Value> index)>;
+
+/// A linalg.generic producing `ty` whose element at `index` is `body(index)`.
+Value generateFromIndex(OpBuilder &b, Location loc, RankedTensorType ty,
+                        IndexBodyFn body) {
+  int64_t rank = ty.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{ty}, ValueRange{},
+             ValueRange{emptyTensor(b, loc, ty)}, SmallVector<AffineMap>{id},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange) {
+               SmallVector<Value> index;
+               for (int64_t d = 0; d < rank; ++d)
+                 index.push_back(linalg::IndexOp::create(nb, l, d));
+               linalg::YieldOp::create(nb, l, body(nb, l, index));
+             })
+      .getResult(0);
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+struct LowerConcat : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t dim = op.getDim();
+    SmallVector<Value> inputs(op.getInputs());
+    if (inputs.size() == 1) {
+      rewriter.replaceOp(op, inputs[0]);
+      return success();
+    }
+    Value r = generateFromIndex(
+        rewriter, op.getLoc(), tensorTy(op.getResult()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> index) {
+          Value j = index[dim];
+          // From the last input back: select(j < end_k, v_k, later).
+          SmallVector<int64_t> starts;
+          int64_t at = 0;
+          for (Value in : inputs) {
+            starts.push_back(at);
+            at += tensorTy(in).getDimSize(dim);
+          }
+          Value result;
+          for (int64_t k = inputs.size() - 1; k >= 0; --k) {
+            int64_t size = tensorTy(inputs[k]).getDimSize(dim);
+            if (size == 0)
+              continue;
+            SmallVector<Value> pos(index);
+            Value local =
+                arith::SubIOp::create(b, l, j, indexConst(b, l, starts[k]));
+            local = arith::MaxSIOp::create(b, l, local, indexConst(b, l, 0));
+            local =
+                arith::MinSIOp::create(b, l, local, indexConst(b, l, size - 1));
+            pos[dim] = local;
+            Value v = tensor::ExtractOp::create(b, l, inputs[k], pos);
+            if (!result) {
+              result = v;
+              continue;
+            }
+            Value before = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, j,
+                indexConst(b, l, starts[k] + size));
+            result = arith::SelectOp::create(b, l, before, v, result);
+          }
+          return result;
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct LowerSlice : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> offsets = op.getOffsets(), strides = op.getStrides();
+    // Reads at computed indices, not through a strided view: the input
+    // stays an identity-layout buffer, which a CUDA kernel can take.
+    Value r = generateFromIndex(
+        rewriter, op.getLoc(), tensorTy(op.getResult()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> index) -> Value {
+          SmallVector<Value> at;
+          for (auto [d, j] : llvm::enumerate(index)) {
+            Value i = j;
+            if (strides[d] != 1)
+              i = arith::MulIOp::create(b, l, i, indexConst(b, l, strides[d]));
+            if (offsets[d] != 0)
+              i = arith::AddIOp::create(b, l, i, indexConst(b, l, offsets[d]));
+            at.push_back(i);
+          }
+          return tensor::ExtractOp::create(b, l, op.getInput(), at);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct LowerSliceGrad : OpRewritePattern<SliceGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceGradOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gradTy = tensorTy(op.getGrad());
+    ArrayRef<int64_t> offsets = op.getOffsets(), strides = op.getStrides();
+    Value r = generateFromIndex(
+        rewriter, op.getLoc(), tensorTy(op.getResult()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> index) -> Value {
+          Value inside;
+          SmallVector<Value> at;
+          for (auto [d, j] : llvm::enumerate(index)) {
+            // i = j - offset must be a multiple of the stride, and
+            // i / stride < size.
+            Value i = arith::SubIOp::create(b, l, j,
+                                            indexConst(b, l, offsets[d]));
+            Value q = arith::DivSIOp::create(b, l, i,
+                                             indexConst(b, l, strides[d]));
+            Value ok = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i,
+                                      indexConst(b, l, 0)),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, q,
+                                      indexConst(b, l, gradTy.getDimSize(d))));
+            if (strides[d] != 1)
+              ok = arith::AndIOp::create(
+                  b, l, ok,
+                  arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::eq,
+                      arith::RemSIOp::create(b, l, i,
+                                             indexConst(b, l, strides[d])),
+                      indexConst(b, l, 0)));
+            inside = inside ? arith::AndIOp::create(b, l, inside, ok).getResult()
+                            : ok;
+            at.push_back(arith::SelectOp::create(b, l, ok, q,
+                                                 indexConst(b, l, 0)));
+          }
+          Value v = tensor::ExtractOp::create(b, l, op.getGrad(), at);
+          return arith::SelectOp::create(
+              b, l, inside, v,
+              floatConst(b, l, gradTy.getElementType(), 0.0));
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// The table row that index `i` (any integer type) reads: negative ones
+/// count from the end, and the result is clamped into [0, rows).
+Value tableRow(OpBuilder &b, Location l, Value i, int64_t rows) {
+  Value r = arith::IndexCastOp::create(b, l, b.getIndexType(), i);
+  Value zero = indexConst(b, l, 0);
+  Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+  r = arith::SelectOp::create(
+      b, l, neg, arith::AddIOp::create(b, l, r, indexConst(b, l, rows)), r);
+  r = arith::MaxSIOp::create(b, l, r, zero);
+  return arith::MinSIOp::create(b, l, r, indexConst(b, l, rows - 1));
+}
+
+struct LowerGather : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t p = tensorTy(op.getIndices()).getRank();
+    int64_t rows = tensorTy(op.getTable()).getDimSize(0);
+    Value r = generateFromIndex(
+        rewriter, op.getLoc(), tensorTy(op.getResult()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> index) -> Value {
+          Value i = tensor::ExtractOp::create(b, l, op.getIndices(),
+                                              index.take_front(p));
+          SmallVector<Value> at{tableRow(b, l, i, rows)};
+          at.append(index.begin() + p, index.end());
+          return tensor::ExtractOp::create(b, l, op.getTable(), at);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// A reduction over the gathered positions: out[v, d...] = sum over p of
+/// (row(indices[p]) == v ? grad[p, d...] : 0).
+struct LowerGatherGrad : OpRewritePattern<GatherGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outTy = tensorTy(op.getResult());
+    auto idxTy = tensorTy(op.getIndices());
+    int64_t rank = outTy.getRank(), p = idxTy.getRank();
+    int64_t rows = outTy.getDimSize(0);
+    // Loops: v, d... (parallel), then p... (reduction).
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t loops = rank + p;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> gradExprs, idxExprs, outExprs;
+    for (int64_t i = 0; i < p; ++i) {
+      gradExprs.push_back(dim(rank + i));
+      idxExprs.push_back(dim(rank + i));
+    }
+    for (int64_t i = 1; i < rank; ++i)
+      gradExprs.push_back(dim(i));
+    for (int64_t i = 0; i < rank; ++i)
+      outExprs.push_back(dim(i));
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, gradExprs, ctx),
+                                AffineMap::get(loops, 0, idxExprs, ctx),
+                                AffineMap::get(loops, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.append(p, utils::IteratorType::reduction);
+    Type et = outTy.getElementType();
+    Type acc = accumulatorType(rewriter, et);
+    auto accTy = RankedTensorType::get(outTy.getShape(), acc);
+    Value init = filledTensor(rewriter, loc, accTy, 0.0);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{accTy},
+            ValueRange{op.getGrad(), op.getIndices()}, ValueRange{init}, maps,
+            iterators,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value row = tableRow(b, l, args[1], rows);
+              Value v = linalg::IndexOp::create(b, l, 0);
+              Value hit =
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, row, v);
+              Value g = convertFloat(b, l, args[0], acc);
+              Value add = arith::AddFOp::create(b, l, args[2], g);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::SelectOp::create(b, l, hit, add, args[2]).getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, convertTensor(rewriter, loc, sum, et));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerGather,
+               LowerGatherGrad>(patterns.getContext());
+}

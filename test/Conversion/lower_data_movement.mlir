@@ -1,0 +1,44 @@
+// RUN: dlc-opt %s -dlc-lower-to-linalg -split-input-file | FileCheck %s
+// Lowering of dlc.concat, dlc.slice and dlc.slice_grad
+// (lib/Conversion/DlcToLinalg/DataMovement.cpp): one linalg.generic over the
+// result, reading its inputs at computed indices; every map an identity.
+
+// concat: each input read at its clamped index, the right one selected by
+// where the index lies.
+// CHECK-LABEL: func.func @concat
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel"]}
+// CHECK: %[[J:.*]] = linalg.index 1 : index
+// CHECK: tensor.extract %arg1
+// CHECK: tensor.extract %arg0
+// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[J]], %c3
+// CHECK: arith.select %[[LT]]
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %0 = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// slice: result[j] = input[offset + j * stride], no strided view.
+// CHECK-LABEL: func.func @slice
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[J:.*]] = linalg.index 1 : index
+// CHECK: %[[M:.*]] = arith.muli %[[J]], %c2
+// CHECK: %[[I:.*]] = arith.addi %[[M]], %c4
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[I]]]
+func.func @slice(%a: tensor<2x12xf32>) -> tensor<2x4xf32> {
+  %0 = dlc.slice %a {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// slice_grad: zero off the window and between its strides.
+// CHECK-LABEL: func.func @slice_grad
+// CHECK: arith.remsi
+// CHECK: tensor.extract %arg0
+// CHECK: arith.select %{{.*}}, %{{.*}}, %cst
+func.func @slice_grad(%g: tensor<2x4xf32>) -> tensor<2x12xf32> {
+  %0 = dlc.slice_grad %g {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
+  return %0 : tensor<2x12xf32>
+}
