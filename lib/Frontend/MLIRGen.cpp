@@ -837,6 +837,11 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
       if (!(b = boolean()))
         return {};
       amsgrad = *b;
+      // Accepting it would train plain Adam under the AMSGrad name.
+      if (amsgrad)
+        return error(kw.loc, "amsgrad=true is not supported",
+                     "dlc trains with Adam's update; drop amsgrad or write "
+                     "amsgrad=false");
     } else if (key == "betas") {
       auto *list = dyn_cast<ListExprAST>(&value);
       const char *hint = "e.g. betas=[0.9, 0.999], each in [0, 1)";

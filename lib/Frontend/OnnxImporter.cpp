@@ -15,6 +15,7 @@
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 #include "Onnx/ExternalData.h"
+#include "dlc/Support/ReleasePages.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -82,6 +83,46 @@ struct Constant {
   }
 };
 
+/// Whether training updates the parameter a float constant becomes. An
+/// ONNX file does not say which of its tensors the original model trained;
+/// exporters write what PyTorch trains as initializers, and write as
+/// initializers too, or as Constant nodes, what it does not: scalars (an
+/// attention scale, -inf), masks (holding -inf, or float's lowest as
+/// PyTorch's scaled_dot_product_attention does) and folded constants. So a
+/// Constant node, a one-element initializer and an initializer holding a
+/// non-finite or float-extreme value are constants; every other float
+/// initializer is trained.
+bool isTrainable(const Constant &c) {
+  if (c.initializer.empty() || c.numel() == 1)
+    return false;
+  auto ordinary = [](double v) {
+    return std::isfinite(v) && std::abs(v) < 3.4028234e38;
+  };
+  if (c.external) {
+    // A large mask: an f32 tensor read straight from the mapped file.
+    if (!c.elementType.isF32())
+      return true;
+    // Read once, in chunks whose pages go back to the kernel: the object
+    // writer streams them again later.
+    StringRef bytes = c.external->bytes;
+    constexpr size_t kChunk = size_t(16) << 20;
+    for (size_t at = 0; at < bytes.size(); at += kChunk) {
+      size_t end = std::min(bytes.size(), at + kChunk) & ~size_t(3);
+      bool ok = true;
+      for (size_t i = at; ok && i + 4 <= end; i += 4) {
+        float v;
+        std::memcpy(&v, bytes.data() + i, 4);
+        ok = ordinary(v);
+      }
+      ::dlc::releasePages(bytes.data() + at, end - at);
+      if (!ok)
+        return false;
+    }
+    return true;
+  }
+  return llvm::all_of(c.floats, ordinary);
+}
+
 /// What a name in the graph stands for.
 struct Item {
   Value value;                       ///< Set once materialised.
@@ -130,6 +171,46 @@ std::string sanitizeModelName(StringRef name) {
   if (s.empty() || isdigit(static_cast<unsigned char>(s[0])))
     s = "model_" + s;
   return s;
+}
+
+/// The NumPy broadcast of two shapes, or nothing when they do not broadcast.
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                    ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// The row-major offset in a tensor of `shape`, broadcast into `out`, of
+/// the element at row-major offset `i` of `out`.
+int64_t broadcastOffset(int64_t i, ArrayRef<int64_t> out,
+                        ArrayRef<int64_t> shape) {
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = int64_t(out.size()) - 1; d >= 0; --d) {
+    int64_t coord = i % out[d];
+    i /= out[d];
+    int64_t k = d - (int64_t(out.size()) - int64_t(shape.size()));
+    if (k >= 0) {
+      if (shape[k] != 1)
+        offset += coord * stride;
+      stride *= shape[k];
+    }
+  }
+  return offset;
+}
+
+int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
 }
 
 std::string formatNumber(double v) {
@@ -278,6 +359,8 @@ private:
   LogicalResult importSlice(const onnx::NodeProto &node);
   LogicalResult importSplit(const onnx::NodeProto &node);
   LogicalResult importGather(const onnx::NodeProto &node);
+  LogicalResult importExpand(const onnx::NodeProto &node);
+  LogicalResult importWhere(const onnx::NodeProto &node);
   /// A dlc.slice of `x` along `axis` from `start` (`size` elements,
   /// `step` apart), or `x` itself when that is the whole of it.
   Value sliceAlong(Location loc, Value x, int64_t axis, int64_t start,
@@ -352,6 +435,8 @@ const llvm::StringMap<OnnxImporter::Handler> &OnnxImporter::handlers() {
     for (const char *op : {"Shape", "Cast"})
       t[op] = &OnnxImporter::importShapeOps;
     t["Gather"] = &OnnxImporter::importGather;
+    t["Expand"] = &OnnxImporter::importExpand;
+    t["Where"] = &OnnxImporter::importWhere;
     t["Concat"] = &OnnxImporter::importConcat;
     t["Slice"] = &OnnxImporter::importSlice;
     t["Split"] = &OnnxImporter::importSplit;
@@ -940,7 +1025,10 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(body->getParentOp());
     ddlc::ParameterOp::create(builder, loc, sym, type, "data",
-                              llvm::APFloat(0.0), ddlc::kRoleWeight, value);
+                              llvm::APFloat(0.0),
+                              isTrainable(c) ? ddlc::kRoleWeight
+                                             : ddlc::kRoleConstant,
+                              value);
   }
   item.value = ddlc::ParamOp::create(builder, loc, type, sym).getResult();
   return item.value;
@@ -1917,6 +2005,81 @@ LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
   return success();
 }
 
+LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto shapeIn = constInput(node, 1, "shape");
+  if (failed(shapeIn))
+    return failure();
+  if ((*shapeIn)->isFloat)
+    return nodeError(node, "the shape must be integers");
+  auto t = typeOf(*x);
+  SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
+  auto shape = broadcastShapes(t.getShape(), want);
+  if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return nodeError(node, "cannot expand a tensor of shape [" +
+                               llvm::join(llvm::map_range(t.getShape(),
+                                                          [](int64_t d) {
+                                                            return std::to_string(d);
+                                                          }),
+                                          ", ") +
+                               "] to the given shape");
+  Value r = *x;
+  if (ArrayRef<int64_t>(*shape) != t.getShape())
+    r = ddlc::BroadcastToOp::create(
+        builder, nodeLoc(node), RankedTensorType::get(*shape, t.getElementType()),
+        *x);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importWhere(const onnx::NodeProto &node) {
+  Item *c = lookup(node, 0);
+  if (!c)
+    return nodeError(node, "needs input 0 (the condition)");
+  Value cond;
+  if (c->value) {
+    cond = c->value;
+  } else if (c->constant && !c->constant->isFloat) {
+    // A constant mask (a causal triu) enters as a float tensor of 0 and 1,
+    // a constant that no gradient reaches.
+    auto f = std::make_shared<Constant>(*c->constant);
+    f->isFloat = true;
+    f->elementType = builder.getF32Type();
+    f->floats.assign(f->ints.begin(), f->ints.end());
+    f->ints.clear();
+    f->initializer.clear();
+    Item maskItem{Value(), f, std::nullopt};
+    auto m = materialize(node.input(0) + ".mask", maskItem, nodeLoc(node));
+    if (failed(m))
+      return failure();
+    cond = *m;
+  } else {
+    auto v = tensor(node, 0);
+    if (failed(v))
+      return failure();
+    cond = *v;
+  }
+  auto a = tensor(node, 1);
+  auto bv = tensor(node, 2);
+  if (failed(a) || failed(bv))
+    return failure();
+  auto ta = typeOf(*a), tb = typeOf(*bv);
+  if (ta.getElementType() != tb.getElementType())
+    return nodeError(node, "the two choices have different element types");
+  auto shape = broadcastShapes(typeOf(cond).getShape(), ta.getShape());
+  if (shape)
+    shape = broadcastShapes(*shape, tb.getShape());
+  if (!shape)
+    return nodeError(node, "the operands do not broadcast to one shape");
+  define(node, 0,
+         ddlc::WhereOp::create(builder, nodeLoc(node),
+                               RankedTensorType::get(*shape, ta.getElementType()),
+                               cond, *a, *bv));
+  return success();
+}
+
 LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
   if (failed(x))
@@ -2609,47 +2772,6 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
   return success();
 }
 
-namespace {
-/// The NumPy broadcast of two shapes, or nothing when they do not broadcast.
-std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
-                                                    ArrayRef<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (x != y && x != 1 && y != 1)
-      return std::nullopt;
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
-/// The row-major offset in a tensor of `shape`, broadcast into `out`, of
-/// the element at row-major offset `i` of `out`.
-int64_t broadcastOffset(int64_t i, ArrayRef<int64_t> out,
-                        ArrayRef<int64_t> shape) {
-  int64_t offset = 0, stride = 1;
-  for (int64_t d = int64_t(out.size()) - 1; d >= 0; --d) {
-    int64_t coord = i % out[d];
-    i /= out[d];
-    int64_t k = d - (int64_t(out.size()) - int64_t(shape.size()));
-    if (k >= 0) {
-      if (shape[k] != 1)
-        offset += coord * stride;
-      stride *= shape[k];
-    }
-  }
-  return offset;
-}
-
-int64_t numElements(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-} // namespace
 
 LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
                                              bool &folded) {
@@ -2812,6 +2934,56 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     for (int64_t i = 0; i < int64_t(count); ++i)
       out.push_back(start + double(i) * delta);
     return define({int64_t(out.size())}, st->isFloat, st->elementType, out);
+  }
+  if (op == "Cast") {
+    // To bool or an integer type; casts to float are foldFloatConstant's.
+    Constant *a = constant(0);
+    int64_t to = intAttr(node, "to", 0);
+    if (!a || (to != onnx::TensorProto::BOOL &&
+               to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32))
+      return success();
+    std::vector<double> out(a->numel());
+    for (int64_t i = 0; i < a->numel(); ++i) {
+      double v = value(a, i);
+      out[i] = to == onnx::TensorProto::BOOL ? double(v != 0) : std::trunc(v);
+    }
+    return define(a->shape, false, Type(), out);
+  }
+  if (op == "Reshape") {
+    // Integer tensors only (float data is reshaped by the model).
+    Constant *a = constant(0), *sc = constant(1);
+    if (!a || a->isFloat || !sc || sc->isFloat)
+      return success();
+    bool allowZero = intAttr(node, "allowzero", 0) != 0;
+    SmallVector<int64_t> shape;
+    int64_t known = 1, infer = -1;
+    for (auto [i, d] : llvm::enumerate(sc->ints)) {
+      if (d == 0 && !allowZero) {
+        if (i >= a->shape.size())
+          return nodeError(node, "a 0 in the shape copies a dimension the "
+                                 "input lacks");
+        d = a->shape[i];
+      }
+      if (d == -1) {
+        if (infer >= 0)
+          return nodeError(node, "more than one -1 in the shape");
+        infer = int64_t(i);
+        shape.push_back(1);
+        continue;
+      }
+      if (d < 0)
+        return nodeError(node, "a negative dimension in the shape");
+      shape.push_back(d);
+      known *= d;
+    }
+    if (infer >= 0)
+      shape[infer] = known ? a->numel() / known : 0;
+    if (numElements(shape) != a->numel())
+      return nodeError(node, "cannot reshape " + Twine(a->numel()) +
+                                 " elements into " +
+                                 Twine(numElements(shape)));
+    std::vector<double> out(a->ints.begin(), a->ints.end());
+    return define(shape, false, Type(), out);
   }
   if (op == "Trilu") {
     Constant *a = constant(0);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Target/ModelInfo.h"
 #include "dlc/Target/Pipeline.h"
+#include "dlc/Support/ReleasePages.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -21,6 +22,11 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
@@ -29,6 +35,9 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <cerrno>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -95,6 +104,9 @@ static StringRef rawBytes(mlir::ElementsAttr value, std::string &storage) {
     storage.append(raw.begin(), raw.end());
   return storage;
 }
+
+/// The section of parameter i's weight placeholder: the prefix, then i.
+static constexpr StringLiteral kPlaceholderSection = ".rodata.dlc.param.";
 
 static Function *createPackedWrapper(Module &m, Function *kernel) {
   LLVMContext &ctx = m.getContext();
@@ -168,7 +180,8 @@ entryWrappers(Module &m, const mlir::dlc::ModelInfo &info, StringRef suffix) {
 Expected<std::unique_ptr<Module>>
 mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                            LLVMContext &llvmContext, TargetMachine &tm,
-                           mlir::ModuleOp cuda, const CudaCode *cudaCode) {
+                           mlir::ModuleOp cuda, const CudaCode *cudaCode,
+                           bool weightPlaceholders) {
   auto translated = translateModule(module, info.name, llvmContext, tm);
   if (!translated)
     return translated.takeError();
@@ -209,13 +222,19 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
     }
     std::string storage;
     StringRef bytes = rawBytes(p.value, storage);
-    auto *init = ConstantDataArray::getRaw(
-        bytes, bytes.size(), llvm::Type::getInt8Ty(llvmContext));
+    llvm::Type *i8 = llvm::Type::getInt8Ty(llvmContext);
+    bool placeholder = weightPlaceholders && bytes.size() >= kPlaceholderBytes;
+    Constant *init =
+        placeholder
+            ? ConstantAggregateZero::get(ArrayType::get(i8, bytes.size()))
+            : ConstantDataArray::getRaw(bytes, bytes.size(), i8);
     auto *g = new GlobalVariable(*m, init->getType(), true,
                                  GlobalValue::PrivateLinkage, init,
                                  "dlc_model_" + info.name + "_param" +
                                      std::to_string(i));
     g->setAlignment(llvm::Align(64));
+    if (placeholder)
+      g->setSection(kPlaceholderSection.str() + std::to_string(i));
     paramData.push_back(g);
     anyData = true;
   }
@@ -282,6 +301,58 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
   if (Error e = optimize(m.get()))
     return std::move(e);
   return std::move(m);
+}
+
+Error mlir::dlc::writeWeights(StringRef objectPath, const ModelInfo &info) {
+  auto fail = [&](const Twine &msg) {
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write the weights into '" + objectPath +
+                                 "': " + msg);
+  };
+  // The section headers: which file range each placeholder occupies.
+  auto object = object::ObjectFile::createObjectFile(objectPath);
+  if (!object)
+    return fail(toString(object.takeError()));
+  StringMap<std::pair<uint64_t, uint64_t>> ranges; // name -> offset, size
+  for (const object::SectionRef &s : object->getBinary()->sections()) {
+    Expected<StringRef> name = s.getName();
+    if (!name)
+      return fail(toString(name.takeError()));
+    if (name->starts_with(kPlaceholderSection))
+      ranges[*name] = {object::ELFSectionRef(s).getOffset(), s.getSize()};
+  }
+  int fd = -1;
+  if (std::error_code ec = sys::fs::openFileForReadWrite(
+          objectPath, fd, sys::fs::CD_OpenExisting, sys::fs::OF_None))
+    return fail(ec.message());
+  auto closeFd = llvm::make_scope_exit([&] { sys::Process::SafelyCloseFileDescriptor(fd); });
+  for (auto [i, p] : llvm::enumerate(info.params)) {
+    if (!p.value)
+      continue;
+    std::string storage;
+    StringRef bytes = rawBytes(p.value, storage);
+    if (bytes.size() < kPlaceholderBytes)
+      continue;
+    auto it = ranges.find(kPlaceholderSection.str() + std::to_string(i));
+    if (it == ranges.end() || it->second.second != bytes.size())
+      return fail("no placeholder of " + Twine(bytes.size()) +
+                  " bytes for parameter '" + p.name + "'");
+    // In chunks, each chunk's source pages released once written: a mapped
+    // weight file is read once and never held whole.
+    constexpr size_t kChunk = size_t(16) << 20;
+    for (size_t done = 0; done < bytes.size();) {
+      size_t n = std::min(kChunk, bytes.size() - done);
+      ssize_t w = ::pwrite(fd, bytes.data() + done, n,
+                           off_t(it->second.first + done));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return fail(std::error_code(errno, std::generic_category()).message());
+      ::dlc::releasePages(bytes.data() + done, size_t(w));
+      done += size_t(w);
+    }
+  }
+  return Error::success();
 }
 
 Error mlir::dlc::emitMachineCode(Module &module, TargetMachine &tm,

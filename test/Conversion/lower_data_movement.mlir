@@ -42,3 +42,42 @@ func.func @slice_grad(%g: tensor<2x4xf32>) -> tensor<2x12xf32> {
   %0 = dlc.slice_grad %g {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
   return %0 : tensor<2x12xf32>
 }
+
+// -----
+
+// where: the condition compared with zero, each operand read through its
+// broadcast map.
+// CHECK-LABEL: func.func @where
+// CHECK: linalg.generic {indexing_maps = [#[[M:.*]], #{{.*}}, #{{.*}}, #{{.*}}]
+// CHECK: arith.cmpf une
+// CHECK: arith.select
+func.func @where(%m: tensor<8x8xf32>, %a: tensor<f32>, %b: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %0 = dlc.where %m, %a, %b : (tensor<8x8xf32>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
+}
+
+// -----
+
+// gather: the index read, wrapped if negative and clamped into the table,
+// then the row.
+// CHECK-LABEL: func.func @gather
+// CHECK: %[[I:.*]] = tensor.extract %arg1
+// CHECK: arith.index_cast %[[I]]
+// CHECK: arith.minsi
+// CHECK: tensor.extract %arg0
+func.func @gather(%w: tensor<50x4xf32>, %ids: tensor<2x8xi64>) -> tensor<2x8x4xf32> {
+  %0 = dlc.gather %w, %ids : (tensor<50x4xf32>, tensor<2x8xi64>) -> tensor<2x8x4xf32>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+// gather_grad: a reduction over the positions, adding where the row matches.
+// CHECK-LABEL: func.func @gather_grad
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK: arith.cmpi eq
+// CHECK: arith.addf
+func.func @gather_grad(%g: tensor<2x8x4xf32>, %ids: tensor<2x8xi64>) -> tensor<50x4xf32> {
+  %0 = dlc.gather_grad %g, %ids : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
+  return %0 : tensor<50x4xf32>
+}

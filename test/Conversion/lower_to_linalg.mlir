@@ -111,14 +111,22 @@ func.func @softmax(%a: tensor<4x10xf32>) -> tensor<4x10xf32> {
 
 // -----
 
-// Cross-entropy: log-sum-exp per row, minus the logit of the (clamped) label.
+// Cross-entropy: log-sum-exp per row, minus the logit of the (clamped)
+// label, added unless the label is the ignore index (-100); the mean divides
+// by the number of labels counted.
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
 // CHECK: arith.index_cast
 // CHECK: tensor.extract %arg0
 // CHECK: math.log
-// CHECK: arith.constant 2.500000e-01 : f32
+// CHECK: %[[IGN:.*]] = arith.cmpi eq, %{{.*}}, %c-100_i64
+// CHECK: %[[TERM:.*]] = arith.select %[[IGN]], %cst{{.*}}, %{{.*}} : f32
+// CHECK: arith.addf %{{.*}}, %[[TERM]]
+// CHECK: %[[COUNT:.*]] = linalg.generic
+// CHECK: arith.cmpi eq, %{{.*}}, %c-100_i64
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[COUNT]]
+// CHECK: arith.divf
 func.func @cross_entropy(%l: tensor<4x10xf32>, %y: tensor<4xi64>) -> tensor<f32> {
   %0 = dlc.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   return %0 : tensor<f32>

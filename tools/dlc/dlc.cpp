@@ -83,6 +83,8 @@ static cl::opt<std::string> lossKind("loss", cl::desc("train: loss on the forwar
                                      cl::cat(dlcCat));
 static cl::opt<std::string> labelName("label", cl::desc("train: name of the label input that --loss adds (default y)"),
                                       cl::cat(dlcCat));
+static cl::opt<int> classDim("class-dim", cl::desc("train: --loss cross_entropy on an output of rank 3 or more: the classes' dimension, 1 ([N, C, d...], PyTorch's, default) or -1 ([N, T, C])"),
+                             cl::init(1), cl::cat(dlcCat));
 static cl::opt<std::string> optimizerKind("optimizer", cl::desc("train: sgd, adam or adamw instead of the model's optimizer"),
                                           cl::cat(dlcCat));
 static cl::opt<double> lr("lr", cl::desc("train: learning rate"), cl::init(-1), cl::cat(dlcCat));
@@ -150,6 +152,29 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
     os << " loss=" << lossKind;
   if (!labelName.empty())
     os << " label=" << labelName;
+  if (classDim.getNumOccurrences())
+    os << " class-dim=" << classDim;
+  // A value given is a value used: a negative or NaN rate, epsilon or
+  // momentum (PyTorch's optimizers refuse them) is an error, never the
+  // silent "keep the model's" that the pass's -1 means.
+  auto given = [&](const cl::opt<double> &o, const char *flag,
+                   bool positive) -> bool {
+    if (!o.getNumOccurrences())
+      return true;
+    double v = o;
+    if (std::isnan(v) || std::isinf(v) || v < 0 || (positive && v == 0)) {
+      std::string text;
+      raw_string_ostream(text) << format("%g", v);
+      fail(Twine("--") + flag + " must be a finite " +
+           (positive ? "positive" : "non-negative") + " number, not " + text);
+      return false;
+    }
+    return true;
+  };
+  if (!given(lr, "lr", false) || !given(momentum, "momentum", false) ||
+      !given(dampening, "dampening", false) ||
+      !given(weightDecay, "weight-decay", false) || !given(eps, "eps", false))
+    return std::nullopt;
   if (!optimizerKind.empty())
     os << " optimizer=" << optimizerKind;
   num("lr", lr);
@@ -175,17 +200,6 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
     num("beta1", b1);
     num("beta2", b2);
   }
-  const std::pair<const char *, double> given[] = {
-      {"lr", lr.getValue()},
-      {"momentum", momentum.getValue()},
-      {"dampening", dampening.getValue()},
-      {"weight-decay", weightDecay.getValue()},
-      {"eps", eps.getValue()}};
-  for (auto [name, v] : given)
-    if (v < 0 && v != -1) {
-      fail(Twine("--") + name + " must not be negative");
-      return std::nullopt;
-    }
   if (!(initLossScale > 0) || !std::isfinite(initLossScale)) {
     fail("--init-loss-scale must be a positive number");
     return std::nullopt;
@@ -432,7 +446,8 @@ lowerToCuda(Compiled &c, mlir::dlc::CudaCode &code, bool &failedHard) {
 }
 
 static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
-                                           TargetMachine &tm) {
+                                           TargetMachine &tm,
+                                           bool weightPlaceholders = false) {
   mlir::dlc::CudaCode code;
   mlir::OwningOpRef<mlir::ModuleOp> cuda;
   if (cudaEmulate) {
@@ -462,7 +477,8 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
   }
   auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm,
                                       cuda ? *cuda : mlir::ModuleOp(),
-                                      cuda ? &code : nullptr);
+                                      cuda ? &code : nullptr,
+                                      weightPlaceholders);
   if (!m) {
     fail(toString(m.takeError()));
     return nullptr;
@@ -479,6 +495,36 @@ static bool writeFileAtomically(StringRef path, StringRef data) {
     fail("cannot write '" + path + "': " + toString(std::move(e)));
     return false;
   }
+  return true;
+}
+
+/// Emits `m` as an object file at `path` atomically: into a temporary file
+/// next to it (the code streamed, not held in memory), whose weight
+/// placeholders are then filled, renamed over `path` once complete.
+static bool writeObjectAtomically(StringRef path, Module &m, TargetMachine &tm,
+                                  const mlir::dlc::ModelInfo &info) {
+  auto tmp = sys::fs::TempFile::create(path + ".tmp%%%%%%");
+  if (!tmp)
+    return fail("cannot write '" + path + "': " + toString(tmp.takeError())),
+           false;
+  auto discard = [&](Error e) {
+    consumeError(tmp->discard());
+    fail("cannot write '" + path + "': " + toString(std::move(e)));
+    return false;
+  };
+  {
+    raw_fd_ostream os(tmp->FD, /*shouldClose=*/false);
+    if (Error e = mlir::dlc::emitMachineCode(m, tm, os, false))
+      return discard(std::move(e));
+    os.flush();
+    if (os.has_error())
+      return discard(errorCodeToError(os.error()));
+  }
+  if (Error e = mlir::dlc::writeWeights(tmp->TmpName, info))
+    return discard(std::move(e));
+  if (Error e = tmp->keep(path))
+    return fail("cannot write '" + path + "': " + toString(std::move(e))),
+           false;
   return true;
 }
 
@@ -748,7 +794,10 @@ static int compileMain(mlir::MLIRContext &ctx) {
     return textOut([&](raw_ostream &os) { c->module->print(os); });
   }
   LLVMContext llctx;
-  std::unique_ptr<Module> m = lowerToLLVM(*c, llctx, **tm);
+  // An object file gets its large weights written straight into it after
+  // LLVM has emitted the code (writeWeights).
+  bool objectFile = emit == "obj" && !memoryReport.getNumOccurrences();
+  std::unique_ptr<Module> m = lowerToLLVM(*c, llctx, **tm, objectFile);
   if (!m)
     return 1;
   if (memoryReport.getNumOccurrences()) {
@@ -772,12 +821,13 @@ static int compileMain(mlir::MLIRContext &ctx) {
   if (emit == "llvm")
     return textOut([&](raw_ostream &os) { m->print(os, nullptr); });
 
-  SmallString<0> code;
-  raw_svector_ostream codeStream(code);
-  if (Error e = mlir::dlc::emitMachineCode(*m, **tm, codeStream, emit == "asm"))
-    return fail(toString(std::move(e)));
-  if (emit == "asm")
+  if (emit == "asm") {
+    SmallString<0> code;
+    raw_svector_ostream codeStream(code);
+    if (Error e = mlir::dlc::emitMachineCode(*m, **tm, codeStream, true))
+      return fail(toString(std::move(e)));
     return textOut([&](raw_ostream &os) { os << code; });
+  }
 
   // Object and header, side by side.
   if (out.empty())
@@ -786,7 +836,7 @@ static int compileMain(mlir::MLIRContext &ctx) {
     return fail("an object file cannot go to standard output", "use -o FILE.o");
   SmallString<256> header(out);
   sys::path::replace_extension(header, ".h");
-  if (!writeFileAtomically(out, code) ||
+  if (!writeObjectAtomically(out, *m, **tm, c->info) ||
       !writeFileAtomically(header, mlir::dlc::generateHeader(c->info)))
     return 1;
   return 0;

@@ -129,10 +129,28 @@ createX86TargetMachine(llvm::StringRef cpu);
 /// `cuda` (the LLVM-dialect module of runCudaCodegenPipeline) and its
 /// `cudaCode`, the object also carries the CUDA entries and the PTX
 /// (descriptor version 3).
+///
+/// With `weightPlaceholders`, the initial value of every `data` parameter
+/// of at least kPlaceholderBytes is a zero placeholder of its size in a
+/// section of its own (`.rodata.dlc.param.<index>`), which writeWeights
+/// fills once the object is on disk: large weights then never pass through
+/// LLVM, which would hold them twice (as a constant and as section data).
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                 llvm::LLVMContext &llvmContext, llvm::TargetMachine &tm,
-                mlir::ModuleOp cuda = {}, const CudaCode *cudaCode = nullptr);
+                mlir::ModuleOp cuda = {}, const CudaCode *cudaCode = nullptr,
+                bool weightPlaceholders = false);
+
+/// Parameters below this size are emitted as LLVM constants even with
+/// weight placeholders.
+inline constexpr size_t kPlaceholderBytes = 4096;
+
+/// Fills the weight placeholders of the ELF object file at `objectPath`
+/// (written from translateToLLVM(..., weightPlaceholders=true)) with the
+/// parameters' initial values, streamed from their storage (an ONNX
+/// model's mapped external data file: its pages are released as they are
+/// written).
+llvm::Error writeWeights(llvm::StringRef objectPath, const ModelInfo &info);
 
 /// Emits an object file (or assembly) for `module`.
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,

@@ -12,6 +12,8 @@
 //   dlc.slice        result[j] = input[offsets + j * strides];
 //   dlc.slice_grad   result[j] = grad[(j - offsets) / strides] where j lies
 //                    on the window, else 0;
+//   dlc.where        condition != 0 ? lhs : rhs, each operand broadcast
+//                    into the result by its indexing map;
 //   dlc.gather       result[p, d] = table[row(indices[p]), d];
 //   dlc.gather_grad  a reduction over the positions p: out[v, d] adds
 //                    grad[p, d] where row(indices[p]) = v.
@@ -181,6 +183,47 @@ struct LowerSliceGrad : OpRewritePattern<SliceGradOp> {
   }
 };
 
+struct LowerWhere : OpRewritePattern<WhereOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WhereOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outTy = tensorTy(op.getResult());
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<Value> ins{op.getCondition(), op.getLhs(), op.getRhs()};
+    SmallVector<AffineMap> maps;
+    for (Value v : ins)
+      maps.push_back(broadcastMap(ctx, tensorTy(v).getShape(),
+                                  outTy.getShape()));
+    maps.push_back(rewriter.getMultiDimIdentityMap(outTy.getRank()));
+    Value r =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{outTy}, ins,
+            ValueRange{emptyTensor(rewriter, loc, outTy)}, maps,
+            SmallVector<utils::IteratorType>(outTy.getRank(),
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value c = args[0], set;
+              if (isa<FloatType>(c.getType()))
+                set = arith::CmpFOp::create(
+                    b, l, arith::CmpFPredicate::UNE, c,
+                    floatConst(b, l, c.getType(), 0.0));
+              else
+                set = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::ne, c,
+                    arith::ConstantOp::create(
+                        b, l, b.getIntegerAttr(c.getType(), 0)));
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::SelectOp::create(b, l, set, args[1], args[2])
+                      .getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 /// The table row that index `i` (any integer type) reads: negative ones
 /// count from the end, and the result is clamped into [0, rows).
 Value tableRow(OpBuilder &b, Location l, Value i, int64_t rows) {
@@ -273,6 +316,6 @@ struct LowerGatherGrad : OpRewritePattern<GatherGradOp> {
 
 void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerGather,
-               LowerGatherGrad>(patterns.getContext());
+  patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere,
+               LowerGather, LowerGatherGrad>(patterns.getContext());
 }

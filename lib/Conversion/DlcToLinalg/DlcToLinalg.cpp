@@ -794,6 +794,29 @@ Value labelColumn(OpBuilder &b, Location l, Value label, int64_t c) {
   return arith::IndexCastOp::create(b, l, b.getIndexType(), lab);
 }
 
+/// Whether `label` is the ignore index.
+Value isIgnored(OpBuilder &b, Location l, Value label, int64_t ignore) {
+  Type lt = label.getType();
+  return arith::CmpIOp::create(
+      b, l, arith::CmpIPredicate::eq, label,
+      arith::ConstantOp::create(b, l, lt, b.getIntegerAttr(lt, ignore)));
+}
+
+/// The number of labels (a 0-d tensor of `et`) that are not `ignore`.
+Value countLabels(OpBuilder &b, Location loc, Value labels, Type et,
+                  int64_t ignore) {
+  int64_t n = tensorTy(labels).getDimSize(0);
+  AffineMap d0 =
+      AffineMap::get(1, 0, {getAffineDimExpr(0, b.getContext())}, b.getContext());
+  return reduce(b, loc, {n}, {0}, false, ValueRange{labels}, {d0}, et, 0.0,
+                [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                  Value one = arith::SelectOp::create(
+                      nb, l, isIgnored(nb, l, a[0], ignore),
+                      floatConst(nb, l, et, 0.0), floatConst(nb, l, et, 1.0));
+                  return arith::AddFOp::create(nb, l, acc, one).getResult();
+                });
+}
+
 struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CrossEntropyOp op,
@@ -804,8 +827,10 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     auto ty = tensorTy(logits);
     Type et = ty.getElementType();
     int64_t n = ty.getDimSize(0), c = ty.getDimSize(1);
+    int64_t ignore = op.getIgnoreIndex();
     auto [max, sum] = maxAndSumExp(b, loc, logits, 1);
-    // loss = sum_n (max[n] + log(sum[n]) - logits[n, label[n]])
+    // loss = sum_n (max[n] + log(sum[n]) - logits[n, label[n]]) over the
+    // rows whose label is not ignore_index
     AffineMap d0 = AffineMap::get(1, 0, {getAffineDimExpr(0, ctx)}, ctx);
     Value y = reduce(
         b, loc, {n}, {0}, false, ValueRange{max, sum, op.getLabels()},
@@ -817,11 +842,20 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
                                                    ValueRange{row, col});
           Value lse = arith::AddFOp::create(nb, l, a[0],
                                             math::LogOp::create(nb, l, a[1]));
-          return arith::AddFOp::create(
-              nb, l, acc, arith::SubFOp::create(nb, l, lse, picked));
+          // acc + (ignored ? 0 : term): one addf into the accumulator,
+          // which a warp reduction can share.
+          Value term = arith::SelectOp::create(
+              nb, l, isIgnored(nb, l, a[2], ignore), floatConst(nb, l, et, 0.0),
+              arith::SubFOp::create(nb, l, lse, picked));
+          return arith::AddFOp::create(nb, l, acc, term);
         });
     if (op.getReduction() == "mean")
-      y = scale(b, loc, y, 1.0 / static_cast<double>(n));
+      y = elementwise(b, loc, tensorTy(y),
+                      ValueRange{y, countLabels(b, loc, op.getLabels(), et,
+                                                ignore)},
+                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        return arith::DivFOp::create(nb, l, a[0], a[1]);
+                      });
     b.replaceOp(op, y);
     return success();
   }
@@ -967,19 +1001,27 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
     Value logits = op.getLogits();
     auto ty = tensorTy(logits);
     Type et = ty.getElementType();
-    int64_t n = ty.getDimSize(0), c = ty.getDimSize(1);
-    double factor =
-        op.getReduction() == "mean" ? 1.0 / static_cast<double>(n) : 1.0;
+    int64_t c = ty.getDimSize(1);
+    int64_t ignore = op.getIgnoreIndex();
+    // The factor: g, divided by the rows counted for a mean.
+    Value factor = op.getGrad();
+    if (op.getReduction() == "mean")
+      factor = elementwise(
+          b, loc, tensorTy(factor),
+          ValueRange{factor, countLabels(b, loc, op.getLabels(), et, ignore)},
+          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            return arith::DivFOp::create(nb, l, a[0], a[1]);
+          });
     auto [max, sum] = maxAndSumExp(b, loc, logits, 1);
     AffineMap id = b.getMultiDimIdentityMap(2);
     AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
     AffineMap scalar = AffineMap::get(2, 0, {}, ctx);
     SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
-    // (softmax(x) - onehot(label)) * g * factor
+    // (softmax(x) - onehot(label)) * factor, zero on ignored rows
     Value y =
         linalg::GenericOp::create(
             b, loc, TypeRange{ty},
-            ValueRange{logits, max, sum, op.getLabels(), op.getGrad()},
+            ValueRange{logits, max, sum, op.getLabels(), factor},
             ValueRange{emptyTensor(b, loc, ty)},
             SmallVector<AffineMap>{id, row, row, row, scalar, id}, iters,
             [&](OpBuilder &nb, Location l, ValueRange a) {
@@ -993,10 +1035,11 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
               Value onehot = arith::SelectOp::create(
                   nb, l, hit, floatConst(nb, l, et, 1.0),
                   floatConst(nb, l, et, 0.0));
-              Value gs = arith::MulFOp::create(nb, l, a[4],
-                                               floatConst(nb, l, et, factor));
               Value v = arith::MulFOp::create(
-                  nb, l, arith::SubFOp::create(nb, l, p, onehot), gs);
+                  nb, l, arith::SubFOp::create(nb, l, p, onehot), a[4]);
+              v = arith::SelectOp::create(nb, l,
+                                          isIgnored(nb, l, a[3], ignore),
+                                          floatConst(nb, l, et, 0.0), v);
               linalg::YieldOp::create(nb, l, v);
             })
             .getResult(0);

@@ -277,3 +277,38 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// gather: the table's gradient is the scatter-add of the rows' gradients;
+// the integer indices get none
+// CHECK-LABEL: func.func @train_step
+// CHECK: dlc.gather_grad %{{.*}}, %arg0 : (tensor<2x3x4xf32>, tensor<2x3xi64>) -> tensor<10x4xf32>
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<10x4xf32> {init = "ones"}
+  func.func @loss(%ids: tensor<2x3xi64> {dlc.name = "ids"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<10x4xf32>
+    %e = dlc.gather %p, %ids : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+    %s = dlc.mul %e, %e : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    %l = dlc.sum %s {dims = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// where: each choice gets the gradient where it was chosen, summed back over
+// its broadcast dimensions; the mask gets none
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[Z:.*]] = dlc.fill 0.000000e+00 : tensor<f32>
+// CHECK: dlc.where %{{.*}}, %[[Z]], %{{.*}} : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+  func.func @loss(%m: tensor<4x3xf32> {dlc.name = "m"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<4x3xf32>
+    %z = dlc.fill 5.0 : tensor<f32>
+    %w = dlc.where %m, %z, %p : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    %l = dlc.sum %w {dims = array<i64: 0, 1>} : (tensor<4x3xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

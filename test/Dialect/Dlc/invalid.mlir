@@ -135,7 +135,7 @@ func.func @param_missing() -> tensor<5xf32> {
 
 // -----
 
-// expected-error @+1 {{has unknown role 'bias'; expected 'weight' or 'optimizer_state'}}
+// expected-error @+1 {{has unknown role 'bias'; expected 'weight', 'constant' or 'optimizer_state'}}
 dlc.parameter @p : tensor<4xf32> {init = "zeros", role = "bias"}
 
 // -----
@@ -321,4 +321,20 @@ func.func @slice_stride(%a: tensor<2x12xf32>) -> tensor<2x4xf32> {
   // expected-error @+1 {{dim 1: offset 0 must be non-negative and stride 0 positive}}
   %0 = dlc.slice %a {offsets = array<i64: 0, 0>, strides = array<i64: 1, 0>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @gather_shape(%w: tensor<50x4xf32>, %ids: tensor<2x8xi64>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{gathering 'tensor<50x4xf32>' by 'tensor<2x8xi64>' gives 'tensor<2x8x4xf32>', not 'tensor<2x4xf32>'}}
+  %0 = dlc.gather %w, %ids : (tensor<50x4xf32>, tensor<2x8xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @where_broadcast(%m: tensor<3x8xf32>, %a: tensor<f32>, %b: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{operand 'tensor<3x8xf32>' does not broadcast to the result 'tensor<2x8x8xf32>'}}
+  %0 = dlc.where %m, %a, %b : (tensor<3x8xf32>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %0 : tensor<2x8x8xf32>
 }

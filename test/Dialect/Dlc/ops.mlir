@@ -95,3 +95,16 @@ func.func @data_movement(%a: tensor<2x3x8xf32>, %b: tensor<2x5x8xf32>) -> (tenso
   %g = dlc.slice_grad %s {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 1, 2>} : (tensor<2x4x4xf32>) -> tensor<2x8x8xf32>
   return %c, %s, %g : tensor<2x8x8xf32>, tensor<2x4x4xf32>, tensor<2x8x8xf32>
 }
+
+// Masks and embeddings: where, gather and the gather's gradient.
+// CHECK-LABEL: func.func @masks_and_embeddings
+func.func @masks_and_embeddings(%m: tensor<8x8xf32>, %s: tensor<2x8x8xf32>, %w: tensor<50x4xf32>, %ids: tensor<2x8xi64>) -> (tensor<2x8x8xf32>, tensor<2x8x4xf32>, tensor<50x4xf32>) {
+  %ninf = dlc.fill 0xFF800000 : tensor<f32>
+  // CHECK: dlc.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<8x8xf32>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r = dlc.where %m, %ninf, %s : (tensor<8x8xf32>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  // CHECK: dlc.gather %{{.*}}, %{{.*}} : (tensor<50x4xf32>, tensor<2x8xi64>) -> tensor<2x8x4xf32>
+  %e = dlc.gather %w, %ids : (tensor<50x4xf32>, tensor<2x8xi64>) -> tensor<2x8x4xf32>
+  // CHECK: dlc.gather_grad %{{.*}}, %{{.*}} : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
+  %g = dlc.gather_grad %e, %ids : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
+  return %r, %e, %g : tensor<2x8x8xf32>, tensor<2x8x4xf32>, tensor<50x4xf32>
+}

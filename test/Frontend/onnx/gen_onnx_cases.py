@@ -462,6 +462,20 @@ def _lstm_expand(r):
               opset=14)
 
 
+@case("einsum_lstm")
+def _einsum_lstm(r):
+    # Two unsupported ops: the error names the first, a note the other.
+    n = helper.make_node
+    return mk([n("Einsum", ["a", "b"], ["c"], name="my_einsum",
+                 equation="ij,jk->ik"),
+               n("LSTM", ["x", "W", "R"], ["", "y"], name="/l/LSTM",
+                 hidden_size=4)],
+              [vi("a", [2, 3]), vi("b", [3, 4]), vi("x", [5, 2, 3])],
+              [vi("c", [2, 4]), vi("y", [1, 2, 4])],
+              [init("W", f32(r, 1, 16, 3)), init("R", f32(r, 1, 16, 4))],
+              opset=14)
+
+
 @case("opset9")
 def _opset9(r):
     return _relu_model(9)
@@ -750,7 +764,7 @@ def _unknown_shape(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"einsum", "lstm", "lstm_expand", "opset9", "float64_input",
+CHECKER_PASSES = {"einsum", "einsum_lstm", "lstm", "lstm_expand", "opset9", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation"}
 # ... and these use opsets newer than the onnx package that writes them

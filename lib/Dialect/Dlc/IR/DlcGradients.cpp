@@ -365,6 +365,18 @@ SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, Value g) {
                               getOffsets(), getStrides())};
 }
 
+SmallVector<Value> WhereOp::buildGradients(OpBuilder &b, Value g) {
+  // Each choice gets g where it was chosen, zero elsewhere, summed back
+  // over the dimensions it was broadcast along; the condition gets none.
+  auto gTy = tensorTy(g);
+  Value zero = FillOp::create(b, getLoc(), withShape(gTy, {}),
+                              b.getF64FloatAttr(0.0));
+  Value toLhs = WhereOp::create(b, getLoc(), gTy, getCondition(), g, zero);
+  Value toRhs = WhereOp::create(b, getLoc(), gTy, getCondition(), zero, g);
+  return {Value(), sumToShape(b, getLoc(), toLhs, tensorTy(getLhs())),
+          sumToShape(b, getLoc(), toRhs, tensorTy(getRhs()))};
+}
+
 SmallVector<Value> GatherOp::buildGradients(OpBuilder &b, Value g) {
   // The indices are integers: no gradient.
   return {GatherGradOp::create(b, getLoc(), tensorTy(getTable()), g,
@@ -406,7 +418,8 @@ SmallVector<Value> MseLossOp::buildGradients(OpBuilder &b, Value g) {
 SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
   Value d = CrossEntropyGradOp::create(b, getLoc(), getLogits().getType(),
                                        getLogits(), getLabels(), g,
-                                       getReductionAttr());
+                                       getReductionAttr(),
+                                       getIgnoreIndexAttr());
   return {d, Value()};
 }
 

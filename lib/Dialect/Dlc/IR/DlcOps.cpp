@@ -76,9 +76,11 @@ LogicalResult ParameterOp::verify() {
     return emitOpError("must have a static shape");
   if (getBound().convertToDouble() < 0)
     return emitOpError("has a negative bound");
-  if (getRole() != kRoleWeight && getRole() != kRoleOptimizerState)
+  if (getRole() != kRoleWeight && getRole() != kRoleConstant &&
+      getRole() != kRoleOptimizerState)
     return emitOpError("has unknown role '")
-           << getRole() << "'; expected 'weight' or 'optimizer_state'";
+           << getRole()
+           << "'; expected 'weight', 'constant' or 'optimizer_state'";
   return success();
 }
 
@@ -625,6 +627,30 @@ static LogicalResult verifyGatherShapes(Operation *op, RankedTensorType table,
            << table << " by " << indices << " gives "
            << RankedTensorType::get(want, table.getElementType()) << ", not "
            << rows;
+  return success();
+}
+
+LogicalResult WhereOp::verify() {
+  auto out = cast<RankedTensorType>(getType());
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  if (lhs.getElementType() != out.getElementType() ||
+      rhs.getElementType() != out.getElementType())
+    return emitOpError("the choices and the result must have one element "
+                       "type, got ")
+           << lhs.getElementType() << ", " << rhs.getElementType() << " and "
+           << out.getElementType();
+  for (Value v : {getCondition(), getLhs(), getRhs()}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() > out.getRank())
+      return emitOpError("operand ") << t << " has a higher rank than the "
+                                     << "result " << out;
+    int64_t offset = out.getRank() - t.getRank();
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (t.getDimSize(d) != 1 && t.getDimSize(d) != out.getDimSize(d + offset))
+        return emitOpError("operand ")
+               << t << " does not broadcast to the result " << out;
+  }
   return success();
 }
 

@@ -132,11 +132,21 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
   auto outTy = cast<RankedTensorType>(out.getType());
   Location loc = forward.getLoc();
   Type labelTy = outTy;
+  int64_t rank = outTy.getRank(), cdim = classDim < 0 ? classDim + rank
+                                                     : classDim;
   if (loss == "cross_entropy") {
-    if (outTy.getRank() != 2)
-      return forward.emitError("cross_entropy needs a [N, C] output, got ")
+    if (rank < 2)
+      return forward.emitError("cross_entropy needs a [N, C] output (or "
+                               "[N, C, d...], [N, T, C]), got ")
              << outTy;
-    labelTy = RankedTensorType::get({outTy.getDimSize(0)},
+    if (cdim < 1 || cdim >= rank)
+      return forward.emitError("class-dim ")
+             << classDim << " is not a dimension after the batch of " << outTy;
+    SmallVector<int64_t> labelShape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != cdim)
+        labelShape.push_back(outTy.getDimSize(d));
+    labelTy = RankedTensorType::get(labelShape,
                                     IntegerType::get(module.getContext(), 64));
   }
   unsigned idx = fn.getNumArguments();
@@ -151,10 +161,39 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
   OpBuilder b(ret);
   auto scalarTy = RankedTensorType::get({}, outTy.getElementType());
   Value l;
-  if (loss == "mse")
+  if (loss == "mse") {
     l = MseLossOp::create(b, loc, scalarTy, out, y, "mean");
-  else
-    l = CrossEntropyOp::create(b, loc, scalarTy, out, y, "mean");
+  } else {
+    // Every position is a row of its own: the classes last, then [M, C]
+    // logits against [M] labels (PyTorch's mean over all positions).
+    Value logits = out, labels = y;
+    if (rank > 2) {
+      SmallVector<int64_t> perm, shape;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != cdim)
+          perm.push_back(d);
+      perm.push_back(cdim);
+      for (int64_t p : perm)
+        shape.push_back(outTy.getDimSize(p));
+      if (cdim != rank - 1)
+        logits = TransposeOp::create(
+            b, loc, RankedTensorType::get(shape, outTy.getElementType()),
+            logits, perm);
+      int64_t rows = outTy.getNumElements() / outTy.getDimSize(cdim);
+      logits = ReshapeOp::create(
+          b, loc,
+          RankedTensorType::get({rows, outTy.getDimSize(cdim)},
+                                outTy.getElementType()),
+          logits);
+      labels = ReshapeOp::create(
+          b, loc,
+          RankedTensorType::get({rows},
+                                cast<RankedTensorType>(labelTy).getElementType()),
+          labels);
+    }
+    l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels, "mean",
+                               /*ignore_index=*/-100);
+  }
   ret->setOperands(ValueRange{l});
   fn.setType(FunctionType::get(module.getContext(),
                                fn.getBody().getArgumentTypes(), {scalarTy}));

@@ -35,6 +35,7 @@ inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";
 /// Roles of a dlc.parameter.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "dlc.device";
 inline constexpr llvm::StringLiteral kRoleWeight = "weight";
+inline constexpr llvm::StringLiteral kRoleConstant = "constant";
 inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 /// The optimizer state dlc-insert-loss-scaling adds (fp16 training): the
 /// dynamic loss scale and its growth tracker.

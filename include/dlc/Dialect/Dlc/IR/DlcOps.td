@@ -34,7 +34,9 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
     importer turns every initializer into such a parameter).
 
     `role` is `weight` (the default: a tensor of the model, read from and
-    written to weight files) or `optimizer_state` (added by
+    written to weight files, trained by `dlc-build-train-step`), `constant`
+    (like a weight in files, but never trained: an ONNX model's attention
+    scale, causal mask or `Constant` node) or `optimizer_state` (added by
     `dlc-build-train-step`: the step count and moments, zero-initialised,
     saved in checkpoints and optional when weights are loaded).
 
@@ -544,6 +546,25 @@ def Dlc_SliceGradOp : Dlc_Op<"slice_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Dlc_WhereOp : Dlc_Op<"where", [Pure, Dlc_Grad]> {
+  let summary = "Elementwise choice between two tensors (NumPy broadcasting)";
+  let description = [{
+    `result = condition != 0 ? lhs : rhs`, the three operands broadcast to
+    the result's shape (NumPy rules). The condition is a float or integer
+    tensor (an attention mask: a causal `triu` as 0 and 1); it gets no
+    gradient. ONNX's `Where` and PyTorch's `masked_fill` become this op.
+
+    ```mlir
+    %r = dlc.where %mask, %ninf, %scores : (tensor<8x8xf32>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$condition, Dlc_FloatTensor:$lhs,
+                       Dlc_FloatTensor:$rhs);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Dlc_GatherOp : Dlc_Op<"gather", [Pure, Dlc_Grad]> {
   let summary = "Rows of a table at integer indices (an embedding lookup)";
   let description = [{
@@ -636,15 +657,19 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, Dlc_Grad]> {
     `[0, C)`; the result is the mean (or with `reduction = "sum"` the sum)
     over the batch of `-log_softmax(logits)[n, labels[n]]`, computed in the
     numerically stable log-sum-exp form (PyTorch's `nn.CrossEntropyLoss`).
-    Labels out of range are a contract violation: they are clamped into
-    range instead of reading out of bounds.
+    A row whose label is `ignore_index` (PyTorch's default, -100) counts
+    for nothing: it adds no loss, and the mean is over the other rows (NaN
+    when there are none, as in PyTorch). Other labels out of range are a
+    contract violation: they are clamped into range instead of reading out
+    of bounds.
 
     ```mlir
     %l = dlc.cross_entropy %logits, %y : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
-                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_ScalarFloatTensor:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -728,9 +753,10 @@ def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
     [Pure, AllTypesMatch<["logits", "result"]>]> {
   let summary = "Gradient of cross-entropy with respect to the logits";
   let description = [{
-    `(softmax(logits) - onehot(labels)) * grad`, divided by the batch size
-    `N` for `reduction = "mean"`; `grad` is the 0-d gradient of the loss.
-    Labels are clamped into `[0, C)` like in `dlc.cross_entropy`.
+    `(softmax(logits) - onehot(labels)) * grad`, divided by the number of
+    rows whose label is not `ignore_index` for `reduction = "mean"`, and
+    zero on those rows; `grad` is the 0-d gradient of the loss. Other
+    labels are clamped into `[0, C)` like in `dlc.cross_entropy`.
 
     ```mlir
     %dl = dlc.cross_entropy_grad %logits, %y, %g
@@ -739,7 +765,8 @@ def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
                        Dlc_ScalarFloatTensor:$grad,
-                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $grad attr-dict `:` functional-type(operands, results)

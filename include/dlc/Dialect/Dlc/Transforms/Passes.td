@@ -128,6 +128,11 @@ def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
            "mse or cross_entropy">,
     Option<"label", "label", "std::string", /*default=*/"\"y\"",
            "Name of the label input added by the loss option">,
+    Option<"classDim", "class-dim", "int", /*default=*/"1",
+           "cross_entropy on an output of rank 3 or more: the dimension of "
+           "the classes, 1 (PyTorch's [N, C, d...]) or -1 ([N, T, C], a "
+           "language model's logits); the labels are the output's shape "
+           "without it">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"",
            "Optimizer instead of the model's own: sgd, adam or adamw">,
     Option<"lr", "lr", "double", /*default=*/"-1.0",
