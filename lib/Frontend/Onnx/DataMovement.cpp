@@ -1,0 +1,331 @@
+//===- DataMovement.cpp - Data movement on values ---------------------------===//
+//
+// Concat, Slice, Split, Gather, Expand and Where on tensors computed at run
+// time (their constant forms are folded: Folding.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace dlc::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Data movement on values (what foldConstantNode could not fold)
+//===----------------------------------------------------------------------===//
+
+Value OnnxImporter::sliceAlong(Location loc, Value x, int64_t axis,
+                               int64_t start, int64_t size, int64_t step) {
+  auto t = typeOf(x);
+  if (start == 0 && step == 1 && size == t.getDimSize(axis))
+    return x;
+  SmallVector<int64_t> shape(t.getShape()), offsets(t.getRank(), 0),
+      strides(t.getRank(), 1);
+  shape[axis] = size;
+  offsets[axis] = start;
+  strides[axis] = step;
+  return ddlc::SliceOp::create(builder, loc,
+                               RankedTensorType::get(shape, t.getElementType()),
+                               x, offsets, strides);
+}
+
+LogicalResult OnnxImporter::importConcat(const onnx::NodeProto &node) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!hasInput(node, i))
+      return nodeError(node, "input " + Twine(i) + " is absent");
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  if (inputs.empty())
+    return nodeError(node, "needs at least one input");
+  auto first = typeOf(inputs[0]);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), first.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[*axis] = 0;
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    auto t = typeOf(v);
+    bool fits = t.getRank() == first.getRank() &&
+                t.getElementType() == first.getElementType();
+    for (int64_t d = 0; fits && d < t.getRank(); ++d)
+      fits = d == *axis || t.getDimSize(d) == first.getDimSize(d);
+    if (!fits)
+      return nodeError(node, "input " + Twine(i) + " does not match input 0 "
+                             "outside axis " + Twine(*axis));
+    shape[*axis] += t.getDimSize(*axis);
+  }
+  define(node, 0,
+         ddlc::ConcatOp::create(
+             builder, nodeLoc(node),
+             RankedTensorType::get(shape, first.getElementType()), inputs,
+             *axis));
+  return success();
+}
+
+LogicalResult OnnxImporter::importSlice(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  auto ints = [&](int i, const char *what,
+                  std::vector<int64_t> dflt) -> FailureOr<std::vector<int64_t>> {
+    if (!hasInput(node, i))
+      return dflt;
+    auto c = constInput(node, i, what);
+    if (failed(c))
+      return failure();
+    if ((*c)->isFloat)
+      return nodeError(node, Twine(what) + " must be integers"), failure();
+    return (*c)->ints;
+  };
+  auto starts = ints(1, "starts", {});
+  auto ends = ints(2, "ends", {});
+  if (failed(starts) || failed(ends))
+    return failure();
+  std::vector<int64_t> defaultAxes;
+  for (size_t i = 0; i < starts->size(); ++i)
+    defaultAxes.push_back(int64_t(i));
+  auto axes = ints(3, "axes", defaultAxes);
+  auto steps = ints(4, "steps", std::vector<int64_t>(starts->size(), 1));
+  if (failed(axes) || failed(steps))
+    return failure();
+  size_t n = starts->size();
+  if (ends->size() != n || axes->size() != n || steps->size() != n)
+    return nodeError(node, "starts, ends, axes and steps must have one "
+                           "length");
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1),
+      shape(t.getShape());
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < n; ++i) {
+    auto axis = normAxis(node, (*axes)[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis])
+      return nodeError(node, "axis " + Twine(*axis) + " is sliced twice");
+    seen[*axis] = true;
+    int64_t dim = t.getDimSize(*axis), step = (*steps)[i];
+    if (step == 0)
+      return nodeError(node, "a step of 0");
+    if (step < 0)
+      return nodeError(node, "negative steps (reversal) are not supported");
+    // ONNX clamps starts and ends into [0, dim] after adding dim to
+    // negative ones (ends of INT64_MAX mean "to the end").
+    auto clampIndex = [&](int64_t v) {
+      if (v < 0)
+        v = v < -dim ? 0 : v + dim;
+      return std::min(v, dim);
+    };
+    int64_t s = clampIndex((*starts)[i]), e = clampIndex((*ends)[i]);
+    int64_t size = e > s ? (e - s - 1) / step + 1 : 0;
+    offsets[*axis] = size ? s : 0;
+    strides[*axis] = step;
+    shape[*axis] = size;
+  }
+  Value r = *x;
+  if (shape != SmallVector<int64_t>(t.getShape()) ||
+      llvm::any_of(strides, [](int64_t v) { return v != 1; }))
+    r = ddlc::SliceOp::create(
+        builder, nodeLoc(node),
+        RankedTensorType::get(shape, t.getElementType()), *x, offsets,
+        strides);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importSplit(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), t.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = t.getDimSize(*axis), parts = node.output_size();
+  SmallVector<int64_t> sizes;
+  if (hasInput(node, 1)) {
+    auto c = constInput(node, 1, "split");
+    if (failed(c))
+      return failure();
+    sizes.assign((*c)->ints.begin(), (*c)->ints.end());
+  } else if (SmallVector<int64_t> a = intsAttr(node, "split"); !a.empty()) {
+    sizes = a; // Opsets before 13.
+  } else {
+    // Equal parts; from opset 18, `num_outputs` parts of ceil(dim / n),
+    // the last one smaller.
+    int64_t n = opset >= 18 ? intAttr(node, "num_outputs", parts) : parts;
+    if (n != parts || n < 1)
+      return nodeError(node, "num_outputs (" + Twine(n) + ") must be the " +
+                                 "number of outputs (" + Twine(parts) + ")");
+    int64_t each = (dim + n - 1) / n;
+    if (opset < 18 && dim % n)
+      return nodeError(node, "cannot split " + Twine(dim) + " into " +
+                                 Twine(n) + " equal parts");
+    for (int64_t k = 0, left = dim; k < n; ++k, left -= each)
+      sizes.push_back(std::min(each, std::max<int64_t>(left, 0)));
+  }
+  if (int64_t(sizes.size()) != parts)
+    return nodeError(node, "split has " + Twine(sizes.size()) +
+                               " sizes for " + Twine(parts) + " outputs");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > dim)
+      return nodeError(node, "a split size of " + Twine(s));
+    total += s;
+  }
+  if (total != dim)
+    return nodeError(node, "the split sizes add up to " + Twine(total) +
+                               ", not " + Twine(dim));
+  for (int64_t k = 0, at = 0; k < parts; at += sizes[k], ++k)
+    if (!node.output(k).empty())
+      define(node, k, sliceAlong(nodeLoc(node), *x, *axis, at, sizes[k], 1));
+  return success();
+}
+
+LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), t.getRank());
+  if (failed(axis))
+    return failure();
+  Item *idxItem = lookup(node, 1);
+  if (!idxItem)
+    return nodeError(node, "needs input 1 (indices)");
+  if (idxItem->value) {
+    // Indices computed at run time (token ids): an embedding lookup.
+    auto it = dyn_cast<RankedTensorType>(idxItem->value.getType());
+    if (!it || !it.getElementType().isSignlessInteger())
+      return nodeError(node, "the indices must be integers");
+    if (*axis != 0)
+      return nodeError(node, "dlc gathers by run-time indices along axis 0 "
+                             "only (an embedding lookup), not axis " +
+                                 Twine(*axis));
+    if (!isa<FloatType>(t.getElementType()))
+      return nodeError(node, "dlc gathers rows of float tensors only");
+    SmallVector<int64_t> shape(it.getShape());
+    shape.append(t.getShape().begin() + 1, t.getShape().end());
+    define(node, 0,
+           ddlc::GatherOp::create(
+               builder, nodeLoc(node),
+               RankedTensorType::get(shape, t.getElementType()), *x,
+               idxItem->value));
+    return success();
+  }
+  if (!idxItem->constant || idxItem->constant->isFloat)
+    return nodeError(node, "the indices must be integers");
+  // Constant indices (the q/k/v selections of a packed projection): one
+  // slice per index, joined along the axis, viewed in the result's shape.
+  const Constant &idx = *idxItem->constant;
+  int64_t dim = t.getDimSize(*axis);
+  Location loc = nodeLoc(node);
+  SmallVector<Value> parts;
+  for (int64_t i : idx.ints) {
+    if (i < -dim || i >= dim)
+      return nodeError(node, "index " + Twine(i) + " is out of range for a "
+                             "dimension of " + Twine(dim));
+    parts.push_back(sliceAlong(loc, *x, *axis, i < 0 ? i + dim : i, 1, 1));
+  }
+  SmallVector<int64_t> shape(t.getShape().take_front(*axis));
+  shape.append(idx.shape.begin(), idx.shape.end());
+  shape.append(t.getShape().begin() + *axis + 1, t.getShape().end());
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  Value joined;
+  if (parts.empty()) {
+    joined = fill(loc, 0.0, shape, t.getElementType());
+  } else {
+    joined = parts[0];
+    if (parts.size() > 1) {
+      SmallVector<int64_t> catShape(t.getShape());
+      catShape[*axis] = parts.size();
+      joined = ddlc::ConcatOp::create(
+          builder, loc, RankedTensorType::get(catShape, t.getElementType()),
+          parts, *axis);
+    }
+    if (typeOf(joined).getShape() != ArrayRef<int64_t>(shape))
+      joined = ddlc::ReshapeOp::create(builder, loc, type, joined);
+  }
+  define(node, 0, joined);
+  return success();
+}
+
+LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto shapeIn = constInput(node, 1, "shape");
+  if (failed(shapeIn))
+    return failure();
+  if ((*shapeIn)->isFloat)
+    return nodeError(node, "the shape must be integers");
+  auto t = typeOf(*x);
+  SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
+  auto shape = broadcastShapes(t.getShape(), want);
+  if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return nodeError(node, "cannot expand a tensor of shape [" +
+                               llvm::join(llvm::map_range(t.getShape(),
+                                                          [](int64_t d) {
+                                                            return std::to_string(d);
+                                                          }),
+                                          ", ") +
+                               "] to the given shape");
+  Value r = *x;
+  if (ArrayRef<int64_t>(*shape) != t.getShape())
+    r = ddlc::BroadcastToOp::create(
+        builder, nodeLoc(node), RankedTensorType::get(*shape, t.getElementType()),
+        *x);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importWhere(const onnx::NodeProto &node) {
+  Item *c = lookup(node, 0);
+  if (!c)
+    return nodeError(node, "needs input 0 (the condition)");
+  Value cond;
+  if (c->value) {
+    cond = c->value;
+  } else if (c->constant && !c->constant->isFloat) {
+    // A constant mask (a causal triu) enters as a float tensor of 0 and 1,
+    // a constant that no gradient reaches.
+    auto f = std::make_shared<Constant>(*c->constant);
+    f->isFloat = true;
+    f->elementType = builder.getF32Type();
+    f->floats.assign(f->ints.begin(), f->ints.end());
+    f->ints.clear();
+    f->initializer.clear();
+    Item maskItem{Value(), f, std::nullopt};
+    auto m = materialize(node.input(0) + ".mask", maskItem, nodeLoc(node));
+    if (failed(m))
+      return failure();
+    cond = *m;
+  } else {
+    auto v = tensor(node, 0);
+    if (failed(v))
+      return failure();
+    cond = *v;
+  }
+  auto a = tensor(node, 1);
+  auto bv = tensor(node, 2);
+  if (failed(a) || failed(bv))
+    return failure();
+  auto ta = typeOf(*a), tb = typeOf(*bv);
+  if (ta.getElementType() != tb.getElementType())
+    return nodeError(node, "the two choices have different element types");
+  auto shape = broadcastShapes(typeOf(cond).getShape(), ta.getShape());
+  if (shape)
+    shape = broadcastShapes(*shape, tb.getShape());
+  if (!shape)
+    return nodeError(node, "the operands do not broadcast to one shape");
+  define(node, 0,
+         ddlc::WhereOp::create(builder, nodeLoc(node),
+                               RankedTensorType::get(*shape, ta.getElementType()),
+                               cond, *a, *bv));
+  return success();
+}
+
+} // namespace dlc::onnx_import

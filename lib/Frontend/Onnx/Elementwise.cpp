@@ -1,0 +1,234 @@
+//===- Elementwise.cpp - Elementwise ONNX ops -------------------------------===//
+//
+// Identity, Dropout, the arithmetic with NumPy broadcasting, the unary
+// functions, Gelu, Pow and the activations composed of dlc ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace dlc::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Op handlers
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::importIdentity(const onnx::NodeProto &node) {
+  Item *in = lookup(node, 0);
+  if (!in)
+    return nodeError(node, "needs one input");
+  items[node.output(0)] = *in;
+  return success();
+}
+
+LogicalResult OnnxImporter::importDropout(const onnx::NodeProto &node) {
+  // Inference: the identity. A constant-true training_mode is rejected.
+  if (hasInput(node, 2)) {
+    auto mode = constInput(node, 2, "training_mode");
+    if (failed(mode))
+      return failure();
+    if ((*mode)->numel() != 1 || (*mode)->external)
+      return nodeError(node, "training_mode must be a scalar");
+    bool training = (*mode)->isFloat ? (*mode)->floats.at(0) != 0
+                                     : (*mode)->ints[0] != 0;
+    if (training)
+      return nodeError(node, "training_mode is true; dlc imports Dropout "
+                             "for inference only (the identity)");
+  }
+  if (failed(onlyFirstOutputUsed(node)))
+    return failure();
+  return importIdentity(node);
+}
+
+LogicalResult OnnxImporter::importBinary(const onnx::NodeProto &node) {
+  auto a = tensor(node, 0);
+  if (failed(a))
+    return failure();
+  auto b = tensor(node, 1);
+  if (failed(b))
+    return failure();
+  auto r = binary(node, node.op_type(), *a, *b);
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importUnary(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  Location loc = nodeLoc(node);
+  StringRef op = node.op_type();
+  Value r;
+  if (op == "Relu")
+    r = ddlc::ReluOp::create(builder, loc, *x);
+  else if (op == "Tanh")
+    r = ddlc::TanhOp::create(builder, loc, *x);
+  else if (op == "Sigmoid")
+    r = ddlc::SigmoidOp::create(builder, loc, *x);
+  else if (op == "Sqrt")
+    r = ddlc::SqrtOp::create(builder, loc, *x);
+  else if (op == "Exp")
+    r = ddlc::ExpOp::create(builder, loc, *x);
+  else if (op == "Log")
+    r = ddlc::LogOp::create(builder, loc, *x);
+  else if (op == "Erf")
+    r = ddlc::ErfOp::create(builder, loc, *x);
+  else
+    r = ddlc::NegOp::create(builder, loc, *x);
+  define(node, 0, r);
+  return success();
+}
+
+/// Gelu (opset 20): the erf form, or the tanh one with approximate="tanh".
+LogicalResult OnnxImporter::importGelu(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  std::string approximate = stringAttr(node, "approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return nodeError(node, "unknown approximate '" + approximate +
+                               "' (expected 'none' or 'tanh')");
+  define(node, 0,
+         ddlc::GeluOp::create(builder, nodeLoc(node), *x, approximate));
+  return success();
+}
+
+LogicalResult OnnxImporter::importPow(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  Item *e = lookup(node, 1);
+  if (!e || !e->constant || e->constant->numel() != 1)
+    return nodeError(node, "the exponent must be a constant scalar");
+  double p = e->constant->isFloat ? e->constant->floats[0]
+                                  : double(e->constant->ints[0]);
+  Location loc = nodeLoc(node);
+  Value r;
+  if (p == 1)
+    r = *x;
+  else if (p == 0.5)
+    r = ddlc::SqrtOp::create(builder, loc, *x);
+  else if (p == 2 || p == 3) {
+    r = ddlc::MulOp::create(builder, loc, x->getType(), *x, *x);
+    if (p == 3)
+      r = ddlc::MulOp::create(builder, loc, x->getType(), r, *x);
+  } else if (p == -1 || p == -0.5 || p == -2) {
+    Value d = p == -1    ? *x
+              : p == -2  ? ddlc::MulOp::create(builder, loc, x->getType(), *x,
+                                               *x)
+                               .getResult()
+                         : ddlc::SqrtOp::create(builder, loc, *x).getResult();
+    r = ddlc::DivOp::create(
+        builder, loc, x->getType(),
+        fill(loc, 1.0, {}, typeOf(*x).getElementType()), d);
+  } else {
+    InFlightDiagnostic d =
+        nodeError(node, "exponent " + formatNumber(p) + " is not supported");
+    d.attachNote() << "hint: dlc supports Pow with the constant exponents "
+                      "-2, -1, -0.5, 0.5, 1, 2 and 3";
+    return failure();
+  }
+  // Broadcasting against a higher-rank exponent would change the shape.
+  if (e->constant->shape.size() > size_t(typeOf(*x).getRank()))
+    return nodeError(node, "the exponent has a higher rank than the base");
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importComposite(const onnx::NodeProto &node) {
+  // Activations without a dlc op of their own, written with relu, exp, log
+  // and arithmetic. min(x, hi) = x - relu(x - hi) and max(x, lo) = x +
+  // relu(lo - x) are exact where x passes through; where it saturates they
+  // are within an ulp of x of the bound.
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  Location loc = nodeLoc(node);
+  StringRef op = node.op_type();
+  Type et = typeOf(*x).getElementType();
+  auto type = x->getType();
+  auto relu = [&](Value v) -> Value {
+    return ddlc::ReluOp::create(builder, loc, v);
+  };
+  auto neg = [&](Value v) -> Value {
+    return ddlc::NegOp::create(builder, loc, v);
+  };
+  auto add = [&](Value a, Value b) -> Value {
+    return ddlc::AddOp::create(builder, loc, type, a, b);
+  };
+  auto sub = [&](Value a, Value b) -> Value {
+    return ddlc::SubOp::create(builder, loc, type, a, b);
+  };
+  auto scale = [&](Value v, double f) -> Value {
+    return f == 1.0 ? v
+                    : ddlc::ScaleOp::create(builder, loc, v,
+                                            builder.getF64FloatAttr(f))
+                          .getResult();
+  };
+  auto scalar = [&](double v) { return fill(loc, v, {}, et); };
+  auto minimum = [&](Value v, double hi) {
+    return sub(v, relu(add(v, scalar(-hi))));
+  };
+  auto maximum = [&](Value v, double lo) {
+    return lo == 0 ? relu(v) : add(v, relu(sub(scalar(lo), v)));
+  };
+  auto hardSigmoid = [&](Value v, double alpha, double beta) {
+    Value y = add(scale(v, alpha), scalar(beta));
+    return minimum(maximum(y, 0.0), 1.0);
+  };
+  Value r;
+  if (op == "LeakyRelu") {
+    // relu(x) - alpha relu(-x): exact on both sides.
+    r = sub(relu(*x), scale(relu(neg(*x)), floatAttr(node, "alpha", 0.01f)));
+  } else if (op == "Abs") {
+    r = add(relu(*x), relu(neg(*x)));
+  } else if (op == "Elu") {
+    // relu(x) + alpha (exp(-relu(-x)) - 1)
+    Value e = ddlc::ExpOp::create(builder, loc, neg(relu(neg(*x))));
+    r = add(relu(*x),
+            scale(add(e, scalar(-1.0)), floatAttr(node, "alpha", 1.0f)));
+  } else if (op == "Softplus") {
+    // relu(x) + log(1 + exp(-|x|)): no overflow for large |x|.
+    Value abs = add(relu(*x), relu(neg(*x)));
+    Value e = ddlc::ExpOp::create(builder, loc, neg(abs));
+    r = add(relu(*x), ddlc::LogOp::create(builder, loc, add(e, scalar(1.0))));
+  } else if (op == "HardSigmoid") {
+    r = hardSigmoid(*x, floatAttr(node, "alpha", 0.2f),
+                    floatAttr(node, "beta", 0.5f));
+  } else if (op == "HardSwish") {
+    r = ddlc::MulOp::create(builder, loc, type, *x,
+                            hardSigmoid(*x, 1.0 / 6.0, 0.5));
+  } else { // Clip: min and max are optional constant inputs (opset 11+).
+    auto bound = [&](int i, const char *what) -> FailureOr<std::optional<double>> {
+      if (!hasInput(node, i))
+        return std::optional<double>();
+      auto c = constInput(node, i, what);
+      if (failed(c))
+        return failure();
+      if ((*c)->numel() != 1 || !(*c)->isFloat) {
+        nodeError(node, Twine(what) + " must be a float scalar");
+        return failure();
+      }
+      return std::optional<double>((*c)->floats[0]);
+    };
+    auto lo = bound(1, "min");
+    if (failed(lo))
+      return failure();
+    auto hi = bound(2, "max");
+    if (failed(hi))
+      return failure();
+    r = *x;
+    if (*lo)
+      r = maximum(r, **lo);
+    if (*hi)
+      r = minimum(r, **hi);
+    if (*lo && *hi && **lo > **hi) // ONNX: every element becomes max
+      r = fill(loc, **hi, typeOf(*x).getShape(), et);
+  }
+  define(node, 0, r);
+  return success();
+}
+
+} // namespace dlc::onnx_import

@@ -1,0 +1,547 @@
+//===- Folding.cpp - Constant folding ---------------------------------------===//
+//
+// The arithmetic exporters leave on constants: integer shape arithmetic,
+// masks (comparisons, logic, Where, Trilu, ...) and float scalars, folded
+// at import time so that only data reaches the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace dlc::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Constant folding
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
+                                             bool &folded) {
+  StringRef op = node.op_type();
+  folded = false;
+  auto constant = [&](int i) -> Constant * {
+    Item *it = lookup(node, i);
+    return it && it->constant && !it->value ? it->constant.get() : nullptr;
+  };
+  auto intConst = [&](int i) -> Constant * {
+    Constant *c = constant(i);
+    return c && !c->isFloat ? c : nullptr;
+  };
+  auto result = [&](SmallVector<int64_t> shape, std::vector<int64_t> ints) {
+    auto c = std::make_shared<Constant>();
+    c->shape = std::move(shape);
+    c->ints = std::move(ints);
+    defineConst(node, 0, c);
+    folded = true;
+    return success();
+  };
+
+  if (op == "Shape") {
+    // Every shape is static: Shape is always a constant.
+    Item *in = lookup(node, 0);
+    if (!in)
+      return nodeError(node, "needs one input");
+    SmallVector<int64_t> shape;
+    if (in->value)
+      shape.assign(typeOf(in->value).getShape().begin(),
+                   typeOf(in->value).getShape().end());
+    else if (in->constant)
+      shape = in->constant->shape;
+    else
+      return success();
+    int64_t rank = shape.size();
+    int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    std::vector<int64_t> dims;
+    for (int64_t i = start; i < end; ++i)
+      dims.push_back(shape[i]);
+    return result({int64_t(dims.size())}, dims);
+  }
+  if (op == "Constant" || node.input_size() == 0)
+    return success();
+  if (failed(foldFloatConstant(node, folded)))
+    return failure();
+  if (folded)
+    return success();
+  if (failed(foldMaskConstant(node, folded)))
+    return failure();
+  if (folded)
+    return success();
+  // The ops below fold when every input is an int64 constant.
+  for (int i = 0; i < node.input_size(); ++i)
+    if (hasInput(node, i) && !intConst(i))
+      return success();
+  Constant *a = intConst(0);
+  if (!a)
+    return success();
+  int64_t rank = a->shape.size();
+
+  if (op == "Identity")
+    return result(a->shape, a->ints);
+  if (op == "Cast") {
+    int64_t to = intAttr(node, "to", 0);
+    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32)
+      return success();
+    return result(a->shape, a->ints);
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    Constant *b = intConst(1);
+    if (!b)
+      return success();
+    if (a->numel() != b->numel() && a->numel() != 1 && b->numel() != 1)
+      return nodeError(node, "integer operands of different sizes");
+    // A one-element operand broadcasts, also against an empty one.
+    const Constant *big = a;
+    if (a->numel() == 1 && (b->numel() != 1 || b->shape.size() > a->shape.size()))
+      big = b;
+    std::vector<int64_t> out(big->numel());
+    for (int64_t i = 0; i < big->numel(); ++i) {
+      int64_t x = a->ints[a->numel() == 1 ? 0 : i];
+      int64_t y = b->ints[b->numel() == 1 ? 0 : i];
+      if (op == "Div" && y == 0)
+        return nodeError(node, "integer division by zero");
+      std::optional<int64_t> r =
+          op == "Add"   ? llvm::checkedAdd(x, y)
+          : op == "Sub" ? llvm::checkedSub(x, y)
+          : op == "Mul" ? llvm::checkedMul(x, y)
+          : (x == INT64_MIN && y == -1) ? std::nullopt
+                                        : std::optional<int64_t>(x / y);
+      if (!r)
+        return nodeError(node, "integer overflow in " + op + " of " +
+                                   Twine(x) + " and " + Twine(y));
+      out[i] = *r;
+    }
+    return result(big->shape, out);
+  }
+  if (op == "ReduceProd") {
+    // torch.var/std with a dynamic batch: the element count of a shape.
+    SmallVector<int64_t> axes = intsAttr(node, "axes");
+    if (Constant *c = intConst(1))
+      axes.assign(c->ints.begin(), c->ints.end());
+    if (rank != 1 && !axes.empty() && int64_t(axes.size()) != rank)
+      return nodeError(node, "dlc folds ReduceProd of integer tensors over "
+                             "all dimensions only");
+    int64_t p = 1;
+    for (int64_t v : a->ints) {
+      std::optional<int64_t> r = llvm::checkedMul(p, v);
+      if (!r)
+        return nodeError(node, "integer overflow in ReduceProd");
+      p = *r;
+    }
+    bool keep = intAttr(node, "keepdims", 1) != 0;
+    return result(keep ? SmallVector<int64_t>(rank, 1) : SmallVector<int64_t>(),
+                  {p});
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    SmallVector<int64_t> axes;
+    if (Constant *c = intConst(1))
+      axes.assign(c->ints.begin(), c->ints.end());
+    else
+      axes = intsAttr(node, "axes");
+    SmallVector<int64_t> shape;
+    if (op == "Unsqueeze") {
+      int64_t outRank = rank + axes.size();
+      SmallVector<bool> isNew(outRank, false);
+      for (int64_t ax : axes) {
+        auto n = normAxis(node, ax, outRank);
+        if (failed(n))
+          return failure();
+        isNew[*n] = true;
+      }
+      int64_t src = 0;
+      for (int64_t i = 0; i < outRank; ++i)
+        shape.push_back(isNew[i] ? 1 : a->shape[src++]);
+    } else {
+      for (int64_t i = 0; i < rank; ++i)
+        if (a->shape[i] != 1 ||
+            (!axes.empty() && !llvm::is_contained(axes, i) &&
+             !llvm::is_contained(axes, i - rank)))
+          shape.push_back(a->shape[i]);
+    }
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    if (n != a->numel())
+      return nodeError(node, "invalid axes");
+    return result(shape, a->ints);
+  }
+  if (op == "Concat") {
+    std::vector<int64_t> out;
+    for (int i = 0; i < node.input_size(); ++i) {
+      Constant *c = intConst(i);
+      if (!c)
+        return nodeError(node, "input " + Twine(i) + " is absent");
+      if (c->shape.size() != 1)
+        return nodeError(node, "dlc folds Concat of 1-D integer tensors only");
+      out.insert(out.end(), c->ints.begin(), c->ints.end());
+    }
+    return result({int64_t(out.size())}, out);
+  }
+  if (op == "Gather") {
+    Constant *idx = intConst(1);
+    if (!idx || rank != 1 || intAttr(node, "axis", 0) != 0)
+      return nodeError(node, "dlc folds Gather of a 1-D integer tensor along "
+                             "axis 0 only");
+    std::vector<int64_t> out;
+    for (int64_t i : idx->ints) {
+      if (i < -a->numel() || i >= a->numel())
+        return nodeError(node, "index " + Twine(i) + " is out of range");
+      out.push_back(a->ints[i < 0 ? i + a->numel() : i]);
+    }
+    return result(idx->shape, out);
+  }
+  if (op == "Slice") {
+    if (rank != 1)
+      return nodeError(node, "dlc folds Slice of 1-D integer tensors only");
+    Constant *starts = intConst(1), *ends = intConst(2);
+    Constant *steps = intConst(4);
+    if (!starts || !ends || starts->numel() != 1 || ends->numel() != 1)
+      return nodeError(node, "dlc folds Slice with one constant start and end");
+    int64_t n = a->numel();
+    int64_t step = steps && steps->numel() == 1 ? steps->ints[0] : 1;
+    if (step != 1)
+      return nodeError(node, "dlc folds Slice with step 1 only");
+    int64_t s = starts->ints[0], e = ends->ints[0];
+    s = std::clamp<int64_t>(s < 0 ? s + n : s, 0, n);
+    e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
+    std::vector<int64_t> out;
+    for (int64_t i = s; i < e; ++i)
+      out.push_back(a->ints[i]);
+    return result({int64_t(out.size())}, out);
+  }
+  return success();
+}
+
+
+LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
+                                             bool &folded) {
+  StringRef op = node.op_type();
+  folded = false;
+  // Large enough for a causal mask of a long sequence.
+  constexpr int64_t kMaxMask = int64_t(1) << 22;
+  auto constant = [&](int i) -> Constant * {
+    Item *it = lookup(node, i);
+    if (!it || !it->constant || it->value || it->constant->external)
+      return nullptr;
+    Constant *c = it->constant.get();
+    if ((c->isFloat && !c->initializer.empty()) || c->numel() > kMaxMask)
+      return nullptr;
+    return c;
+  };
+  auto value = [](const Constant *c, int64_t i) {
+    return c->isFloat ? c->floats[i] : double(c->ints[i]);
+  };
+  auto define = [&](SmallVector<int64_t> shape, bool isFloat, Type et,
+                    std::vector<double> v) {
+    auto c = std::make_shared<Constant>();
+    c->shape = std::move(shape);
+    c->isFloat = isFloat;
+    if (isFloat) {
+      c->elementType = et;
+      c->floats = std::move(v);
+    } else {
+      c->ints.assign(v.begin(), v.end());
+    }
+    defineConst(node, 0, c);
+    folded = true;
+    return success();
+  };
+  auto tooLarge = [&](ArrayRef<int64_t> shape) {
+    for (int64_t d : shape)
+      if (d < 0 || d > kMaxMask)
+        return true;
+    return numElements(shape) > kMaxMask;
+  };
+
+  static const llvm::StringSet<> binaryOps = {
+      "Mod", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+      "And", "Or", "Xor"};
+  if (binaryOps.contains(op)) {
+    Constant *a = constant(0), *b = constant(1);
+    if (!a || !b)
+      return success();
+    auto shape = broadcastShapes(a->shape, b->shape);
+    if (!shape)
+      return nodeError(node, "operands of shapes that do not broadcast");
+    if (tooLarge(*shape))
+      return success();
+    bool isFloat = op == "Mod" && (a->isFloat || b->isFloat);
+    bool fmod = intAttr(node, "fmod", 0) != 0;
+    std::vector<double> out(numElements(*shape));
+    for (int64_t i = 0; i < int64_t(out.size()); ++i) {
+      double x = value(a, broadcastOffset(i, *shape, a->shape));
+      double y = value(b, broadcastOffset(i, *shape, b->shape));
+      if (op == "Mod") {
+        if (y == 0)
+          return nodeError(node, "Mod by zero");
+        double r = std::fmod(x, y);
+        // fmod = 0: the sign of the divisor, as Python's %.
+        if (!fmod && r != 0 && ((r < 0) != (y < 0)))
+          r += y;
+        out[i] = r;
+      } else {
+        out[i] = op == "Equal"            ? x == y
+                 : op == "Less"           ? x < y
+                 : op == "Greater"        ? x > y
+                 : op == "LessOrEqual"    ? x <= y
+                 : op == "GreaterOrEqual" ? x >= y
+                 : op == "And"            ? (x != 0 && y != 0)
+                 : op == "Or"             ? (x != 0 || y != 0)
+                                          : ((x != 0) != (y != 0));
+      }
+    }
+    Type et = a->isFloat ? a->elementType : b->elementType;
+    return define(*shape, isFloat, et, out);
+  }
+  if (op == "Not") {
+    Constant *a = constant(0);
+    if (!a || a->isFloat)
+      return success();
+    std::vector<double> out;
+    for (int64_t v : a->ints)
+      out.push_back(v == 0);
+    return define(a->shape, false, Type(), out);
+  }
+  if (op == "Where") {
+    Constant *c = constant(0), *x = constant(1), *y = constant(2);
+    if (!c || !x || !y || c->isFloat)
+      return success();
+    auto shape = broadcastShapes(c->shape, x->shape);
+    if (shape)
+      shape = broadcastShapes(*shape, y->shape);
+    if (!shape)
+      return nodeError(node, "operands of shapes that do not broadcast");
+    if (tooLarge(*shape) || x->isFloat != y->isFloat)
+      return success();
+    std::vector<double> out(numElements(*shape));
+    for (int64_t i = 0; i < int64_t(out.size()); ++i)
+      out[i] = c->ints[broadcastOffset(i, *shape, c->shape)]
+                   ? value(x, broadcastOffset(i, *shape, x->shape))
+                   : value(y, broadcastOffset(i, *shape, y->shape));
+    return define(*shape, x->isFloat, x->elementType, out);
+  }
+  if (op == "Expand") {
+    Constant *a = constant(0), *s = constant(1);
+    if (!a || !s || s->isFloat)
+      return success();
+    SmallVector<int64_t> want(s->ints.begin(), s->ints.end());
+    auto shape = broadcastShapes(a->shape, want);
+    if (!shape)
+      return nodeError(node, "cannot expand " + Twine(a->shape.size()) +
+                                 "-D operand to the given shape");
+    if (tooLarge(*shape))
+      return success();
+    std::vector<double> out(numElements(*shape));
+    for (int64_t i = 0; i < int64_t(out.size()); ++i)
+      out[i] = value(a, broadcastOffset(i, *shape, a->shape));
+    return define(*shape, a->isFloat, a->elementType, out);
+  }
+  if (op == "ConstantOfShape") {
+    Constant *s = constant(0);
+    if (!s || s->isFloat)
+      return success();
+    SmallVector<int64_t> shape(s->ints.begin(), s->ints.end());
+    if (tooLarge(shape))
+      return success();
+    bool isFloat = true;
+    double v = 0;
+    Type et = builder.getF32Type();
+    if (const auto *a = attr(node, "value")) {
+      auto c = readTensor(a->t(), "the value of ConstantOfShape", nodeLoc(node));
+      if (failed(c))
+        return failure();
+      if ((*c)->numel() != 1)
+        return nodeError(node, "value must have one element");
+      isFloat = (*c)->isFloat;
+      et = (*c)->elementType;
+      v = value(c->get(), 0);
+    }
+    return define(shape, isFloat, et,
+                  std::vector<double>(numElements(shape), v));
+  }
+  if (op == "Range") {
+    Constant *st = constant(0), *li = constant(1), *de = constant(2);
+    if (!st || !li || !de || st->numel() != 1 || li->numel() != 1 ||
+        de->numel() != 1)
+      return success();
+    double start = value(st, 0), limit = value(li, 0), delta = value(de, 0);
+    if (delta == 0)
+      return nodeError(node, "a delta of 0");
+    double count = std::max(0.0, std::ceil((limit - start) / delta));
+    if (count > double(kMaxMask))
+      return success();
+    std::vector<double> out;
+    for (int64_t i = 0; i < int64_t(count); ++i)
+      out.push_back(start + double(i) * delta);
+    return define({int64_t(out.size())}, st->isFloat, st->elementType, out);
+  }
+  if (op == "Cast") {
+    // To bool or an integer type; casts to float are foldFloatConstant's.
+    Constant *a = constant(0);
+    int64_t to = intAttr(node, "to", 0);
+    if (!a || (to != onnx::TensorProto::BOOL &&
+               to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32))
+      return success();
+    std::vector<double> out(a->numel());
+    for (int64_t i = 0; i < a->numel(); ++i) {
+      double v = value(a, i);
+      out[i] = to == onnx::TensorProto::BOOL ? double(v != 0) : std::trunc(v);
+    }
+    return define(a->shape, false, Type(), out);
+  }
+  if (op == "Reshape") {
+    // Integer tensors only (float data is reshaped by the model).
+    Constant *a = constant(0), *sc = constant(1);
+    if (!a || a->isFloat || !sc || sc->isFloat)
+      return success();
+    bool allowZero = intAttr(node, "allowzero", 0) != 0;
+    SmallVector<int64_t> shape;
+    int64_t known = 1, infer = -1;
+    for (auto [i, d] : llvm::enumerate(sc->ints)) {
+      if (d == 0 && !allowZero) {
+        if (i >= a->shape.size())
+          return nodeError(node, "a 0 in the shape copies a dimension the "
+                                 "input lacks");
+        d = a->shape[i];
+      }
+      if (d == -1) {
+        if (infer >= 0)
+          return nodeError(node, "more than one -1 in the shape");
+        infer = int64_t(i);
+        shape.push_back(1);
+        continue;
+      }
+      if (d < 0)
+        return nodeError(node, "a negative dimension in the shape");
+      shape.push_back(d);
+      known *= d;
+    }
+    if (infer >= 0)
+      shape[infer] = known ? a->numel() / known : 0;
+    if (numElements(shape) != a->numel())
+      return nodeError(node, "cannot reshape " + Twine(a->numel()) +
+                                 " elements into " +
+                                 Twine(numElements(shape)));
+    std::vector<double> out(a->ints.begin(), a->ints.end());
+    return define(shape, false, Type(), out);
+  }
+  if (op == "Trilu") {
+    Constant *a = constant(0);
+    if (!a || a->shape.size() < 2)
+      return success();
+    int64_t k = 0;
+    if (hasInput(node, 1)) {
+      Constant *kc = constant(1);
+      if (!kc || kc->isFloat || kc->numel() != 1)
+        return success();
+      k = kc->ints[0];
+    }
+    bool upper = intAttr(node, "upper", 1) != 0;
+    int64_t rows = a->shape[a->shape.size() - 2], cols = a->shape.back();
+    std::vector<double> out(a->numel());
+    for (int64_t i = 0; i < a->numel(); ++i) {
+      int64_t c = i % cols, r = (i / cols) % rows;
+      bool keep = upper ? c - r >= k : c - r <= k;
+      out[i] = keep ? value(a, i) : 0.0;
+    }
+    return define(a->shape, a->isFloat, a->elementType, out);
+  }
+  return success();
+}
+
+LogicalResult OnnxImporter::foldFloatConstant(const onnx::NodeProto &node,
+                                              bool &folded) {
+  // Float arithmetic on constants that are not parameters: a Cast of a
+  // folded dimension, Constant nodes. Exporters emit it around shapes, e.g.
+  // `q @ k.T * (C // h) ** -0.5` or torch.var's `n / (n - 1)` with a dynamic
+  // batch. Each result is rounded to its element type, as ONNX computes.
+  StringRef op = node.op_type();
+  folded = false;
+  auto constant = [&](int i) -> Constant * {
+    Item *it = lookup(node, i);
+    return it && it->constant ? it->constant.get() : nullptr;
+  };
+  auto floatConst = [&](int i) -> Constant * {
+    Constant *c = constant(i);
+    return c && c->isFloat && c->initializer.empty() ? c : nullptr;
+  };
+  auto round = [](Type et, double v) {
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(et).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  };
+  auto result = [&](Type et, SmallVector<int64_t> shape,
+                    std::vector<double> floats) {
+    auto c = std::make_shared<Constant>();
+    c->isFloat = true;
+    c->elementType = et;
+    c->shape = std::move(shape);
+    for (double &v : floats)
+      v = round(et, v);
+    c->floats = std::move(floats);
+    defineConst(node, 0, c);
+    folded = true;
+    return success();
+  };
+  // Small constants only: anything larger is computed by the model.
+  constexpr int64_t kMaxFolded = 4096;
+
+  if (op == "Cast") {
+    Constant *a = constant(0);
+    if (!a || (a->isFloat && !a->initializer.empty()) ||
+        a->numel() > kMaxFolded)
+      return success();
+    Type et;
+    switch (intAttr(node, "to", 0)) {
+    case onnx::TensorProto::FLOAT: et = builder.getF32Type(); break;
+    case onnx::TensorProto::FLOAT16: et = builder.getF16Type(); break;
+    case onnx::TensorProto::BFLOAT16: et = builder.getBF16Type(); break;
+    default: return success(); // int casts fold below
+    }
+    std::vector<double> out = a->isFloat
+        ? a->floats : std::vector<double>(a->ints.begin(), a->ints.end());
+    return result(et, a->shape, out);
+  }
+  bool unary = op == "Sqrt" || op == "Neg";
+  bool binary = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+                op == "Pow";
+  if (!unary && !binary)
+    return success();
+  Constant *a = floatConst(0);
+  if (!a || a->numel() > kMaxFolded)
+    return success();
+  if (unary) {
+    std::vector<double> out = a->floats;
+    for (double &v : out)
+      v = op == "Sqrt" ? std::sqrt(v) : -v;
+    return result(a->elementType, a->shape, out);
+  }
+  Constant *b = constant(1);
+  if (!b || (b->isFloat && !b->initializer.empty()) ||
+      (!b->isFloat && op != "Pow") || b->numel() > kMaxFolded ||
+      (b->isFloat && b->elementType != a->elementType))
+    return success();
+  // Equal shapes or a scalar operand; anything else is left to the model.
+  SmallVector<int64_t> shape;
+  if (a->shape == b->shape)
+    shape = a->shape;
+  else if (b->numel() == 1 && b->shape.size() <= a->shape.size())
+    shape = a->shape;
+  else if (a->numel() == 1 && a->shape.size() <= b->shape.size())
+    shape = b->shape;
+  else
+    return success();
+  std::vector<double> out(a->numel() == 1 ? b->numel() : a->numel());
+  for (size_t i = 0; i < out.size(); ++i) {
+    double x = a->floats[a->numel() == 1 ? 0 : i];
+    double y = b->isFloat ? b->floats[b->numel() == 1 ? 0 : i]
+                          : double(b->ints[b->numel() == 1 ? 0 : i]);
+    out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y
+             : op == "Div" ? x / y : std::pow(x, y);
+  }
+  return result(a->elementType, shape, out);
+}
+
+} // namespace dlc::onnx_import

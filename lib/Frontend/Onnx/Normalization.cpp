@@ -1,0 +1,170 @@
+//===- Normalization.cpp - Softmax, reductions and normalizations -----------===//
+//
+// Softmax/LogSoftmax, ReduceMean/ReduceSum, LayerNormalization and
+// BatchNormalization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace dlc::onnx_import {
+
+LogicalResult OnnxImporter::importSoftmax(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto dim = normAxis(node, intAttr(node, "axis", -1), typeOf(*x).getRank());
+  if (failed(dim))
+    return failure();
+  Location loc = nodeLoc(node);
+  IntegerAttr d = builder.getI64IntegerAttr(*dim);
+  Value r = node.op_type() == "Softmax"
+                ? ddlc::SoftmaxOp::create(builder, loc, x->getType(), *x, d)
+                      .getResult()
+                : ddlc::LogSoftmaxOp::create(builder, loc, x->getType(), *x, d)
+                      .getResult();
+  define(node, 0, r);
+  return success();
+}
+
+
+LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  SmallVector<int64_t> axes;
+  bool isSum = node.op_type() == "ReduceSum";
+  // The axes are an input of ReduceSum from opset 13 and of the other
+  // reductions from opset 18, an attribute before.
+  bool axesInput = isSum || opset >= 18;
+  if (axesInput && hasInput(node, 1)) {
+    auto c = constInput(node, 1, "axes");
+    if (failed(c))
+      return failure();
+    axes.assign((*c)->ints.begin(), (*c)->ints.end());
+  } else if (!axesInput) {
+    axes = intsAttr(node, "axes");
+  }
+  bool keep = intAttr(node, "keepdims", 1) != 0;
+  if (axes.empty()) {
+    if (axesInput && intAttr(node, "noop_with_empty_axes", 0)) {
+      items[node.output(0)] = *lookup(node, 0);
+      return success();
+    }
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      axes.push_back(i);
+  }
+  SmallVector<bool> reduced(t.getRank(), false);
+  for (int64_t a : axes) {
+    auto n = normAxis(node, a, t.getRank());
+    if (failed(n))
+      return failure();
+    reduced[*n] = true;
+  }
+  SmallVector<int64_t> dims, shape;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    if (reduced[i])
+      dims.push_back(i);
+    if (!reduced[i])
+      shape.push_back(t.getDimSize(i));
+    else if (keep)
+      shape.push_back(1);
+  }
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  Location loc = nodeLoc(node);
+  Value r = isSum ? ddlc::SumOp::create(builder, loc, type, *x, dims, keep)
+                        .getResult()
+                  : ddlc::MeanOp::create(builder, loc, type, *x, dims, keep)
+                        .getResult();
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importLayerNorm(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", -1), t.getRank());
+  if (failed(axis))
+    return failure();
+  if (failed(onlyFirstOutputUsed(node)))
+    return failure();
+  // dlc.layer_norm normalises the last dimension: flatten the normalised
+  // dimensions into one when the axis is not the last.
+  int64_t inner = 1, outer = 1;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    (i < *axis ? outer : inner) *= t.getDimSize(i);
+  Location loc = nodeLoc(node);
+  Value input = *x;
+  if (*axis != t.getRank() - 1) {
+    auto r = reshape(node, *x, {outer, inner});
+    if (failed(r))
+      return failure();
+    input = *r;
+  }
+  Type et = t.getElementType();
+  auto affine = [&](int i, double def) -> FailureOr<Value> {
+    if (!hasInput(node, i))
+      return fill(loc, def, {inner}, et);
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    if (typeOf(*v).getNumElements() != inner) {
+      nodeError(node, Twine(i == 1 ? "scale" : "bias") + " has " +
+                          Twine(typeOf(*v).getNumElements()) +
+                          " elements; the normalised dimensions have " +
+                          Twine(inner));
+      return failure();
+    }
+    return reshape(node, *v, {inner});
+  };
+  auto scale = affine(1, 1.0);
+  if (failed(scale))
+    return failure();
+  auto bias = affine(2, 0.0);
+  if (failed(bias))
+    return failure();
+  Value r = ddlc::LayerNormOp::create(
+      builder, loc, input.getType(), input, *scale, *bias,
+      builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+  auto out = reshape(node, r, t.getShape());
+  if (failed(out))
+    return failure();
+  define(node, 0, *out);
+  return success();
+}
+
+
+LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
+  if (intAttr(node, "training_mode", 0))
+    return nodeError(node, "training_mode = 1 is not supported; dlc imports "
+                           "BatchNormalization in inference form");
+  if (failed(onlyFirstOutputUsed(node)))
+    return failure();
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  if (t.getRank() < 2)
+    return nodeError(node, "needs an [N, C, ...] input");
+  int64_t c = t.getDimSize(1);
+  SmallVector<Value> params;
+  for (int i = 1; i <= 4; ++i) {
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    if (typeOf(*v).getRank() != 1 || typeOf(*v).getDimSize(0) != c)
+      return nodeError(node, "input " + Twine(i) + " must have " + Twine(c) +
+                                 " elements (one per channel)");
+    params.push_back(*v);
+  }
+  Value r = ddlc::BatchNormOp::create(
+      builder, nodeLoc(node), t, *x, params[0], params[1], params[2],
+      params[3], builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+  define(node, 0, r);
+  return success();
+}
+
+} // namespace dlc::onnx_import

@@ -1,0 +1,201 @@
+//===- Shape.cpp - Shape ops on values --------------------------------------===//
+//
+// Flatten, Reshape, Squeeze/Unsqueeze, Transpose and Constant nodes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace dlc::onnx_import {
+
+LogicalResult OnnxImporter::importFlatten(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  int64_t axis = intAttr(node, "axis", 1);
+  if (axis < -rank || axis > rank)
+    return nodeError(node, "axis " + Twine(axis) + " is out of range for rank " +
+                               Twine(rank));
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= t.getDimSize(i);
+  auto r = reshape(node, *x, {outer, inner});
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto shapeC = constInput(node, 1, "the target shape");
+  if (failed(shapeC))
+    return failure();
+  if ((*shapeC)->isFloat || (*shapeC)->shape.size() != 1)
+    return nodeError(node, "the target shape must be a 1-D int64 tensor");
+  auto t = typeOf(*x);
+  bool allowZero = intAttr(node, "allowzero", 0) != 0;
+  SmallVector<int64_t> shape;
+  int inferred = -1;
+  int64_t known = 1;
+  for (auto [i, d] : llvm::enumerate((*shapeC)->ints)) {
+    if (d == 0 && !allowZero) {
+      if (int64_t(i) >= t.getRank())
+        return nodeError(node, "target dimension " + Twine(i) +
+                                   " copies a dimension the input lacks");
+      d = t.getDimSize(i);
+    } else if (d == -1) {
+      if (inferred >= 0)
+        return nodeError(node, "the target shape has more than one -1");
+      inferred = i;
+      shape.push_back(1);
+      continue;
+    } else if (d <= 0) {
+      return nodeError(node, "invalid target dimension " + Twine(d));
+    }
+    if (d > kMaxElements || known > kMaxElements / d)
+      return nodeError(node, "the target shape is too large");
+    known *= d;
+    shape.push_back(d);
+  }
+  if (inferred >= 0) {
+    if (t.getNumElements() % known != 0)
+      return nodeError(node, "cannot infer the -1 dimension: " +
+                                 Twine(t.getNumElements()) +
+                                 " elements do not divide by " + Twine(known));
+    shape[inferred] = t.getNumElements() / known;
+  }
+  auto r = reshape(node, *x, shape);
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importSqueezeLike(const onnx::NodeProto &node) {
+  // Float tensors here; int64 constants are folded earlier.
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  SmallVector<int64_t> axes;
+  if (hasInput(node, 1)) {
+    auto c = constInput(node, 1, "axes");
+    if (failed(c))
+      return failure();
+    axes.assign((*c)->ints.begin(), (*c)->ints.end());
+  } else {
+    axes = intsAttr(node, "axes");
+  }
+  bool unsqueeze = node.op_type() == "Unsqueeze";
+  SmallVector<int64_t> shape(t.getShape());
+  if (unsqueeze) {
+    int64_t rank = t.getRank() + axes.size();
+    SmallVector<bool> isNew(rank, false);
+    for (int64_t a : axes) {
+      auto n = normAxis(node, a, rank);
+      if (failed(n))
+        return failure();
+      isNew[*n] = true;
+    }
+    shape.clear();
+    int64_t src = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      shape.push_back(isNew[i] ? 1 : t.getDimSize(src++));
+  } else {
+    SmallVector<bool> drop(t.getRank(), axes.empty());
+    for (int64_t a : axes) {
+      auto n = normAxis(node, a, t.getRank());
+      if (failed(n))
+        return failure();
+      if (t.getDimSize(*n) != 1)
+        return nodeError(node, "cannot squeeze dimension " + Twine(*n) +
+                                   " of size " + Twine(t.getDimSize(*n)));
+      drop[*n] = true;
+    }
+    shape.clear();
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (!drop[i] || t.getDimSize(i) != 1)
+        shape.push_back(t.getDimSize(i));
+  }
+  auto r = reshape(node, *x, shape);
+  if (failed(r))
+    return failure();
+  define(node, 0, *r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importTranspose(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> perm = intsAttr(node, "perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  if (int64_t(perm.size()) != rank)
+    return nodeError(node, "perm has " + Twine(perm.size()) +
+                               " entries for a rank-" + Twine(rank) + " input");
+  SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> shape;
+  for (int64_t &p : perm) {
+    if (p < 0)
+      p += rank;
+    if (p < 0 || p >= rank || seen[p])
+      return nodeError(node, "perm is not a permutation");
+    seen[p] = true;
+    shape.push_back(t.getDimSize(p));
+  }
+  Value r = ddlc::TransposeOp::create(
+      builder, nodeLoc(node), RankedTensorType::get(shape, t.getElementType()),
+      *x, perm);
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importConstant(const onnx::NodeProto &node) {
+  auto c = std::make_shared<Constant>();
+  if (const auto *a = attr(node, "value")) {
+    auto t = readTensor(a->t(), "the value of node '" + nodeName(node) + "'",
+                        nodeLoc(node));
+    if (failed(t))
+      return failure();
+    c = *t;
+  } else if (const auto *a = attr(node, "value_float")) {
+    c->isFloat = true;
+    c->elementType = builder.getF32Type();
+    c->floats = {a->f()};
+  } else if (const auto *a = attr(node, "value_floats")) {
+    c->isFloat = true;
+    c->elementType = builder.getF32Type();
+    c->floats.assign(a->floats().begin(), a->floats().end());
+    c->shape = {int64_t(c->floats.size())};
+  } else if (const auto *a = attr(node, "value_int")) {
+    c->ints = {a->i()};
+  } else if (const auto *a = attr(node, "value_ints")) {
+    c->ints.assign(a->ints().begin(), a->ints().end());
+    c->shape = {int64_t(c->ints.size())};
+  } else {
+    return nodeError(node, "needs a 'value', 'value_float(s)' or "
+                           "'value_int(s)' attribute");
+  }
+  defineConst(node, 0, c);
+  return success();
+}
+
+LogicalResult OnnxImporter::importShapeOps(const onnx::NodeProto &node) {
+  // Reached only when foldConstantNode could not fold: the op reads a
+  // float tensor's data (Shape is always folded: shapes are static).
+  return nodeError(node, "is supported only on tensors known at compile "
+                         "time (the int64 shape arithmetic around Reshape)");
+}
+
+} // namespace dlc::onnx_import

@@ -1,0 +1,364 @@
+//===- Spatial.cpp - Convolutions, pools and their padding ------------------===//
+//
+// Pad (absorbed by the Conv or pool that reads it), the window attributes,
+// Conv, MaxPool, AveragePool and GlobalAveragePool, in 1-D and 2-D.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace dlc::onnx_import {
+
+LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  if (stringAttr(node, "mode", "constant") != "constant")
+    return nodeError(node, "only mode 'constant' is supported");
+  auto pads = constInput(node, 1, "pads");
+  if (failed(pads))
+    return failure();
+  if (hasInput(node, 2)) {
+    auto v = constInput(node, 2, "the constant value");
+    if (failed(v))
+      return failure();
+    if ((*v)->numel() != 1 ||
+        ((*v)->isFloat ? (*v)->floats[0] != 0 : (*v)->ints[0] != 0))
+      return nodeError(node, "only zero padding is supported");
+  }
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> all((*pads)->ints.begin(), (*pads)->ints.end());
+  if (hasInput(node, 3)) {
+    // Opset 18: `pads` holds [begins, ends] of the listed axes only.
+    auto axes = constInput(node, 3, "axes");
+    if (failed(axes))
+      return failure();
+    int64_t n = (*axes)->ints.size();
+    if (int64_t(all.size()) != 2 * n)
+      return nodeError(node, "pads has " + Twine(all.size()) +
+                                 " entries for " + Twine(n) + " axes");
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, a] : llvm::enumerate((*axes)->ints)) {
+      auto ax = normAxis(node, a, rank);
+      if (failed(ax))
+        return failure();
+      full[*ax] = all[i];
+      full[*ax + rank] = all[i + n];
+    }
+    all = std::move(full);
+  }
+  if (int64_t(all.size()) != 2 * rank)
+    return nodeError(node, "pads has " + Twine(all.size()) +
+                               " entries for a rank-" + Twine(rank) +
+                               " input");
+  for (int64_t p : all) {
+    if (p < 0)
+      return nodeError(node, "negative pads (cropping) are not supported");
+    if (p > ddlc::kMaxWindowAttr)
+      return nodeError(node, "a padding of " + Twine(p) + " is larger than " +
+                                 Twine(ddlc::kMaxWindowAttr));
+  }
+  if (readers.lookup(node.output(0)) != 1)
+    return nodeError(node, "its result must have exactly one reader, a Conv "
+                           "or AveragePool that absorbs the padding");
+  Item item{*x, nullptr, all};
+  items[node.output(0)] = item;
+  return success();
+}
+
+FailureOr<Value> OnnxImporter::spatialInput(const onnx::NodeProto &node) {
+  Item *item = lookup(node, 0);
+  if (!item)
+    return nodeError(node, "needs input 0"), failure();
+  if (item->pendingPad)
+    return item->value;
+  return tensor(node, 0);
+}
+
+FailureOr<OnnxImporter::Window>
+OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
+                     ArrayRef<int64_t> kernel, bool oneD) {
+  Window w;
+  auto pair = [&](StringRef name, SmallVector<int64_t> &out) -> LogicalResult {
+    out = intsAttr(node, name);
+    if (oneD && out.size() == 1)
+      out.insert(out.begin(), 1);
+    if (out.empty())
+      out = {1, 1};
+    if (out.size() != 2 || out[0] < 1 || out[1] < 1 ||
+        out[0] > ddlc::kMaxWindowAttr || out[1] > ddlc::kMaxWindowAttr)
+      return nodeError(node, "'" + name + "' must be two positive numbers "
+                             "of at most " + Twine(ddlc::kMaxWindowAttr));
+    return success();
+  };
+  if (failed(pair("strides", w.strides)) ||
+      failed(pair("dilations", w.dilations)))
+    return failure();
+  int64_t h = input.getDimSize(2), wd = input.getDimSize(3);
+  // Bounds that keep every window computation below within int64_t.
+  for (int i = 0; i < 2; ++i)
+    if (kernel[i] < 1 || kernel[i] > ddlc::kMaxWindowAttr)
+      return nodeError(node, "the kernel must be two positive numbers of at "
+                             "most " + Twine(ddlc::kMaxWindowAttr)),
+             failure();
+  if (h > kMaxSpatialDim || wd > kMaxSpatialDim)
+    return nodeError(node, "a spatial dimension of the input is larger than " +
+                               Twine(kMaxSpatialDim)),
+           failure();
+  std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
+  SmallVector<int64_t> pads = intsAttr(node, "pads");
+  if (oneD && pads.size() == 2)
+    pads = {0, pads[0], 0, pads[1]};
+  if (autoPad == "NOTSET") {
+    if (pads.empty())
+      pads = {0, 0, 0, 0};
+    if (pads.size() != 4 || llvm::any_of(pads, [](int64_t p) {
+          return p < 0 || p > ddlc::kMaxWindowAttr;
+        }))
+      return nodeError(node, "'pads' must be four non-negative numbers of "
+                             "at most " + Twine(ddlc::kMaxWindowAttr)),
+             failure();
+  } else if (autoPad == "VALID") {
+    pads = {0, 0, 0, 0};
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    // Output size ceil(in / stride); the odd padding goes at the end for
+    // SAME_UPPER, at the beginning for SAME_LOWER.
+    pads.assign(4, 0);
+    int64_t in[2] = {h, wd};
+    for (int i = 0; i < 2; ++i) {
+      int64_t out = (in[i] + w.strides[i] - 1) / w.strides[i];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * w.strides[i] + (kernel[i] - 1) * w.dilations[i] + 1 -
+                 in[i]);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[i + 2] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else {
+    return nodeError(node, "unknown auto_pad '" + autoPad + "'"), failure();
+  }
+  w.padding = pads; // ONNX's [h_begin, w_begin, h_end, w_end] is dlc's order.
+  if (Item *item = lookup(node, 0); item && item->pendingPad) {
+    SmallVector<int64_t> p = *item->pendingPad; // [begins..., ends...]
+    if (oneD && p.size() == 6) // [N, C, L]: the [N, C, 1, L] view's pads.
+      p = {p[0], p[1], 0, p[2], p[3], p[4], 0, p[5]};
+    if (p.size() != 8)
+      return nodeError(node, "a Pad before a 1-D Conv or pool is not "
+                             "supported"),
+             failure();
+    if (p[0] || p[1] || p[4] || p[5])
+      return nodeError(node, "the Pad before it pads the batch or channel "
+                             "dimension"),
+             failure();
+    w.padding[0] += p[2];
+    w.padding[1] += p[3];
+    w.padding[2] += p[6];
+    w.padding[3] += p[7];
+    w.padded = p[2] || p[3] || p[6] || p[7];
+    if (llvm::any_of(w.padding,
+                     [](int64_t v) { return v > ddlc::kMaxWindowAttr; }))
+      return nodeError(node, "the padding with the Pad before it is larger "
+                             "than " + Twine(ddlc::kMaxWindowAttr)),
+             failure();
+  }
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = i == 0 ? h : wd;
+    int64_t span = (kernel[i] - 1) * w.dilations[i] + 1;
+    if (in + w.padding[i] + w.padding[i + 2] < span)
+      return nodeError(node, "the window (" + Twine(span) +
+                                 ") is larger than the padded input (" +
+                                 Twine(in + w.padding[i] + w.padding[i + 2]) +
+                                 ")"),
+             failure();
+  }
+  return w;
+}
+
+LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
+  auto x = spatialInput(node);
+  if (failed(x))
+    return failure();
+  auto w = tensor(node, 1);
+  if (failed(w))
+    return failure();
+  auto tx = typeOf(*x), tw = typeOf(*w);
+  // A 1-D convolution is a 2-D one on [N, C, 1, L] with a [O, C, 1, K]
+  // weight; the result is viewed back as [N, O, L'].
+  bool oneD = tx.getRank() == 3 && tw.getRank() == 3;
+  if (oneD) {
+    auto x4 = reshape(node, *x,
+                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+    auto w4 = reshape(node, *w,
+                      {tw.getDimSize(0), tw.getDimSize(1), 1, tw.getDimSize(2)});
+    if (failed(x4) || failed(w4))
+      return failure();
+    x = x4;
+    w = w4;
+    tx = typeOf(*x);
+    tw = typeOf(*w);
+  }
+  if (tx.getRank() != 4 || tw.getRank() != 4)
+    return nodeError(node, "dlc supports 1-D and 2-D convolutions (rank-3 or "
+                           "rank-4 input and weight), not rank " +
+                               Twine(tx.getRank()));
+  int64_t groups = intAttr(node, "group", 1);
+  int64_t o = tw.getDimSize(0), c = tx.getDimSize(1);
+  if (groups < 1 || c % groups || o % groups || tw.getDimSize(1) != c / groups)
+    return nodeError(node, "weight " + Twine(o) + "x" +
+                               Twine(tw.getDimSize(1)) + "x... does not match " +
+                               Twine(c) + " input channels in " +
+                               Twine(groups) + " groups");
+  SmallVector<int64_t> kernel = {tw.getDimSize(2), tw.getDimSize(3)};
+  SmallVector<int64_t> ks = intsAttr(node, "kernel_shape");
+  if (oneD && ks.size() == 1)
+    ks.insert(ks.begin(), 1);
+  if (!ks.empty() && ArrayRef<int64_t>(ks) != ArrayRef<int64_t>(kernel))
+    return nodeError(node, "kernel_shape does not match the weight");
+  auto win = window(node, tx, kernel, oneD);
+  if (failed(win))
+    return failure();
+  Value bias;
+  if (hasInput(node, 2)) {
+    auto b = tensor(node, 2);
+    if (failed(b))
+      return failure();
+    if (typeOf(*b).getRank() != 1 || typeOf(*b).getDimSize(0) != o)
+      return nodeError(node, "the bias must have " + Twine(o) + " elements");
+    bias = *b;
+  }
+  SmallVector<int64_t> shape = {tx.getDimSize(0), o};
+  for (int i = 0; i < 2; ++i)
+    shape.push_back(ddlc::windowOutputSize(
+        tx.getDimSize(2 + i), kernel[i], win->strides[i], win->padding[i],
+        win->padding[i + 2], win->dilations[i]));
+  Value r = ddlc::Conv2DOp::create(
+      builder, nodeLoc(node), RankedTensorType::get(shape, tx.getElementType()),
+      *x, *w, bias, win->strides, win->padding, win->dilations, groups,
+      "none");
+  if (oneD) {
+    auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
+    if (failed(r3))
+      return failure();
+    r = *r3;
+  }
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
+  bool isMax = node.op_type() == "MaxPool";
+  auto x = spatialInput(node);
+  if (failed(x))
+    return failure();
+  auto tx = typeOf(*x);
+  // A 1-D pool is a 2-D one on an [N, C, 1, L] view.
+  bool oneD = tx.getRank() == 3;
+  if (oneD) {
+    auto x4 = reshape(node, *x,
+                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+    if (failed(x4))
+      return failure();
+    x = x4;
+    tx = typeOf(*x);
+  }
+  if (tx.getRank() != 4)
+    return nodeError(node, "dlc supports 1-D and 2-D pooling (a rank-3 or "
+                           "rank-4 input), not rank " +
+                               Twine(tx.getRank()));
+  bool ceil = intAttr(node, "ceil_mode", 0) != 0;
+  if (ceil && !isMax && intAttr(node, "count_include_pad", 0))
+    return nodeError(node, "ceil_mode = 1 with count_include_pad = 1 is not "
+                           "supported")
+           << "; export with ceil_mode=False or count_include_pad=False";
+  if (isMax && intAttr(node, "storage_order", 0))
+    return nodeError(node, "storage_order = 1 is not supported");
+  if (isMax && failed(onlyFirstOutputUsed(node)))
+    return failure();
+  SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape");
+  if (oneD && kernel.size() == 1)
+    kernel.insert(kernel.begin(), 1);
+  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1 ||
+      kernel[0] > ddlc::kMaxWindowAttr || kernel[1] > ddlc::kMaxWindowAttr)
+    return nodeError(node, "kernel_shape must be two positive numbers of at "
+                           "most " + Twine(ddlc::kMaxWindowAttr));
+  auto win = window(node, tx, kernel, oneD);
+  if (failed(win))
+    return failure();
+  if (ceil) {
+    // The last, partial windows: extra end padding (-inf for a max, not
+    // counted by an average that excludes padding), with PyTorch's rule
+    // that a window starts inside the input or its begin padding.
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = tx.getDimSize(2 + i);
+      int64_t size = in + win->padding[i] + win->padding[i + 2];
+      int64_t span = win->dilations[i] * (kernel[i] - 1) + 1;
+      int64_t out = (size - span + win->strides[i] - 1) / win->strides[i] + 1;
+      if ((out - 1) * win->strides[i] >= in + win->padding[i])
+        --out;
+      win->padding[i + 2] +=
+          std::max<int64_t>(0, (out - 1) * win->strides[i] + span - size);
+    }
+  }
+  if (isMax && win->padded)
+    return nodeError(node, "reads a zero Pad; MaxPool pads with -inf, so the "
+                           "Pad cannot be absorbed");
+  SmallVector<int64_t> shape = {tx.getDimSize(0), tx.getDimSize(1)};
+  for (int i = 0; i < 2; ++i)
+    shape.push_back(ddlc::windowOutputSize(
+        tx.getDimSize(2 + i), kernel[i], win->strides[i], win->padding[i],
+        win->padding[i + 2], win->dilations[i]));
+  auto type = RankedTensorType::get(shape, tx.getElementType());
+  Location loc = nodeLoc(node);
+  Value r;
+  if (isMax) {
+    r = ddlc::MaxPool2DOp::create(builder, loc, type, *x, kernel,
+                                  win->strides, win->padding, win->dilations);
+  } else {
+    if (win->dilations != SmallVector<int64_t>{1, 1})
+      return nodeError(node, "AveragePool with dilations is not supported");
+    bool countPad = intAttr(node, "count_include_pad", 0) != 0;
+    if (win->padded && !countPad) {
+      // Zeros from the Pad count; the pool's own padding must not exist.
+      SmallVector<int64_t> own = intsAttr(node, "pads");
+      if (llvm::any_of(own, [](int64_t p) { return p != 0; }) ||
+          stringAttr(node, "auto_pad", "NOTSET") != "NOTSET")
+        return nodeError(node, "a zero Pad before an AveragePool that pads "
+                               "again without counting the padding is not "
+                               "supported");
+      countPad = true;
+    }
+    r = ddlc::AvgPool2DOp::create(builder, loc, type, *x, kernel, win->strides,
+                                  win->padding, countPad);
+  }
+  if (oneD) {
+    auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
+    if (failed(r3))
+      return failure();
+    r = *r3;
+  }
+  define(node, 0, r);
+  return success();
+}
+
+LogicalResult
+OnnxImporter::importGlobalAveragePool(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  if (t.getRank() < 3)
+    return nodeError(node, "needs an [N, C, spatial...] input");
+  SmallVector<int64_t> dims, shape = {t.getDimSize(0), t.getDimSize(1)};
+  for (int64_t i = 2; i < t.getRank(); ++i) {
+    dims.push_back(i);
+    shape.push_back(1);
+  }
+  Value r = ddlc::MeanOp::create(builder, nodeLoc(node),
+                                 RankedTensorType::get(shape,
+                                                       t.getElementType()),
+                                 *x, dims, true);
+  define(node, 0, r);
+  return success();
+}
+
+} // namespace dlc::onnx_import
