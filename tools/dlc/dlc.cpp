@@ -1038,6 +1038,33 @@ static int runMain(mlir::MLIRContext &ctx) {
                       describe(want) + ")",
                   Twine("pass --input ") + want.name + "=FILE.npy");
   }
+  // Class labels: the generated code clamps one out of range (it cannot
+  // raise), PyTorch refuses it; so does dlc run, before the first step.
+  if (train && lossKind == "cross_entropy") {
+    std::string label = labelName.empty() ? "y" : labelName.getValue();
+    int32_t fwd = dlc_model_find_entry(model.model, "forward");
+    dlc_tensor_info out;
+    if (fwd >= 0 &&
+        dlc_model_entry_output_info(model.model, fwd, 0, &out) == DLC_OK &&
+        out.rank >= 2) {
+      int32_t cdim = classDim < 0 ? classDim + out.rank : classDim;
+      int64_t classes = out.rank == 2 ? out.shape[1] : out.shape[cdim];
+      for (int32_t i = 0; i < nIn; ++i) {
+        dlc_tensor_info want;
+        dlc_model_entry_input_info(model.model, e, i, &want);
+        if (label != want.name || want.dtype != DLC_I64 || !inPtrs[i])
+          continue;
+        const auto *y = static_cast<const int64_t *>(inPtrs[i]);
+        for (int64_t k = 0; k < want.numel; ++k)
+          if (y[k] != -100 && (y[k] < 0 || y[k] >= classes))
+            return fail("label " + Twine(y[k]) + " at position " + Twine(k) +
+                            " of '" + label + "' is not a class of the " +
+                            Twine(classes) + " the output has",
+                        "labels are in [0, " + Twine(classes) +
+                            "), or -100 for a position to ignore");
+      }
+    }
+  }
   // The inputs are in the model's host memory now: the files' copies go.
   files.clear();
 
@@ -1187,10 +1214,17 @@ int main(int argc, char **argv) {
                                   "see dlc --help");
   if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
                benchmark || steps.getNumOccurrences() || printLoss ||
-               !saveFile.empty()))
+               saveFile.getNumOccurrences()))
     return fail("--weights, --input, --output, --benchmark, --steps, "
                 "--print-loss and --save belong to 'dlc run'",
                 "dlc run " + inputFile + " ...");
+  // A value given is a value used: these were silently ignored.
+  if (batch.getNumOccurrences() && batch < 1)
+    return fail("--batch must be a positive number, not " + Twine(batch));
+  if (saveFile.getNumOccurrences() && saveFile.empty())
+    return fail("--save needs a file name", "--save checkpoint.safetensors");
+  if (classDim.getNumOccurrences() && (!train || lossKind != "cross_entropy"))
+    return fail("--class-dim applies to --train --loss cross_entropy");
   if (cudaEmulateReverse && !cudaEmulate)
     return fail("--cuda-emulate-reverse needs --cuda-emulate",
                 "it changes the order in which the emulation runs threads");
