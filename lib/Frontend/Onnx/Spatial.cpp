@@ -18,13 +18,14 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
   auto pads = constInput(node, 1, "pads");
   if (failed(pads))
     return failure();
+  double value = 0;
   if (hasInput(node, 2)) {
     auto v = constInput(node, 2, "the constant value");
     if (failed(v))
       return failure();
-    if ((*v)->numel() != 1 ||
-        ((*v)->isFloat ? (*v)->floats[0] != 0 : (*v)->ints[0] != 0))
-      return nodeError(node, "only zero padding is supported");
+    if ((*v)->numel() != 1 || (*v)->external)
+      return nodeError(node, "the constant value must be a scalar");
+    value = (*v)->isFloat ? (*v)->floats[0] : double((*v)->ints[0]);
   }
   int64_t rank = typeOf(*x).getRank();
   SmallVector<int64_t> all((*pads)->ints.begin(), (*pads)->ints.end());
@@ -58,11 +59,56 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
       return nodeError(node, "a padding of " + Twine(p) + " is larger than " +
                                  Twine(ddlc::kMaxWindowAttr));
   }
-  if (readers.lookup(node.output(0)) != 1)
-    return nodeError(node, "its result must have exactly one reader, a Conv "
-                           "or AveragePool that absorbs the padding");
-  Item item{*x, nullptr, all};
-  items[node.output(0)] = item;
+  // A zero Pad of the spatial dimensions that one Conv or AveragePool
+  // reads is absorbed into the window's padding; any other is an op.
+  const onnx::NodeProto *reader = nullptr;
+  if (graph && readers.lookup(node.output(0)) == 1)
+    for (const auto &n : graph->node())
+      if (llvm::is_contained(n.input(), node.output(0)))
+        reader = &n;
+  bool spatialOnly = rank >= 3 && !all[0] && !all[1] && !all[rank] &&
+                     !all[rank + 1];
+  if (value == 0 && spatialOnly && reader && reader->input(0) == node.output(0) &&
+      (reader->op_type() == "Conv" || reader->op_type() == "AveragePool")) {
+    Item item{*x, nullptr, all};
+    items[node.output(0)] = item;
+    return success();
+  }
+  // x placed into zeros at the begin pads (dlc.slice_grad, whose gradient
+  // is the slice back); a non-zero value fills the border through a mask.
+  auto t = typeOf(*x);
+  SmallVector<int64_t> shape, offsets(all.begin(), all.begin() + rank),
+      strides(rank, 1);
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(t.getDimSize(d) + all[d] + all[d + rank]);
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  Location loc = nodeLoc(node);
+  Value r = ddlc::SliceGradOp::create(builder, loc, type, *x, offsets, strides);
+  if (value != 0) {
+    auto mask = std::make_shared<Constant>();
+    mask->isFloat = true;
+    mask->elementType = builder.getF32Type();
+    mask->shape.assign(shape.begin(), shape.end());
+    int64_t n = numElements(shape);
+    mask->floats.assign(n, 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rem = i;
+      bool inside = true;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        int64_t c = rem % shape[d];
+        rem /= shape[d];
+        inside &= c >= all[d] && c < all[d] + t.getDimSize(d);
+      }
+      mask->floats[i] = inside;
+    }
+    Item maskItem{Value(), mask, std::nullopt};
+    auto m = materialize(node.output(0) + ".mask", maskItem, loc);
+    if (failed(m))
+      return failure();
+    r = ddlc::WhereOp::create(builder, loc, type, *m, r,
+                              fill(loc, value, {}, t.getElementType()));
+  }
+  define(node, 0, r);
   return success();
 }
 

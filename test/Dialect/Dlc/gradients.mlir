@@ -312,3 +312,20 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// slice_grad (a zero Pad): the gradient is the window of the result's
+// gradient
+// CHECK-LABEL: func.func @train_step
+// CHECK: dlc.slice %{{.*}} {offsets = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<2x3xf32>
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<2x3xf32> {init = "ones"}
+  func.func @loss(%x: tensor<4x6xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<2x3xf32>
+    %g = dlc.slice_grad %p {offsets = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
+    %m = dlc.mul %g, %x : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+    %l = dlc.sum %m {dims = array<i64: 0, 1>} : (tensor<4x6xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -526,6 +526,41 @@ def _pad18_axes(r):
               [init("w", f32(r, 3, 2, 3, 3))], opset=18)
 
 
+def _pad_case(name, value, pads, shape, reader):
+    """A Pad that no Conv or AveragePool absorbs (read by `reader`, or with
+    a non-zero value): a real op. Writes <name>_x.npy and <name>_y.npy
+    (NumPy's np.pad, then the reader)."""
+    r = rng_for(name)
+    x = f32(r, *shape)
+    n = helper.make_node
+    rank = len(shape)
+    ins = ["x", "pads"] + (["value"] if value else [])
+    nodes = [const_node("pads", i64(pads))]
+    if value:
+        nodes.append(const_node("value", np.array(value, np.float32)))
+    nodes.append(n("Pad", ins, ["xp"], name="pad"))
+    nodes.append(n(reader, ["xp"], ["y"], name="reader"))
+    padded = np.pad(x.astype(np.float64),
+                    [(pads[d], pads[d + rank]) for d in range(rank)],
+                    constant_values=value)
+    y = np.maximum(padded, 0) if reader == "Relu" else -padded
+    np.save(os.path.join(INPUTS, name + "_x.npy"), x)
+    np.save(os.path.join(INPUTS, name + "_y.npy"), y.astype(np.float32))
+    return mk(nodes, [vi("x", list(shape))], [vi("y", list(y.shape))])
+
+
+@case("pad_relu")
+def _pad_relu(r):
+    # Zero padding of every dimension, read by a Relu.
+    return _pad_case("pad_relu", 0.0, [1, 0, 2, 0, 1, 1], (2, 3, 4), "Relu")
+
+
+@case("pad_value")
+def _pad_value(r):
+    # A non-zero constant, read by a Neg.
+    return _pad_case("pad_value", 1.5, [0, 2, 1, 3], (3, 2), "Neg")
+
+
 @case("gelu20")
 def _gelu20(r):
     return mk([helper.make_node("Gelu", ["x"], ["y"], name="gelu",

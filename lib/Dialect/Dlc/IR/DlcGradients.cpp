@@ -365,6 +365,11 @@ SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, Value g) {
                               getOffsets(), getStrides())};
 }
 
+SmallVector<Value> SliceGradOp::buildGradients(OpBuilder &b, Value g) {
+  return {SliceOp::create(b, getLoc(), tensorTy(getGrad()), g, getOffsets(),
+                          getStrides())};
+}
+
 SmallVector<Value> WhereOp::buildGradients(OpBuilder &b, Value g) {
   // Each choice gets g where it was chosen, zero elsewhere, summed back
   // over the dimensions it was broadcast along; the condition gets none.

@@ -529,11 +529,12 @@ def Dlc_SliceOp : Dlc_Op<"slice", [Pure, Dlc_Grad]> {
   let hasVerifier = 1;
 }
 
-def Dlc_SliceGradOp : Dlc_Op<"slice_grad", [Pure]> {
+def Dlc_SliceGradOp : Dlc_Op<"slice_grad", [Pure, Dlc_Grad]> {
   let summary = "The gradient of dlc.slice: a window placed into zeros";
   let description = [{
     The inverse placement of `dlc.slice`: a zero tensor of the result's
-    type with `grad[j]` at `offsets + j * strides`.
+    type with `grad[j]` at `offsets + j * strides`. It is also ONNX's zero
+    `Pad` (strides 1); its gradient is the `dlc.slice` of the same window.
 
     ```mlir
     %g = dlc.slice_grad %d {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
