@@ -266,6 +266,24 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
                                          SourceMgr &sm,
                                          int64_t batchOverride = 0,
                                          StringRef precisionOverride = "") {
+  // A model is a file of known size: a device or pipe (/dev/zero) could be
+  // read without end. ONNX's protobuf encoding is limited to 2 GiB, and a
+  // text model of more than that is no model.
+  constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30;
+  if (inputFile != "-") {
+    sys::fs::file_status st;
+    if (!sys::fs::status(inputFile, st) &&
+        (st.type() != sys::fs::file_type::regular_file ||
+         st.getSize() > kMaxModelBytes)) {
+      fail("cannot read '" + inputFile + "': " +
+               (st.type() != sys::fs::file_type::regular_file
+                    ? "not a regular file"
+                    : "larger than 2 GiB"),
+           "a model is a .dlc, .onnx or .mlir file (ONNX weights over 2 GiB "
+           "go to an external data file)");
+      return std::nullopt;
+    }
+  }
   auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer) {
     fail("cannot read '" + inputFile + "': " + buffer.getError().message());
