@@ -100,12 +100,26 @@ struct Constant {
 /// initializers too, or as Constant nodes, what it does not: scalars (an
 /// attention scale, -inf), masks (holding -inf, or float's lowest as
 /// PyTorch's scaled_dot_product_attention does) and folded constants. So a
-/// Constant node, a one-element initializer and an initializer holding a
-/// non-finite or float-extreme value are constants; every other float
-/// initializer is trained.
+/// Constant node, an initializer holding a non-finite or float-extreme
+/// value, and a one-element initializer whose name is not a module path
+/// (`val_68`, `onnx::Mul_12`, not `head.bias`: a Linear with one output)
+/// are constants; every other float initializer is trained.
 inline bool isTrainable(const Constant &c) {
-  if (c.initializer.empty() || c.numel() == 1)
+  if (c.initializer.empty())
     return false;
+  if (c.numel() == 1) {
+    // A state_dict name: identifiers joined by dots, at least one dot.
+    StringRef name = c.initializer;
+    SmallVector<StringRef> parts;
+    name.split(parts, '.');
+    bool modulePath = parts.size() > 1 && llvm::all_of(parts, [](StringRef p) {
+      return !p.empty() && llvm::all_of(p, [](char ch) {
+        return llvm::isAlnum(ch) || ch == '_';
+      });
+    });
+    if (!modulePath)
+      return false;
+  }
   auto ordinary = [](double v) {
     return std::isfinite(v) && std::abs(v) < 3.4028234e38;
   };

@@ -561,6 +561,22 @@ def _pad_value(r):
     return _pad_case("pad_value", 1.5, [0, 2, 1, 3], (3, 2), "Neg")
 
 
+@case("trainable_scalars")
+def _trainable_scalars(r):
+    # A Linear with one output (its bias "head.bias" has one element: a
+    # parameter) scaled by an exporter's constant "val_3" (one element, not
+    # a module path: a constant), masked by an initializer holding -inf.
+    n = helper.make_node
+    return mk([n("Gemm", ["x", "head.weight", "head.bias"], ["h"], name="head",
+                 transB=1),
+               n("Mul", ["h", "val_3"], ["s"], name="scale"),
+               n("Add", ["s", "mask"], ["y"], name="mask_add")],
+              [vi("x", [2, 3])], [vi("y", [2, 1])],
+              [init("head.weight", f32(r, 1, 3)), init("head.bias", f32(r, 1)),
+               init("val_3", np.array(0.5, np.float32)),
+               init("mask", np.array([[0.0], [-np.inf]], np.float32))])
+
+
 @case("gelu20")
 def _gelu20(r):
     return mk([helper.make_node("Gelu", ["x"], ["y"], name="gelu",

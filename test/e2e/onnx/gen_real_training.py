@@ -310,12 +310,14 @@ def binary(op, x, y):
     return t_op(x, y)
 
 
-def trainable(a):
+def trainable(a, name):
     """dlc's rule (docs/onnx.md, "What training updates"): a float
-    initializer is trained unless it has one element or holds a non-finite
-    value or float32's extreme (a -inf or float-min attention mask)."""
-    return a.size > 1 and bool(np.all(np.isfinite(a) &
-                                      (np.abs(a) < 3.4028234e38)))
+    initializer is trained unless it holds a non-finite value or float32's
+    extreme (a -inf or float-min attention mask), or has one element and a
+    name that is not a module path (val_68, not head.bias)."""
+    if a.size == 1 and not re.fullmatch(r"\w+(\.\w+)+", name):
+        return False
+    return bool(np.all(np.isfinite(a) & (np.abs(a) < 3.4028234e38)))
 
 
 class OnnxGraph(torch.nn.Module):
@@ -332,7 +334,7 @@ class OnnxGraph(torch.nn.Module):
         self.consts = {}
         for init in model.graph.initializer:
             a = numpy_helper.to_array(init)
-            if a.dtype.kind == "f" and not trainable(a):
+            if a.dtype.kind == "f" and not trainable(a, init.name):
                 # A constant (scale, mask): kept, never updated, as in dlc
                 # and in the PyTorch module that was exported.
                 self.consts[init.name] = torch.from_numpy(a.astype(np.float64))
