@@ -83,6 +83,8 @@ static cl::opt<std::string> lossKind("loss", cl::desc("train: loss on the forwar
                                      cl::cat(dlcCat));
 static cl::opt<std::string> labelName("label", cl::desc("train: name of the label input that --loss adds (default y)"),
                                       cl::cat(dlcCat));
+static cl::opt<std::string> labelType("label-type", cl::desc("train: --loss cross_entropy: the labels' element type, i64 (default) or i32; dlc run takes it from the label file"),
+                                      cl::cat(dlcCat));
 static cl::opt<int> classDim("class-dim", cl::desc("train: --loss cross_entropy on an output of rank 3 or more: the classes' dimension, 1 ([N, C, d...], PyTorch's, default) or -1 ([N, T, C])"),
                              cl::init(1), cl::cat(dlcCat));
 static cl::opt<std::string> optimizerKind("optimizer", cl::desc("train: sgd, adam or adamw instead of the model's optimizer"),
@@ -154,6 +156,13 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
     os << " label=" << labelName;
   if (classDim.getNumOccurrences())
     os << " class-dim=" << classDim;
+  if (!labelType.empty()) {
+    if (labelType != "i64" && labelType != "i32") {
+      fail("--label-type must be i64 or i32, not '" + labelType + "'");
+      return std::nullopt;
+    }
+    os << " label-type=" << labelType;
+  }
   // A value given is a value used: a negative or NaN rate, epsilon or
   // momentum (PyTorch's optimizers refuse them) is an error, never the
   // silent "keep the model's" that the pass's -1 means.
@@ -898,6 +907,24 @@ static int runMain(mlir::MLIRContext &ctx) {
                     " could use instructions it does not have",
                 "drop --cpu, or compile with -o and run the object where "
                 "that CPU is");
+  // Class labels keep the element type of their file (PyTorch takes int64
+  // and int32 alike): the training step is compiled for it.
+  if (train && lossKind == "cross_entropy" && labelType.empty()) {
+    std::string label = labelName.empty() ? "y" : labelName.getValue();
+    for (const std::string &spec : inputs) {
+      auto [name, path] = StringRef(spec).split('=');
+      if (name != label || !path.ends_with(".npy"))
+        continue;
+      TensorList file;
+      dlc_tensor_info info;
+      if (dlc_tensor_file_read(path.str().c_str(), DLC_FILE_NPY,
+                               &file.list) == DLC_OK &&
+          dlc_tensor_list_size(file.list) == 1 &&
+          dlc_tensor_list_get(file.list, 0, &info) == DLC_OK &&
+          info.dtype == DLC_I32)
+        labelType = "i32";
+    }
+  }
   SourceMgr sm;
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
   std::optional<OnnxDiagnosticHandler> onnxHandler;
@@ -1070,16 +1097,20 @@ static int runMain(mlir::MLIRContext &ctx) {
       for (int32_t i = 0; i < nIn; ++i) {
         dlc_tensor_info want;
         dlc_model_entry_input_info(model.model, e, i, &want);
-        if (label != want.name || want.dtype != DLC_I64 || !inPtrs[i])
+        if (label != want.name ||
+            (want.dtype != DLC_I64 && want.dtype != DLC_I32) || !inPtrs[i])
           continue;
-        const auto *y = static_cast<const int64_t *>(inPtrs[i]);
-        for (int64_t k = 0; k < want.numel; ++k)
-          if (y[k] != -100 && (y[k] < 0 || y[k] >= classes))
-            return fail("label " + Twine(y[k]) + " at position " + Twine(k) +
+        for (int64_t k = 0; k < want.numel; ++k) {
+          int64_t v = want.dtype == DLC_I64
+                          ? static_cast<const int64_t *>(inPtrs[i])[k]
+                          : static_cast<const int32_t *>(inPtrs[i])[k];
+          if (v != -100 && (v < 0 || v >= classes))
+            return fail("label " + Twine(v) + " at position " + Twine(k) +
                             " of '" + label + "' is not a class of the " +
                             Twine(classes) + " the output has",
                         "labels are in [0, " + Twine(classes) +
                             "), or -100 for a position to ignore");
+        }
       }
     }
   }
@@ -1246,7 +1277,7 @@ int main(int argc, char **argv) {
   if (cudaEmulateReverse && !cudaEmulate)
     return fail("--cuda-emulate-reverse needs --cuda-emulate",
                 "it changes the order in which the emulation runs threads");
-  if (!train && (!lossKind.empty() || !labelName.empty() ||
+  if (!train && (!lossKind.empty() || !labelName.empty() || !labelType.empty() ||
                  !optimizerKind.empty() || lr.getNumOccurrences() ||
                  momentum.getNumOccurrences() ||
                  dampening.getNumOccurrences() || !nesterov.empty() ||

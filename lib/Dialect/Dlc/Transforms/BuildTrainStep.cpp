@@ -146,8 +146,12 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
     for (int64_t d = 0; d < rank; ++d)
       if (d != cdim)
         labelShape.push_back(outTy.getDimSize(d));
-    labelTy = RankedTensorType::get(labelShape,
-                                    IntegerType::get(module.getContext(), 64));
+    if (labelType != "i64" && labelType != "i32")
+      return module.emitError("unknown label-type '")
+             << labelType << "'; expected i64 or i32";
+    labelTy = RankedTensorType::get(
+        labelShape,
+        IntegerType::get(module.getContext(), labelType == "i32" ? 32 : 64));
   }
   unsigned idx = fn.getNumArguments();
   Builder attrs(module.getContext());

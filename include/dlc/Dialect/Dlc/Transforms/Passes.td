@@ -128,6 +128,9 @@ def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
            "mse or cross_entropy">,
     Option<"label", "label", "std::string", /*default=*/"\"y\"",
            "Name of the label input added by the loss option">,
+    Option<"labelType", "label-type", "std::string", /*default=*/"\"i64\"",
+           "cross_entropy: the element type of the class labels, i64 or "
+           "i32">,
     Option<"classDim", "class-dim", "int", /*default=*/"1",
            "cross_entropy on an output of rank 3 or more: the dimension of "
            "the classes, 1 (PyTorch's [N, C, d...]) or -1 ([N, T, C], a "
