@@ -1421,8 +1421,32 @@ struct LowerLossScale : OpRewritePattern<LossScaleOp> {
 struct LowerCast : OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CastOp op, PatternRewriter &b) const override {
+    auto inTy = tensorTy(op.getInput()), outTy = tensorTy(op.getResult());
+    if (auto it = dyn_cast<IntegerType>(inTy.getElementType())) {
+      // Integers to float: a bool (i1) is unsigned, the others signed.
+      AffineMap id = b.getMultiDimIdentityMap(inTy.getRank());
+      Value r =
+          linalg::GenericOp::create(
+              b, op.getLoc(), TypeRange{outTy}, ValueRange{op.getInput()},
+              ValueRange{emptyTensor(b, op.getLoc(), outTy)},
+              SmallVector<AffineMap>{id, id},
+              SmallVector<utils::IteratorType>(inTy.getRank(),
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                Type et = outTy.getElementType();
+                Value v = it.getWidth() == 1
+                              ? arith::UIToFPOp::create(nb, l, et, a[0])
+                                    .getResult()
+                              : arith::SIToFPOp::create(nb, l, et, a[0])
+                                    .getResult();
+                linalg::YieldOp::create(nb, l, v);
+              })
+              .getResult(0);
+      b.replaceOp(op, r);
+      return success();
+    }
     b.replaceOp(op, convertTensor(b, op.getLoc(), op.getInput(),
-                                  tensorTy(op.getResult()).getElementType()));
+                                  outTy.getElementType()));
     return success();
   }
 };

@@ -47,8 +47,8 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Unsqueeze", 13, &OnnxImporter::importSqueezeLike);
     onOp("Transpose", 13, &OnnxImporter::importTranspose);
     onOp("Constant", 13, &OnnxImporter::importConstant);
-    for (const char *op : {"Shape", "Cast"})
-      onOp(op, 13, &OnnxImporter::importShapeOps);
+    onOp("Shape", 13, &OnnxImporter::importShapeOps);
+    onOp("Cast", 13, &OnnxImporter::importCast);
     onOp("Gather", 13, &OnnxImporter::importGather);
     onOp("Expand", 13, &OnnxImporter::importExpand);
     onOp("Where", 13, &OnnxImporter::importWhere);

@@ -386,6 +386,7 @@ private:
   LogicalResult importTranspose(const onnx::NodeProto &node);
   LogicalResult importConstant(const onnx::NodeProto &node);
   LogicalResult importShapeOps(const onnx::NodeProto &node);
+  LogicalResult importCast(const onnx::NodeProto &node);
   LogicalResult importConcat(const onnx::NodeProto &node);
   LogicalResult importSlice(const onnx::NodeProto &node);
   LogicalResult importSplit(const onnx::NodeProto &node);

@@ -191,6 +191,43 @@ LogicalResult OnnxImporter::importConstant(const onnx::NodeProto &node) {
   return success();
 }
 
+LogicalResult OnnxImporter::importCast(const onnx::NodeProto &node) {
+  // Constants were folded (Folding.cpp): this is a value.
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  Type to;
+  switch (intAttr(node, "to", 0)) {
+  case onnx::TensorProto::FLOAT: to = builder.getF32Type(); break;
+  case onnx::TensorProto::FLOAT16: to = builder.getF16Type(); break;
+  case onnx::TensorProto::BFLOAT16: to = builder.getBF16Type(); break;
+  case onnx::TensorProto::INT64: to = builder.getI64Type(); break;
+  case onnx::TensorProto::INT32: to = builder.getI32Type(); break;
+  case onnx::TensorProto::BOOL: to = builder.getI1Type(); break;
+  default:
+    return nodeError(node, "a Cast to " +
+                               onnxTypeName(int32_t(intAttr(node, "to", 0))) +
+                               " is not supported");
+  }
+  if (to == t.getElementType()) {
+    define(node, 0, *x);
+    return success();
+  }
+  if (!isa<FloatType>(to))
+    return nodeError(node, "a Cast of " +
+                               (isa<FloatType>(t.getElementType())
+                                    ? Twine("float")
+                                    : Twine("integer")) +
+                               " values to an integer type is not supported")
+           << "; dlc computes masks and indices as constants or from the "
+              "model's integer inputs";
+  define(node, 0,
+         ddlc::CastOp::create(builder, nodeLoc(node),
+                              RankedTensorType::get(t.getShape(), to), *x));
+  return success();
+}
+
 LogicalResult OnnxImporter::importShapeOps(const onnx::NodeProto &node) {
   // Reached only when foldConstantNode could not fold: the op reads a
   // float tensor's data (Shape is always folded: shapes are static).

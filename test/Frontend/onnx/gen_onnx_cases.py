@@ -561,6 +561,41 @@ def _pad_value(r):
     return _pad_case("pad_value", 1.5, [0, 2, 1, 3], (3, 2), "Neg")
 
 
+@case("int_mask")
+def _int_mask(r):
+    # As BERT-like models take their attention mask: int64 token ids gather
+    # an embedding, the int64 mask is unsqueezed, cast to float and turned
+    # into an additive bias, (1 - m) * -10000. Writes int_mask_ids.npy,
+    # int_mask_mask.npy and int_mask_y.npy (NumPy, float64).
+    n = helper.make_node
+    w = f32(r, 10, 8)
+    ids = np.array([[1, 9, 0, 3], [4, 4, 7, 2]], np.int64)
+    mask = np.array([[1, 1, 0, 1], [1, 0, 0, 1]], np.int64)
+    emb = w.astype(np.float64)[ids]
+    y = emb + (1.0 - mask[:, :, None].astype(np.float64)) * -10000.0
+    np.save(os.path.join(INPUTS, "int_mask_ids.npy"), ids)
+    np.save(os.path.join(INPUTS, "int_mask_mask.npy"), mask)
+    np.save(os.path.join(INPUTS, "int_mask_y.npy"), y.astype(np.float32))
+    return mk([n("Gather", ["emb.weight", "ids"], ["e"], name="embed"),
+               const_node("axes", i64([2])),
+               n("Unsqueeze", ["mask", "axes"], ["m3"], name="unsqueeze"),
+               n("Cast", ["m3"], ["mf"], name="cast", to=TensorProto.FLOAT),
+               const_node("one", np.array(1.0, np.float32)),
+               n("Sub", ["one", "mf"], ["inv"], name="invert"),
+               const_node("big", np.array(-10000.0, np.float32)),
+               n("Mul", ["inv", "big"], ["bias"], name="scale"),
+               n("Add", ["e", "bias"], ["y"], name="add_bias")],
+              [vi("ids", [2, 4], I64), vi("mask", [2, 4], I64)],
+              [vi("y", [2, 4, 8])], [init("emb.weight", w)])
+
+
+@case("cast_to_int")
+def _cast_to_int(r):
+    return mk([helper.make_node("Cast", ["x"], ["y"], name="cast",
+                                to=TensorProto.INT64)],
+              [vi("x", [2, 3])], [vi("y", [2, 3], I64)])
+
+
 @case("trainable_scalars")
 def _trainable_scalars(r):
     # A Linear with one output (its bias "head.bias" has one element: a
@@ -815,7 +850,7 @@ def _unknown_shape(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"einsum", "einsum_lstm", "lstm", "lstm_expand", "opset9", "float64_input",
+CHECKER_PASSES = {"einsum", "einsum_lstm", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation"}
 # ... and these use opsets newer than the onnx package that writes them

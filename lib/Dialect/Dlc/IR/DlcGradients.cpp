@@ -435,5 +435,7 @@ SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
 SmallVector<Value> CastOp::buildGradients(OpBuilder &b, Value g) {
   // The gradient goes back to the input's precision (a 16-bit activation's
   // gradient is 16-bit; a master weight's is fp32).
+  if (!isa<FloatType>(tensorTy(getInput()).getElementType()))
+    return {Value()}; // An integer input: no gradient.
   return {CastOp::create(b, getLoc(), getInput().getType(), g)};
 }

@@ -910,13 +910,15 @@ def Dlc_CastOp : Dlc_Op<"cast", [Pure, Dlc_Grad]> {
     element type; the shape is kept. `dlc-insert-autocast` inserts casts
     around the ops that compute in 16 bits. A cast that widens and the cast
     back fold away (the round trip is exact); the other order does not (it
-    rounds).
+    rounds). The input may also be an integer tensor (an attention mask
+    given as int64 ids, ONNX's `Cast` to float): each value is converted
+    (an `i1` as 0 or 1), and it gets no gradient.
 
     ```mlir
     %h = dlc.cast %w : tensor<256x784xf32> to tensor<256x784xbf16>
     ```
   }];
-  let arguments = (ins Dlc_FloatTensor:$input);
+  let arguments = (ins AnyTypeOf<[Dlc_FloatTensor, Dlc_IntTensor]>:$input);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
