@@ -184,6 +184,9 @@ LogicalResult OnnxImporter::importComposite(const onnx::NodeProto &node) {
     r = sub(relu(*x), scale(relu(neg(*x)), floatAttr(node, "alpha", 0.01f)));
   } else if (op == "Abs") {
     r = add(relu(*x), relu(neg(*x)));
+  } else if (op == "Reciprocal") {
+    // 1 / x: exactly what ONNX computes (an RMSNorm's 1 / sqrt(...)).
+    r = ddlc::DivOp::create(builder, loc, type, scalar(1.0), *x);
   } else if (op == "Elu") {
     // relu(x) + alpha (exp(-relu(-x)) - 1)
     Value e = ddlc::ExpOp::create(builder, loc, neg(relu(neg(*x))));

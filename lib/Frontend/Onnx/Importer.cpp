@@ -34,7 +34,7 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Pow", 13, &OnnxImporter::importPow);
     onOp("Gelu", 20, &OnnxImporter::importGelu);
     for (const char *op : {"LeakyRelu", "Abs", "Elu", "Softplus",
-                           "HardSigmoid", "Clip"})
+                           "HardSigmoid", "Clip", "Reciprocal"})
       onOp(op, 13, &OnnxImporter::importComposite);
     onOp("HardSwish", 14, &OnnxImporter::importComposite);
     onOp("Gemm", 13, &OnnxImporter::importGemm);

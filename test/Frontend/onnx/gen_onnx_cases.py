@@ -589,6 +589,12 @@ def _int_mask(r):
               [vi("y", [2, 4, 8])], [init("emb.weight", w)])
 
 
+@case("reciprocal")
+def _reciprocal(r):
+    return mk([helper.make_node("Reciprocal", ["x"], ["y"], name="recip")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
 @case("cast_to_int")
 def _cast_to_int(r):
     return mk([helper.make_node("Cast", ["x"], ["y"], name="cast",
