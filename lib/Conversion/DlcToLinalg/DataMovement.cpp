@@ -149,14 +149,14 @@ struct LowerSliceGrad : OpRewritePattern<SliceGradOp> {
           SmallVector<Value> at;
           for (auto [d, j] : llvm::enumerate(index)) {
             // i = j - offset must be a multiple of the stride, and
-            // i / stride < size.
+            // 0 <= q = i / stride < size (the stride may be negative).
             Value i = arith::SubIOp::create(b, l, j,
                                             indexConst(b, l, offsets[d]));
             Value q = arith::DivSIOp::create(b, l, i,
                                              indexConst(b, l, strides[d]));
             Value ok = arith::AndIOp::create(
                 b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, q,
                                       indexConst(b, l, 0)),
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, q,
                                       indexConst(b, l, gradTy.getDimSize(d))));

@@ -110,17 +110,20 @@ LogicalResult OnnxImporter::importSlice(const onnx::NodeProto &node) {
     int64_t dim = t.getDimSize(*axis), step = (*steps)[i];
     if (step == 0)
       return nodeError(node, "a step of 0");
-    if (step < 0)
-      return nodeError(node, "negative steps (reversal) are not supported");
-    // ONNX clamps starts and ends into [0, dim] after adding dim to
-    // negative ones (ends of INT64_MAX mean "to the end").
-    auto clampIndex = [&](int64_t v) {
+    // ONNX adds dim to negative starts and ends, then clamps them into
+    // [0, dim] for a positive step and [-1, dim - 1] for a negative one
+    // (ends of INT64_MAX or INT64_MIN mean "to the end").
+    auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0)
-        v = v < -dim ? 0 : v + dim;
-      return std::min(v, dim);
+        v = v < -dim ? -1 : v + dim;
+      return std::clamp(v, lo, hi);
     };
-    int64_t s = clampIndex((*starts)[i]), e = clampIndex((*ends)[i]);
-    int64_t size = e > s ? (e - s - 1) / step + 1 : 0;
+    int64_t s = step > 0 ? clampIndex((*starts)[i], 0, dim)
+                         : clampIndex((*starts)[i], 0, dim - 1);
+    int64_t e = step > 0 ? clampIndex((*ends)[i], 0, dim)
+                         : clampIndex((*ends)[i], -1, dim - 1);
+    int64_t size = step > 0 ? (e > s ? (e - s - 1) / step + 1 : 0)
+                            : (s > e ? (s - e - 1) / -step + 1 : 0);
     offsets[*axis] = size ? s : 0;
     strides[*axis] = step;
     shape[*axis] = size;

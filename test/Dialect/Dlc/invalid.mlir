@@ -318,7 +318,7 @@ func.func @slice_outside(%a: tensor<2x12xf32>) -> tensor<2x5xf32> {
 // -----
 
 func.func @slice_stride(%a: tensor<2x12xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{dim 1: offset 0 must be non-negative and stride 0 positive}}
+  // expected-error @+1 {{dim 1: offset 0 must be non-negative and stride 0 non-zero}}
   %0 = dlc.slice %a {offsets = array<i64: 0, 0>, strides = array<i64: 1, 0>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
@@ -337,4 +337,12 @@ func.func @where_broadcast(%m: tensor<3x8xf32>, %a: tensor<f32>, %b: tensor<2x8x
   // expected-error @+1 {{operand 'tensor<3x8xf32>' does not broadcast to the result 'tensor<2x8x8xf32>'}}
   %0 = dlc.where %m, %a, %b : (tensor<3x8xf32>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   return %0 : tensor<2x8x8xf32>
+}
+
+// -----
+
+func.func @slice_backwards_outside(%a: tensor<2x12xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{dim 1: a window of 5 at offset 3 with stride -1 does not fit in 12}}
+  %0 = dlc.slice %a {offsets = array<i64: 0, 3>, strides = array<i64: 1, -1>} : (tensor<2x12xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
 }

@@ -595,6 +595,55 @@ def _reciprocal(r):
               [vi("x", [2, 3])], [vi("y", [2, 3])])
 
 
+@case("slice_reverse")
+def _slice_reverse(r):
+    # torch.flip and x[:, ::-2]: Slices with negative steps, on values.
+    # Writes slice_reverse_x.npy and slice_reverse_y.npy (NumPy).
+    n = helper.make_node
+    x = f32(r, 3, 7)
+    y = np.flip(x, 0)[:, ::-2] + x[::-1, 5:0:-2][:, :1]
+    np.save(os.path.join(INPUTS, "slice_reverse_x.npy"), x)
+    np.save(os.path.join(INPUTS, "slice_reverse_y.npy"), y.astype(np.float32))
+    big = 2**63 - 1
+    return mk([const_node("s1", i64([-1, -1])), const_node("e1", i64([-big - 1, -big - 1])),
+               const_node("a1", i64([0, 1])), const_node("st1", i64([-1, -2])),
+               n("Slice", ["x", "s1", "e1", "a1", "st1"], ["f"], name="flip"),
+               const_node("s2", i64([2, 5])), const_node("e2", i64([-4, 0])),
+               const_node("st2", i64([-1, -2])),
+               n("Slice", ["x", "s2", "e2", "a1", "st2"], ["g"], name="back"),
+               const_node("s3", i64([0])), const_node("e3", i64([1])),
+               const_node("a3", i64([1])),
+               n("Slice", ["g", "s3", "e3", "a3"], ["g1"], name="first"),
+               n("Add", ["f", "g1"], ["y"], name="add")],
+              [vi("x", [3, 7])], [vi("y", list(y.shape))])
+
+
+@case("slice_reverse_train")
+def _slice_reverse_train(r):
+    # y = reverse(x * w) along axis 1, trained with --loss mse: the gradient
+    # goes back through the reversed slice (dlc.slice_grad with a negative
+    # stride). Writes slice_reverse_train_{x,t,w1}.npy: the input, the
+    # target, and w after one SGD step of lr 0.1 (NumPy, float64).
+    n = helper.make_node
+    x = f32(r, 2, 4)
+    t = f32(r, 2, 4)
+    w = f32(r, 1, 4)
+    xd, td, wd = (a.astype(np.float64) for a in (x, t, w))
+    y = (xd * wd)[:, ::-1]
+    dy = 2.0 * (y - td) / y.size
+    dw = (xd * dy[:, ::-1]).sum(axis=0, keepdims=True)
+    np.save(os.path.join(INPUTS, "slice_reverse_train_x.npy"), x)
+    np.save(os.path.join(INPUTS, "slice_reverse_train_t.npy"), t)
+    np.save(os.path.join(INPUTS, "slice_reverse_train_w1.npy"),
+            (wd - 0.1 * dw).astype(np.float32))
+    big = 2**63 - 1
+    return mk([n("Mul", ["x", "w"], ["xw"], name="mul"),
+               const_node("s", i64([-1])), const_node("e", i64([-big - 1])),
+               const_node("a", i64([1])), const_node("st", i64([-1])),
+               n("Slice", ["xw", "s", "e", "a", "st"], ["y"], name="reverse")],
+              [vi("x", [2, 4])], [vi("y", [2, 4])], [init("w", w)])
+
+
 @case("cast_to_int")
 def _cast_to_int(r):
     return mk([helper.make_node("Cast", ["x"], ["y"], name="cast",

@@ -587,12 +587,15 @@ static LogicalResult verifyWindow(Operation *op, RankedTensorType full,
            << " and " << strides.size();
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size = window.getDimSize(d), in = full.getDimSize(d);
-    if (offsets[d] < 0 || strides[d] < 1)
+    if (offsets[d] < 0 || strides[d] == 0)
       return op->emitOpError("dim ")
              << d << ": offset " << offsets[d] << " must be non-negative and "
-             << "stride " << strides[d] << " positive";
-    if (size > 0 && (offsets[d] >= in ||
-                     (size - 1) > (in - 1 - offsets[d]) / strides[d]))
+             << "stride " << strides[d] << " non-zero";
+    // The last element, offset + (size - 1) * stride, lies in [0, in) too
+    // (a negative stride walks backwards from the offset).
+    int64_t room = strides[d] > 0 ? (in - 1 - offsets[d]) / strides[d]
+                                  : offsets[d] / -strides[d];
+    if (size > 0 && (offsets[d] >= in || size - 1 > room))
       return op->emitOpError("dim ")
              << d << ": a window of " << size << " at offset " << offsets[d]
              << " with stride " << strides[d] << " does not fit in " << in;

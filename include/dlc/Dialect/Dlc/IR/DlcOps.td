@@ -515,8 +515,9 @@ def Dlc_SliceOp : Dlc_Op<"slice", [Pure, Dlc_Grad]> {
   let description = [{
     `result[j] = input[offsets + j * strides]` for every index `j` of the
     result, whose type gives the window's sizes; offsets are non-negative,
-    strides positive, and the window lies inside the input. ONNX's `Slice`
-    (positive steps) and `Split` on values become this op.
+    strides non-zero (a negative one walks backwards from the offset: a
+    reversal), and the window lies inside the input. ONNX's `Slice` and
+    `Split` on values become this op.
 
     ```mlir
     %s = dlc.slice %x {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
