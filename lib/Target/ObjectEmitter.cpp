@@ -313,6 +313,8 @@ Error mlir::dlc::writeWeights(StringRef objectPath, const ModelInfo &info) {
   auto object = object::ObjectFile::createObjectFile(objectPath);
   if (!object)
     return fail(toString(object.takeError()));
+  if (!isa<object::ELFObjectFileBase>(object->getBinary()))
+    return fail("weight placeholders are written into ELF objects only");
   StringMap<std::pair<uint64_t, uint64_t>> ranges; // name -> offset, size
   for (const object::SectionRef &s : object->getBinary()->sections()) {
     Expected<StringRef> name = s.getName();
@@ -325,7 +327,8 @@ Error mlir::dlc::writeWeights(StringRef objectPath, const ModelInfo &info) {
   if (std::error_code ec = sys::fs::openFileForReadWrite(
           objectPath, fd, sys::fs::CD_OpenExisting, sys::fs::OF_None))
     return fail(ec.message());
-  auto closeFd = llvm::make_scope_exit([&] { sys::Process::SafelyCloseFileDescriptor(fd); });
+  auto closeFd = llvm::make_scope_exit(
+      [&] { sys::Process::SafelyCloseFileDescriptor(fd); });
   for (auto [i, p] : llvm::enumerate(info.params)) {
     if (!p.value)
       continue;

@@ -212,7 +212,12 @@ dlc_status dlc::rt::writeFileAtomic(const char *path,
   std::string dir = parentDirectory(target);
   std::string tmp = temporaryName(target);
   bool unnamed = true;
+#ifdef O_TMPFILE
   FdGuard fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
+#else
+  FdGuard fd(-1);
+  errno = EOPNOTSUPP;
+#endif
   if (fd.get() < 0) {
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
       return fail(DLC_ERR_IO,
@@ -240,9 +245,12 @@ dlc_status dlc::rt::writeFileAtomic(const char *path,
   if (::fsync(fd.get()) != 0)
     return failAndRemove("fsync", target);
   if (unnamed) {
+    // The file gets its temporary name: through /proc (any user), or with
+    // AT_EMPTY_PATH where /proc is not mounted (needs CAP_DAC_READ_SEARCH).
     std::string self = "/proc/self/fd/" + std::to_string(fd.get());
     if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(),
-                 AT_SYMLINK_FOLLOW) != 0)
+                 AT_SYMLINK_FOLLOW) != 0 &&
+        ::linkat(fd.get(), "", AT_FDCWD, tmp.c_str(), AT_EMPTY_PATH) != 0)
       return failAndRemove("link", tmp);
     linked = true;
   }

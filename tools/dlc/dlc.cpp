@@ -166,23 +166,22 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
   // A value given is a value used: a negative or NaN rate, epsilon or
   // momentum (PyTorch's optimizers refuse them) is an error, never the
   // silent "keep the model's" that the pass's -1 means.
-  auto given = [&](const cl::opt<double> &o, const char *flag,
-                   bool positive) -> bool {
+  auto given = [&](const cl::opt<double> &o, const char *flag) -> bool {
     if (!o.getNumOccurrences())
       return true;
     double v = o;
-    if (std::isnan(v) || std::isinf(v) || v < 0 || (positive && v == 0)) {
+    if (std::isnan(v) || std::isinf(v) || v < 0) {
       std::string text;
       raw_string_ostream(text) << format("%g", v);
-      fail(Twine("--") + flag + " must be a finite " +
-           (positive ? "positive" : "non-negative") + " number, not " + text);
+      fail(Twine("--") + flag + " must be a finite non-negative number, not " +
+           text);
       return false;
     }
     return true;
   };
-  if (!given(lr, "lr", false) || !given(momentum, "momentum", false) ||
-      !given(dampening, "dampening", false) ||
-      !given(weightDecay, "weight-decay", false) || !given(eps, "eps", false))
+  if (!given(lr, "lr") || !given(momentum, "momentum") ||
+      !given(dampening, "dampening") || !given(weightDecay, "weight-decay") ||
+      !given(eps, "eps"))
     return std::nullopt;
   if (!optimizerKind.empty())
     os << " optimizer=" << optimizerKind;
