@@ -285,6 +285,46 @@ LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
   return success();
 }
 
+/// Tile: x [A, B] repeated [r0, r1] is x viewed as [1, A, 1, B], broadcast
+/// to [r0, A, r1, B] and viewed as [r0 A, r1 B] (whole copies, outermost
+/// first, as ONNX and numpy.tile order them).
+LogicalResult OnnxImporter::importTile(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto reps = constInput(node, 1, "repeats");
+  if (failed(reps))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  if ((*reps)->isFloat || int64_t((*reps)->ints.size()) != rank)
+    return nodeError(node, "repeats must be " + Twine(rank) + " integers");
+  SmallVector<int64_t> split, spread, tiled;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t r = (*reps)->ints[d], n = t.getDimSize(d);
+    if (r < 1 || r > kMaxElements / std::max<int64_t>(1, n))
+      return nodeError(node, "a repeat count of " + Twine(r));
+    split.append({1, n});
+    spread.append({r, n});
+    tiled.push_back(r * n);
+  }
+  if (numElements(tiled) > kMaxElements)
+    return nodeError(node, "the result is too large");
+  Location loc = nodeLoc(node);
+  Type et = t.getElementType();
+  Value r = *x;
+  if (tiled != SmallVector<int64_t>(t.getShape())) {
+    r = ddlc::ReshapeOp::create(builder, loc, RankedTensorType::get(split, et),
+                                r);
+    r = ddlc::BroadcastToOp::create(builder, loc,
+                                    RankedTensorType::get(spread, et), r);
+    r = ddlc::ReshapeOp::create(builder, loc, RankedTensorType::get(tiled, et),
+                                r);
+  }
+  define(node, 0, r);
+  return success();
+}
+
 LogicalResult OnnxImporter::importWhere(const onnx::NodeProto &node) {
   Item *c = lookup(node, 0);
   if (!c)

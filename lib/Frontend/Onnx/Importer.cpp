@@ -52,6 +52,7 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Gather", 13, &OnnxImporter::importGather);
     onOp("Expand", 13, &OnnxImporter::importExpand);
     onOp("Where", 13, &OnnxImporter::importWhere);
+    onOp("Tile", 13, &OnnxImporter::importTile);
     onOp("Concat", 13, &OnnxImporter::importConcat);
     onOp("Slice", 13, &OnnxImporter::importSlice);
     onOp("Split", 13, &OnnxImporter::importSplit);

@@ -393,6 +393,7 @@ private:
   LogicalResult importGather(const onnx::NodeProto &node);
   LogicalResult importExpand(const onnx::NodeProto &node);
   LogicalResult importWhere(const onnx::NodeProto &node);
+  LogicalResult importTile(const onnx::NodeProto &node);
   /// A dlc.slice of `x` along `axis` from `start` (`size` elements,
   /// `step` apart), or `x` itself when that is the whole of it.
   Value sliceAlong(Location loc, Value x, int64_t axis, int64_t start,

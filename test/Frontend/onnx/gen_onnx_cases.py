@@ -644,6 +644,19 @@ def _slice_reverse_train(r):
               [vi("x", [2, 4])], [vi("y", [2, 4])], [init("w", w)])
 
 
+@case("tile")
+def _tile(r):
+    # np.tile order: whole copies, outermost first. Writes tile_x.npy and
+    # tile_y.npy.
+    x = f32(r, 2, 3)
+    y = np.tile(x, (2, 3))
+    np.save(os.path.join(INPUTS, "tile_x.npy"), x)
+    np.save(os.path.join(INPUTS, "tile_y.npy"), y)
+    return mk([const_node("reps", i64([2, 3])),
+               helper.make_node("Tile", ["x", "reps"], ["y"], name="tile")],
+              [vi("x", [2, 3])], [vi("y", [4, 9])])
+
+
 @case("cast_to_int")
 def _cast_to_int(r):
     return mk([helper.make_node("Cast", ["x"], ["y"], name="cast",
