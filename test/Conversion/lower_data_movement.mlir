@@ -1,7 +1,9 @@
 // RUN: dlc-opt %s -dlc-lower-to-linalg -split-input-file | FileCheck %s
-// Lowering of dlc.concat, dlc.slice and dlc.slice_grad
-// (lib/Conversion/DlcToLinalg/DataMovement.cpp): one linalg.generic over the
-// result, reading its inputs at computed indices; every map an identity.
+// Lowering of the data-movement ops (lib/Conversion/DlcToLinalg/
+// DataMovement.cpp: dlc.concat, dlc.slice, dlc.slice_grad, dlc.where,
+// dlc.gather, dlc.gather_grad; one linalg.generic over the result, reading
+// its inputs at computed indices, every map an identity) and of dlc.max and
+// its gradient (DlcToLinalg.cpp).
 
 // concat: each input read at its clamped index, the right one selected by
 // where the index lies.
@@ -80,4 +82,22 @@ func.func @gather(%w: tensor<50x4xf32>, %ids: tensor<2x8xi64>) -> tensor<2x8x4xf
 func.func @gather_grad(%g: tensor<2x8x4xf32>, %ids: tensor<2x8xi64>) -> tensor<50x4xf32> {
   %0 = dlc.gather_grad %g, %ids : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
   return %0 : tensor<50x4xf32>
+}
+
+// -----
+
+// max: a reduction from -inf with maximumf (NaN propagates); its gradient
+// counts the ties of each group, then shares g among them.
+// CHECK-LABEL: func.func @max_and_grad
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+// CHECK: %[[TIES:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: arith.cmpf oeq
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %arg1, %[[TIES]]
+// CHECK: arith.divf
+// CHECK: arith.select
+func.func @max_and_grad(%x: tensor<4x6xf32>, %g: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x6xf32>) {
+  %m = dlc.max %x {dims = array<i64: 1>} : (tensor<4x6xf32>) -> tensor<4xf32>
+  %d = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x6xf32>
+  return %m, %d : tensor<4xf32>, tensor<4x6xf32>
 }

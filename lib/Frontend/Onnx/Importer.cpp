@@ -58,6 +58,8 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Split", 13, &OnnxImporter::importSplit);
     onOp("ReduceMean", 13, &OnnxImporter::importReduce);
     onOp("ReduceSum", 13, &OnnxImporter::importReduce);
+    onOp("ReduceMax", 13, &OnnxImporter::importReduce);
+    onOp("ReduceMin", 13, &OnnxImporter::importReduce);
     onOp("LayerNormalization", 17, &OnnxImporter::importLayerNorm);
     onOp("Pad", 13, &OnnxImporter::importPad);
     onOp("Conv", 13, &OnnxImporter::importConv);

@@ -73,10 +73,16 @@ LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
   }
   auto type = RankedTensorType::get(shape, t.getElementType());
   Location loc = nodeLoc(node);
-  Value r = isSum ? ddlc::SumOp::create(builder, loc, type, *x, dims, keep)
-                        .getResult()
-                  : ddlc::MeanOp::create(builder, loc, type, *x, dims, keep)
-                        .getResult();
+  StringRef op = node.op_type();
+  Value r;
+  if (isSum)
+    r = ddlc::SumOp::create(builder, loc, type, *x, dims, keep);
+  else if (op == "ReduceMean")
+    r = ddlc::MeanOp::create(builder, loc, type, *x, dims, keep);
+  else if (op == "ReduceMax")
+    r = ddlc::MaxOp::create(builder, loc, type, *x, dims, keep);
+  else
+    r = ddlc::MinOp::create(builder, loc, type, *x, dims, keep);
   define(node, 0, r);
   return success();
 }

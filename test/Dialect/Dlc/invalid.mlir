@@ -346,3 +346,11 @@ func.func @slice_backwards_outside(%a: tensor<2x12xf32>) -> tensor<2x5xf32> {
   %0 = dlc.slice %a {offsets = array<i64: 0, 3>, strides = array<i64: 1, -1>} : (tensor<2x12xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+func.func @extremum_grad_shape(%x: tensor<4x6xf32>, %m: tensor<6xf32>, %g: tensor<4xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{extremum and grad must be [4], got [6]}}
+  %0 = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<6xf32>, tensor<4xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

@@ -108,3 +108,15 @@ func.func @masks_and_embeddings(%m: tensor<8x8xf32>, %s: tensor<2x8x8xf32>, %w: 
   %g = dlc.gather_grad %e, %ids : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
   return %r, %e, %g : tensor<2x8x8xf32>, tensor<2x8x4xf32>, tensor<50x4xf32>
 }
+
+// Extrema and their gradient.
+// CHECK-LABEL: func.func @extrema
+func.func @extrema(%x: tensor<4x6xf32>, %g: tensor<4xf32>) -> (tensor<4xf32>, tensor<1x6xf32>, tensor<4x6xf32>) {
+  // CHECK: dlc.max %{{.*}} {dims = array<i64: 1>} : (tensor<4x6xf32>) -> tensor<4xf32>
+  %m = dlc.max %x {dims = array<i64: 1>} : (tensor<4x6xf32>) -> tensor<4xf32>
+  // CHECK: dlc.min %{{.*}} {dims = array<i64: 0>, keepdim = true} : (tensor<4x6xf32>) -> tensor<1x6xf32>
+  %n = dlc.min %x {dims = array<i64: 0>, keepdim = true} : (tensor<4x6xf32>) -> tensor<1x6xf32>
+  // CHECK: dlc.extremum_grad %{{.*}}, %{{.*}}, %{{.*}} {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x6xf32>
+  %d = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x6xf32>
+  return %m, %n, %d : tensor<4xf32>, tensor<1x6xf32>, tensor<4x6xf32>
+}

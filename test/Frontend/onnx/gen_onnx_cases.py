@@ -657,6 +657,46 @@ def _tile(r):
               [vi("x", [2, 3])], [vi("y", [4, 9])])
 
 
+@case("reduce_extrema")
+def _reduce_extrema(r):
+    # ReduceMax over axis 1 (opset 18: axes input) minus ReduceMin over
+    # axis 0 kept. Writes reduce_extrema_{x,y}.npy (NumPy).
+    n = helper.make_node
+    x = f32(r, 3, 5)
+    y = x.max(axis=1, keepdims=True) - x.min(axis=0, keepdims=True)
+    np.save(os.path.join(INPUTS, "reduce_extrema_x.npy"), x)
+    np.save(os.path.join(INPUTS, "reduce_extrema_y.npy"), y)
+    return mk([const_node("a1", i64([1])), const_node("a0", i64([0])),
+               n("ReduceMax", ["x", "a1"], ["mx"], name="max", keepdims=1),
+               n("ReduceMin", ["x", "a0"], ["mn"], name="min", keepdims=1),
+               n("Sub", ["mx", "mn"], ["y"], name="sub")],
+              [vi("x", [3, 5])], [vi("y", [3, 5])], opset=18)
+
+
+@case("reduce_max_train")
+def _reduce_max_train(r):
+    # y = max over axis 1 of x * w, trained with --loss mse (SGD, lr 0.1):
+    # row 0 of x has a tie for its maximum, which shares the gradient as
+    # PyTorch's amax does. Writes reduce_max_train_{x,t,w1}.npy (NumPy).
+    n = helper.make_node
+    x = np.array([[3.0, 3.0, 1.0, 0.5], [0.2, -1.0, 2.5, 1.0]], np.float32)
+    t = np.array([1.0, 2.0], np.float32)
+    w = np.ones((1, 4), np.float32)
+    xw = x.astype(np.float64) * w
+    y = xw.max(axis=1)
+    dy = 2.0 * (y - t) / y.size
+    mask = (xw == y[:, None])
+    dxw = mask * (dy / mask.sum(axis=1))[:, None]
+    dw = (dxw * x).sum(axis=0, keepdims=True)
+    np.save(os.path.join(INPUTS, "reduce_max_train_x.npy"), x)
+    np.save(os.path.join(INPUTS, "reduce_max_train_t.npy"), t)
+    np.save(os.path.join(INPUTS, "reduce_max_train_w1.npy"),
+            (w - 0.1 * dw).astype(np.float32))
+    return mk([n("Mul", ["x", "w"], ["xw"], name="mul"),
+               n("ReduceMax", ["xw"], ["y"], name="max", axes=[1], keepdims=0)],
+              [vi("x", [2, 4])], [vi("y", [2])], [init("w", w)])
+
+
 @case("cast_to_int")
 def _cast_to_int(r):
     return mk([helper.make_node("Cast", ["x"], ["y"], name="cast",
@@ -923,7 +963,7 @@ CHECKER_PASSES = {"einsum", "einsum_lstm", "cast_to_int", "lstm", "lstm_expand",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
-NEWER_OPSETS = {"reducemean18", "pad18_axes", "gelu20", "gelu17", "opset19",
+NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
                 "opset21", "opset22"}
 
 # Raw files, not ModelProtos (written after the cases above).

@@ -428,6 +428,16 @@ SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
   return {d, Value()};
 }
 
+SmallVector<Value> MaxOp::buildGradients(OpBuilder &b, Value g) {
+  return {ExtremumGradOp::create(b, getLoc(), tensorTy(getInput()), getInput(),
+                                 getResult(), g, getDims(), getKeepdim())};
+}
+
+SmallVector<Value> MinOp::buildGradients(OpBuilder &b, Value g) {
+  return {ExtremumGradOp::create(b, getLoc(), tensorTy(getInput()), getInput(),
+                                 getResult(), g, getDims(), getKeepdim())};
+}
+
 //===----------------------------------------------------------------------===//
 // Precision
 //===----------------------------------------------------------------------===//

@@ -741,6 +741,33 @@ LogicalResult SumOp::verify() {
 LogicalResult MeanOp::verify() {
   return verifyReduction(*this, getDims(), getKeepdim());
 }
+LogicalResult MaxOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepdim());
+}
+LogicalResult MinOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepdim());
+}
+LogicalResult ExtremumGradOp::verify() {
+  auto in = tensorTy(getInput());
+  ArrayRef<int64_t> dims = getDims();
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] < 0 || dims[i] >= in.getRank() ||
+        (i > 0 && dims[i] <= dims[i - 1]))
+      return emitOpError("dims must be sorted, unique and in range for rank ")
+             << in.getRank() << ", got " << shapeStr(dims);
+  SmallVector<int64_t> reduced;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (!llvm::is_contained(getDims(), d))
+      reduced.push_back(in.getDimSize(d));
+    else if (getKeepdim())
+      reduced.push_back(1);
+  }
+  for (Value v : {getExtremum(), getGrad()})
+    if (tensorTy(v).getShape() != ArrayRef<int64_t>(reduced))
+      return emitOpError("extremum and grad must be ")
+             << shapeStr(reduced) << ", got " << shapeStr(tensorTy(v).getShape());
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Losses

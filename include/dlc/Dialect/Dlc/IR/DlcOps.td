@@ -629,6 +629,31 @@ class Dlc_ReductionOp<string mnemonic, string what> : Dlc_Op<mnemonic, [Pure, Dl
 
 def Dlc_SumOp : Dlc_ReductionOp<"sum", "the sum">;
 def Dlc_MeanOp : Dlc_ReductionOp<"mean", "the mean">;
+// NaN propagates, and the gradient is shared evenly among the elements
+// equal to the result, as PyTorch's amax/amin do (dlc.extremum_grad).
+def Dlc_MaxOp : Dlc_ReductionOp<"max", "the maximum">;
+def Dlc_MinOp : Dlc_ReductionOp<"min", "the minimum">;
+
+def Dlc_ExtremumGradOp : Dlc_Op<"extremum_grad",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "The gradient of dlc.max and dlc.min";
+  let description = [{
+    `result = input == extremum (broadcast) ? grad / ties : 0`, where
+    `extremum` and `grad` have the reduction's result shape (`dims`,
+    `keepdim` as in the reduction) and `ties` counts the elements of each
+    reduced group equal to its extremum: PyTorch's amax/amin gradient.
+
+    ```mlir
+    %d = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x6xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$extremum,
+                       Dlc_FloatTensor:$grad, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $extremum `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Losses
