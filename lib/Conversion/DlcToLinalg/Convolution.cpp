@@ -30,67 +30,19 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::lowering;
 
-/// A copy of the [N, C, H, W] tensor `x` into a zero tensor of `ty` at
+/// A copy of the [N, C, H, W] tensor `x` into a tensor of `ty` at
 /// (offsetH, offsetW), every (strideH, strideW) along H and W, starting from
 /// x's element (firstH, firstW) and taking at most `count` of them along
-/// each dimension; the elements of `ty` not written are `value`. One
-/// linalg.generic with a guarded read: a tensor.pad or a strided
-/// tensor.insert_slice would bufferize to a strided memref.copy, which
-/// needs the MLIR C runtime's memrefCopy.
+/// each dimension; the elements of `ty` not written are `value`
+/// (placeWindow, with N and C passed through).
 static Value placeImage(OpBuilder &b, Location loc, Value x,
                         RankedTensorType ty, ArrayRef<int64_t> offset,
                         ArrayRef<int64_t> stride, ArrayRef<int64_t> first,
                         ArrayRef<int64_t> count, double value) {
-  Type et = ty.getElementType();
-  auto c = [&](OpBuilder &nb, Location l, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(nb, l, v);
-  };
-  AffineMap id = b.getMultiDimIdentityMap(4);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{ty}, ValueRange{},
-             ValueRange{emptyTensor(b, loc, ty)}, SmallVector<AffineMap>{id},
-             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location l, ValueRange) {
-               SmallVector<Value> at{linalg::IndexOp::create(nb, l, 0),
-                                     linalg::IndexOp::create(nb, l, 1)};
-               Value inside;
-               for (int d = 0; d < 2; ++d) {
-                 // i = j - offset must be a multiple of the stride, and
-                 // i / stride < count.
-                 Value j = linalg::IndexOp::create(nb, l, 2 + d);
-                 Value i = arith::SubIOp::create(nb, l, j, c(nb, l, offset[d]));
-                 Value q = arith::DivSIOp::create(nb, l, i, c(nb, l, stride[d]));
-                 Value ok = arith::AndIOp::create(
-                     nb, l,
-                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i,
-                                           c(nb, l, 0)),
-                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, q,
-                                           c(nb, l, count[d])));
-                 if (stride[d] != 1)
-                   ok = arith::AndIOp::create(
-                       nb, l, ok,
-                       arith::CmpIOp::create(
-                           nb, l, arith::CmpIPredicate::eq,
-                           arith::RemSIOp::create(nb, l, i,
-                                                  c(nb, l, stride[d])),
-                           c(nb, l, 0)));
-                 inside = inside ? arith::AndIOp::create(nb, l, inside, ok)
-                                       .getResult()
-                                 : ok;
-                 Value src = arith::AddIOp::create(
-                     nb, l,
-                     arith::SelectOp::create(nb, l, ok, q, c(nb, l, 0)),
-                     c(nb, l, first[d]));
-                 at.push_back(src);
-               }
-               Value v = tensor::ExtractOp::create(nb, l, x, at);
-               linalg::YieldOp::create(
-                   nb, l,
-                   arith::SelectOp::create(nb, l, inside, v,
-                                           floatConst(nb, l, et, value))
-                       .getResult());
-             })
-      .getResult(0);
+  int64_t n = ty.getDimSize(0), c = ty.getDimSize(1);
+  return placeWindow(b, loc, x, ty, {0, 0, offset[0], offset[1]},
+                     {1, 1, stride[0], stride[1]}, {0, 0, first[0], first[1]},
+                     {n, c, count[0], count[1]}, value);
 }
 
 Value mlir::dlc::lowering::padImage(OpBuilder &b, Location loc, Value x,

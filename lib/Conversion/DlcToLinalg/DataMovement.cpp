@@ -11,7 +11,8 @@
 //                    input, the right one selected);
 //   dlc.slice        result[j] = input[offsets + j * strides];
 //   dlc.slice_grad   result[j] = grad[(j - offsets) / strides] where j lies
-//                    on the window, else 0;
+//                    on the window, else 0 (placeWindow, which pads the
+//                    images of Convolution.cpp too);
 //   dlc.where        condition != 0 ? lhs : rhs, each operand broadcast
 //                    into the result by its indexing map;
 //   dlc.gather       result[p, d] = table[row(indices[p]), d];
@@ -141,44 +142,11 @@ struct LowerSliceGrad : OpRewritePattern<SliceGradOp> {
   LogicalResult matchAndRewrite(SliceGradOp op,
                                 PatternRewriter &rewriter) const override {
     auto gradTy = tensorTy(op.getGrad());
-    ArrayRef<int64_t> offsets = op.getOffsets(), strides = op.getStrides();
-    Value r = generateFromIndex(
-        rewriter, op.getLoc(), tensorTy(op.getResult()),
-        [&](OpBuilder &b, Location l, ArrayRef<Value> index) -> Value {
-          Value inside;
-          SmallVector<Value> at;
-          for (auto [d, j] : llvm::enumerate(index)) {
-            // i = j - offset must be a multiple of the stride, and
-            // 0 <= q = i / stride < size (the stride may be negative).
-            Value i = arith::SubIOp::create(b, l, j,
-                                            indexConst(b, l, offsets[d]));
-            Value q = arith::DivSIOp::create(b, l, i,
-                                             indexConst(b, l, strides[d]));
-            Value ok = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, q,
-                                      indexConst(b, l, 0)),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, q,
-                                      indexConst(b, l, gradTy.getDimSize(d))));
-            if (strides[d] != 1)
-              ok = arith::AndIOp::create(
-                  b, l, ok,
-                  arith::CmpIOp::create(
-                      b, l, arith::CmpIPredicate::eq,
-                      arith::RemSIOp::create(b, l, i,
-                                             indexConst(b, l, strides[d])),
-                      indexConst(b, l, 0)));
-            inside = inside ? arith::AndIOp::create(b, l, inside, ok).getResult()
-                            : ok;
-            at.push_back(arith::SelectOp::create(b, l, ok, q,
-                                                 indexConst(b, l, 0)));
-          }
-          Value v = tensor::ExtractOp::create(b, l, op.getGrad(), at);
-          return arith::SelectOp::create(
-              b, l, inside, v,
-              floatConst(b, l, gradTy.getElementType(), 0.0));
-        });
-    rewriter.replaceOp(op, r);
+    SmallVector<int64_t> first(gradTy.getRank(), 0);
+    rewriter.replaceOp(op, placeWindow(rewriter, op.getLoc(), op.getGrad(),
+                                       tensorTy(op.getResult()),
+                                       op.getOffsets(), op.getStrides(), first,
+                                       gradTy.getShape(), 0.0));
     return success();
   }
 };
@@ -313,6 +281,62 @@ struct LowerGatherGrad : OpRewritePattern<GatherGradOp> {
 };
 
 } // namespace
+
+Value mlir::dlc::lowering::placeWindow(OpBuilder &b, Location loc, Value x,
+                                       RankedTensorType ty,
+                                       ArrayRef<int64_t> offset,
+                                       ArrayRef<int64_t> stride,
+                                       ArrayRef<int64_t> first,
+                                       ArrayRef<int64_t> count, double value) {
+  auto xTy = tensorTy(x);
+  return generateFromIndex(
+      b, loc, ty, [&](OpBuilder &nb, Location l, ArrayRef<Value> index) {
+        Value inside;
+        SmallVector<Value> at;
+        for (auto [d, j] : llvm::enumerate(index)) {
+          // A dimension x fills whole, in place: read at j, unguarded.
+          if (offset[d] == 0 && stride[d] == 1 && first[d] == 0 &&
+              count[d] == ty.getDimSize(d) &&
+              count[d] == xTy.getDimSize(d)) {
+            at.push_back(j);
+            continue;
+          }
+          // i = j - offset must be a multiple of the stride, and
+          // 0 <= q = i / stride < count (for a negative stride, i <= 0).
+          Value i = arith::SubIOp::create(nb, l, j, indexConst(nb, l, offset[d]));
+          Value q =
+              arith::DivSIOp::create(nb, l, i, indexConst(nb, l, stride[d]));
+          Value ok = arith::AndIOp::create(
+              nb, l,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                    stride[d] > 0 ? i : q,
+                                    indexConst(nb, l, 0)),
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, q,
+                                    indexConst(nb, l, count[d])));
+          if (stride[d] != 1)
+            ok = arith::AndIOp::create(
+                nb, l, ok,
+                arith::CmpIOp::create(
+                    nb, l, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(nb, l, i,
+                                           indexConst(nb, l, stride[d])),
+                    indexConst(nb, l, 0)));
+          inside =
+              inside ? arith::AndIOp::create(nb, l, inside, ok).getResult()
+                     : ok;
+          at.push_back(arith::AddIOp::create(
+              nb, l, arith::SelectOp::create(nb, l, ok, q, indexConst(nb, l, 0)),
+              indexConst(nb, l, first[d])));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, x, at);
+        if (!inside)
+          return v;
+        return arith::SelectOp::create(
+                   nb, l, inside, v,
+                   floatConst(nb, l, ty.getElementType(), value))
+            .getResult();
+      });
+}
 
 void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {

@@ -47,6 +47,18 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
 /// Applies a named activation (`none`, `relu`, ...) to one element.
 Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x);
 
+/// A tensor of `ty` holding `x` placed along each dimension d at
+/// offset[d], every stride[d] (negative: backwards), from x's element
+/// first[d], at most count[d] elements; `value` elsewhere. One
+/// linalg.generic whose body reads x at guarded, computed indices (a
+/// tensor.pad or strided tensor.insert_slice would bufferize to a strided
+/// memref.copy, which needs the MLIR C runtime's memrefCopy). Dimensions
+/// that x fills whole and in place are read unguarded. DataMovement.cpp.
+Value placeWindow(OpBuilder &b, Location loc, Value x, RankedTensorType ty,
+                  ArrayRef<int64_t> offset, ArrayRef<int64_t> stride,
+                  ArrayRef<int64_t> first, ArrayRef<int64_t> count,
+                  double value);
+
 /// `x` [N, C, H, W] padded with `value` by `padding` [top, left, bottom,
 /// right] (`x` itself when there is no padding).
 Value padImage(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> padding,
