@@ -228,24 +228,42 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       return nullptr;
     return c;
   };
+  // Integers stay int64 from end to end (an INT64_MAX end of a Slice must
+  // not pass through a double); only float data and float comparisons
+  // compute in double.
   auto value = [](const Constant *c, int64_t i) {
     return c->isFloat ? c->floats[i] : double(c->ints[i]);
   };
-  auto define = [&](SmallVector<int64_t> shape, bool isFloat, Type et,
-                    std::vector<double> v) {
-    auto c = std::make_shared<Constant>();
+  auto define = [&](SmallVector<int64_t> shape, std::shared_ptr<Constant> c) {
     c->shape = std::move(shape);
-    c->isFloat = isFloat;
-    if (isFloat) {
-      c->elementType = et;
-      c->floats = std::move(v);
-    } else {
-      c->ints.assign(v.begin(), v.end());
-    }
-    defineConst(node, 0, c);
+    defineConst(node, 0, std::move(c));
     folded = true;
     return success();
   };
+  auto ints = [&](SmallVector<int64_t> shape, std::vector<int64_t> v) {
+    auto c = std::make_shared<Constant>();
+    c->ints = std::move(v);
+    return define(std::move(shape), c);
+  };
+  // A result made of elements of the inputs (Where, Expand, Trilu): the
+  // element type of `like`, element i copied exactly from source(i), or 0
+  // where source(i) gives no constant.
+  auto copied =
+      [&](SmallVector<int64_t> shape, const Constant *like,
+          function_ref<std::pair<const Constant *, int64_t>(int64_t)> source) {
+        auto c = std::make_shared<Constant>();
+        c->isFloat = like->isFloat;
+        c->elementType = like->elementType;
+        int64_t n = numElements(shape);
+        for (int64_t i = 0; i < n; ++i) {
+          auto [from, k] = source(i);
+          if (c->isFloat)
+            c->floats.push_back(from ? from->floats[k] : 0.0);
+          else
+            c->ints.push_back(from ? from->ints[k] : 0);
+        }
+        return define(std::move(shape), c);
+      };
   auto tooLarge = [&](ArrayRef<int64_t> shape) {
     for (int64_t d : shape)
       if (d < 0 || d > kMaxMask)
@@ -265,42 +283,64 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       return nodeError(node, "operands of shapes that do not broadcast");
     if (tooLarge(*shape))
       return success();
-    bool isFloat = op == "Mod" && (a->isFloat || b->isFloat);
+    bool isFloat = a->isFloat || b->isFloat;
     bool fmod = intAttr(node, "fmod", 0) != 0;
-    std::vector<double> out(numElements(*shape));
-    for (int64_t i = 0; i < int64_t(out.size()); ++i) {
-      double x = value(a, broadcastOffset(i, *shape, a->shape));
-      double y = value(b, broadcastOffset(i, *shape, b->shape));
-      if (op == "Mod") {
+    int64_t n = numElements(*shape);
+    std::vector<double> floats;
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t ia = broadcastOffset(i, *shape, a->shape);
+      int64_t ib = broadcastOffset(i, *shape, b->shape);
+      // Compares (or takes Mod of) int64 exactly, floats in double.
+      auto cmp = [&](auto x, auto y) -> int64_t {
+        return op == "Equal"            ? x == y
+               : op == "Less"           ? x < y
+               : op == "Greater"        ? x > y
+               : op == "LessOrEqual"    ? x <= y
+               : op == "GreaterOrEqual" ? x >= y
+               : op == "And"            ? (x != 0 && y != 0)
+               : op == "Or"             ? (x != 0 || y != 0)
+                                        : ((x != 0) != (y != 0));
+      };
+      if (op != "Mod") {
+        out.push_back(isFloat ? cmp(value(a, ia), value(b, ib))
+                              : cmp(a->ints[ia], b->ints[ib]));
+      } else if (isFloat) {
+        double x = value(a, ia), y = value(b, ib);
         if (y == 0)
           return nodeError(node, "Mod by zero");
         double r = std::fmod(x, y);
         // fmod = 0: the sign of the divisor, as Python's %.
         if (!fmod && r != 0 && ((r < 0) != (y < 0)))
           r += y;
-        out[i] = r;
+        floats.push_back(r);
       } else {
-        out[i] = op == "Equal"            ? x == y
-                 : op == "Less"           ? x < y
-                 : op == "Greater"        ? x > y
-                 : op == "LessOrEqual"    ? x <= y
-                 : op == "GreaterOrEqual" ? x >= y
-                 : op == "And"            ? (x != 0 && y != 0)
-                 : op == "Or"             ? (x != 0 || y != 0)
-                                          : ((x != 0) != (y != 0));
+        int64_t x = a->ints[ia], y = b->ints[ib];
+        if (y == 0)
+          return nodeError(node, "Mod by zero");
+        int64_t r = y == -1 ? 0 : x % y; // INT64_MIN % -1 overflows.
+        if (!fmod && r != 0 && ((r < 0) != (y < 0)))
+          r += y;
+        out.push_back(r);
       }
     }
-    Type et = a->isFloat ? a->elementType : b->elementType;
-    return define(*shape, isFloat, et, out);
+    if (op == "Mod" && isFloat) {
+      auto c = std::make_shared<Constant>();
+      c->isFloat = true;
+      c->elementType = a->isFloat ? a->elementType : b->elementType;
+      c->floats = std::move(floats);
+      return define(*shape, c);
+    }
+    return ints(*shape, std::move(out));
   }
   if (op == "Not") {
     Constant *a = constant(0);
     if (!a || a->isFloat)
       return success();
-    std::vector<double> out;
+    std::vector<int64_t> out;
     for (int64_t v : a->ints)
       out.push_back(v == 0);
-    return define(a->shape, false, Type(), out);
+    return ints(a->shape, std::move(out));
   }
   if (op == "Where") {
     Constant *c = constant(0), *x = constant(1), *y = constant(2);
@@ -313,12 +353,11 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       return nodeError(node, "operands of shapes that do not broadcast");
     if (tooLarge(*shape) || x->isFloat != y->isFloat)
       return success();
-    std::vector<double> out(numElements(*shape));
-    for (int64_t i = 0; i < int64_t(out.size()); ++i)
-      out[i] = c->ints[broadcastOffset(i, *shape, c->shape)]
-                   ? value(x, broadcastOffset(i, *shape, x->shape))
-                   : value(y, broadcastOffset(i, *shape, y->shape));
-    return define(*shape, x->isFloat, x->elementType, out);
+    return copied(*shape, x, [&](int64_t i) {
+      return c->ints[broadcastOffset(i, *shape, c->shape)]
+                 ? std::make_pair(x, broadcastOffset(i, *shape, x->shape))
+                 : std::make_pair(y, broadcastOffset(i, *shape, y->shape));
+    });
   }
   if (op == "Expand") {
     Constant *a = constant(0), *s = constant(1);
@@ -331,10 +370,9 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
                                  "-D operand to the given shape");
     if (tooLarge(*shape))
       return success();
-    std::vector<double> out(numElements(*shape));
-    for (int64_t i = 0; i < int64_t(out.size()); ++i)
-      out[i] = value(a, broadcastOffset(i, *shape, a->shape));
-    return define(*shape, a->isFloat, a->elementType, out);
+    return copied(*shape, a, [&](int64_t i) {
+      return std::make_pair(a, broadcastOffset(i, *shape, a->shape));
+    });
   }
   if (op == "ConstantOfShape") {
     Constant *s = constant(0);
@@ -343,21 +381,23 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     SmallVector<int64_t> shape(s->ints.begin(), s->ints.end());
     if (tooLarge(shape))
       return success();
-    bool isFloat = true;
-    double v = 0;
-    Type et = builder.getF32Type();
+    // The value (float32 0 by default), repeated: a copy of its one
+    // element into every position.
+    auto fillValue = std::make_shared<Constant>();
+    fillValue->isFloat = true;
+    fillValue->elementType = builder.getF32Type();
+    fillValue->floats = {0.0};
     if (const auto *a = attr(node, "value")) {
       auto c = readTensor(a->t(), "the value of ConstantOfShape", nodeLoc(node));
       if (failed(c))
         return failure();
       if ((*c)->numel() != 1)
         return nodeError(node, "value must have one element");
-      isFloat = (*c)->isFloat;
-      et = (*c)->elementType;
-      v = value(c->get(), 0);
+      fillValue = *c;
     }
-    return define(shape, isFloat, et,
-                  std::vector<double>(numElements(shape), v));
+    return copied(shape, fillValue.get(), [&](int64_t) {
+      return std::make_pair(fillValue.get(), int64_t(0));
+    });
   }
   if (op == "Range") {
     Constant *st = constant(0), *li = constant(1), *de = constant(2);
@@ -370,10 +410,19 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     double count = std::max(0.0, std::ceil((limit - start) / delta));
     if (count > double(kMaxMask))
       return success();
-    std::vector<double> out;
+    if (!st->isFloat) {
+      // int64 exactly: start + i * delta stays between start and limit.
+      std::vector<int64_t> out;
+      for (int64_t i = 0; i < int64_t(count); ++i)
+        out.push_back(st->ints[0] + i * de->ints[0]);
+      return ints({int64_t(out.size())}, std::move(out));
+    }
+    auto c = std::make_shared<Constant>();
+    c->isFloat = true;
+    c->elementType = st->elementType;
     for (int64_t i = 0; i < int64_t(count); ++i)
-      out.push_back(start + double(i) * delta);
-    return define({int64_t(out.size())}, st->isFloat, st->elementType, out);
+      c->floats.push_back(start + double(i) * delta);
+    return define({int64_t(c->floats.size())}, c);
   }
   if (op == "Cast") {
     // To bool or an integer type; casts to float are foldFloatConstant's.
@@ -382,12 +431,23 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     if (!a || (to != onnx::TensorProto::BOOL &&
                to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32))
       return success();
-    std::vector<double> out(a->numel());
+    std::vector<int64_t> out(a->numel());
     for (int64_t i = 0; i < a->numel(); ++i) {
-      double v = value(a, i);
-      out[i] = to == onnx::TensorProto::BOOL ? double(v != 0) : std::trunc(v);
+      if (!a->isFloat) {
+        out[i] = to == onnx::TensorProto::BOOL ? a->ints[i] != 0 : a->ints[i];
+        continue;
+      }
+      double v = a->floats[i];
+      if (to == onnx::TensorProto::BOOL) {
+        out[i] = v != 0;
+      } else if (!(std::abs(v) < 9.2233720368547758e18)) {
+        return nodeError(node, "cannot cast " + formatNumber(v) +
+                                   " to an integer");
+      } else {
+        out[i] = int64_t(std::trunc(v));
+      }
     }
-    return define(a->shape, false, Type(), out);
+    return ints(a->shape, std::move(out));
   }
   if (op == "Reshape") {
     // Integer tensors only (float data is reshaped by the model).
@@ -422,8 +482,7 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       return nodeError(node, "cannot reshape " + Twine(a->numel()) +
                                  " elements into " +
                                  Twine(numElements(shape)));
-    std::vector<double> out(a->ints.begin(), a->ints.end());
-    return define(shape, false, Type(), out);
+    return ints(shape, a->ints);
   }
   if (op == "Trilu") {
     Constant *a = constant(0);
@@ -438,13 +497,11 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     }
     bool upper = intAttr(node, "upper", 1) != 0;
     int64_t rows = a->shape[a->shape.size() - 2], cols = a->shape.back();
-    std::vector<double> out(a->numel());
-    for (int64_t i = 0; i < a->numel(); ++i) {
+    return copied(a->shape, a, [&](int64_t i) {
       int64_t c = i % cols, r = (i / cols) % rows;
       bool keep = upper ? c - r >= k : c - r <= k;
-      out[i] = keep ? value(a, i) : 0.0;
-    }
-    return define(a->shape, a->isFloat, a->elementType, out);
+      return std::make_pair(keep ? a : nullptr, i);
+    });
   }
   return success();
 }

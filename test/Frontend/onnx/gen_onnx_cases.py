@@ -697,6 +697,19 @@ def _reduce_max_train(r):
               [vi("x", [2, 4])], [vi("y", [2])], [init("w", w)])
 
 
+@case("slice_int64_max")
+def _slice_int64_max(r):
+    # TorchScript writes x[:, 1:] with an end of INT64_MAX, sometimes through
+    # a Cast of the constant to int64: the folded end must stay INT64_MAX
+    # (through a double it became -2^63, and the slice came out empty).
+    n = helper.make_node
+    return mk([const_node("big", i64([2**63 - 1])),
+               n("Cast", ["big"], ["end"], name="cast_end", to=I64),
+               const_node("start", i64([1])), const_node("axis", i64([1])),
+               n("Slice", ["x", "start", "end", "axis"], ["y"], name="slice")],
+              [vi("x", [2, 5])], [vi("y", [2, 4])])
+
+
 @case("cast_to_int")
 def _cast_to_int(r):
     return mk([helper.make_node("Cast", ["x"], ["y"], name="cast",
