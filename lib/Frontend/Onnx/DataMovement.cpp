@@ -335,14 +335,10 @@ LogicalResult OnnxImporter::importWhere(const onnx::NodeProto &node) {
   } else if (c->constant && !c->constant->isFloat) {
     // A constant mask (a causal triu) enters as a float tensor of 0 and 1,
     // a constant that no gradient reaches.
-    auto f = std::make_shared<Constant>(*c->constant);
-    f->isFloat = true;
-    f->elementType = builder.getF32Type();
-    f->floats.assign(f->ints.begin(), f->ints.end());
-    f->ints.clear();
-    f->initializer.clear();
-    Item maskItem{Value(), f, std::nullopt};
-    auto m = materialize(node.input(0) + ".mask", maskItem, nodeLoc(node));
+    const Constant &k = *c->constant;
+    auto m = maskTensor(node.input(0) + ".mask", k.shape,
+                        std::vector<double>(k.ints.begin(), k.ints.end()),
+                        nodeLoc(node));
     if (failed(m))
       return failure();
     cond = *m;

@@ -640,6 +640,19 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
   return item.value;
 }
 
+FailureOr<Value> OnnxImporter::maskTensor(const std::string &name,
+                                          ArrayRef<int64_t> shape,
+                                          std::vector<double> values,
+                                          Location loc) {
+  auto mask = std::make_shared<Constant>();
+  mask->isFloat = true;
+  mask->elementType = builder.getF32Type();
+  mask->shape.assign(shape.begin(), shape.end());
+  mask->floats = std::move(values);
+  Item item{Value(), mask, std::nullopt};
+  return materialize(name, item, loc);
+}
+
 FailureOr<Value> OnnxImporter::tensor(const onnx::NodeProto &node, int i) {
   Item *item = lookup(node, i);
   if (!item) {

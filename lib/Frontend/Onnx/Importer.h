@@ -326,6 +326,12 @@ private:
                                                   int i, const Twine &what);
   FailureOr<Value> materialize(const std::string &name, Item &item,
                                Location loc);
+  /// A constant float32 mask of `shape` (`values`, 0 or 1) as a constant
+  /// parameter named `name` (a Where's constant condition, a Pad's border):
+  /// it gets no gradient and is never trained.
+  FailureOr<Value> maskTensor(const std::string &name,
+                              ArrayRef<int64_t> shape,
+                              std::vector<double> values, Location loc);
   void define(const onnx::NodeProto &node, int i, Value v) {
     items[node.output(i)] = Item{v, nullptr, std::nullopt};
   }

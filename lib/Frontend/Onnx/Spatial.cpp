@@ -85,24 +85,19 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
   Location loc = nodeLoc(node);
   Value r = ddlc::SliceGradOp::create(builder, loc, type, *x, offsets, strides);
   if (value != 0) {
-    auto mask = std::make_shared<Constant>();
-    mask->isFloat = true;
-    mask->elementType = builder.getF32Type();
-    mask->shape.assign(shape.begin(), shape.end());
     int64_t n = numElements(shape);
-    mask->floats.assign(n, 0.0);
+    std::vector<double> inside(n, 0.0);
     for (int64_t i = 0; i < n; ++i) {
       int64_t rem = i;
-      bool inside = true;
+      bool in = true;
       for (int64_t d = rank - 1; d >= 0; --d) {
         int64_t c = rem % shape[d];
         rem /= shape[d];
-        inside &= c >= all[d] && c < all[d] + t.getDimSize(d);
+        in &= c >= all[d] && c < all[d] + t.getDimSize(d);
       }
-      mask->floats[i] = inside;
+      inside[i] = in;
     }
-    Item maskItem{Value(), mask, std::nullopt};
-    auto m = materialize(node.output(0) + ".mask", maskItem, loc);
+    auto m = maskTensor(node.output(0) + ".mask", shape, std::move(inside), loc);
     if (failed(m))
       return failure();
     r = ddlc::WhereOp::create(builder, loc, type, *m, r,
