@@ -54,7 +54,10 @@ def _cache_key(model_path, flags, runtime):
             p = os.path.join(d, name)
             if os.path.isfile(p) and p != os.path.abspath(model_path):
                 extra.append([name] + _file_key(p)[1:])
-    h.update(json.dumps([flags, _file_key(_runtime.compiler_path()),
+    # The file name too: it gives the language (by extension) and an ONNX
+    # model's name.
+    h.update(json.dumps([os.path.basename(model_path), flags,
+                         _file_key(_runtime.compiler_path()),
                          _file_key(runtime), extra]).encode())
     return h.hexdigest()
 

@@ -12,6 +12,20 @@ import numpy as np
 from . import _runtime as rt
 
 
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def address(a):
+    """The data pointer of a C-contiguous array: through the buffer
+    protocol (about 0.1 us), or `a.ctypes.data` (0.5 us) for a read-only or
+    empty one."""
+    try:
+        return _addressof(_from_buffer(a))
+    except (TypeError, ValueError):
+        return a.ctypes.data
+
+
 class Spec:
     """An entry's input or output: name, NumPy dtype, shape."""
     __slots__ = ("name", "dtype", "dtype_name", "shape", "nbytes")
@@ -139,21 +153,25 @@ class Core:
         buf = (ctypes.c_char * info.nbytes).from_address(info.data)
         return np.frombuffer(buf, dtype=dtype).reshape(shape)
 
-    def run(self, entry, arrays):
+    def run(self, entry, arrays, outs=None, read=None):
         """Runs `entry` on ready inputs (right dtype and shape, C-contiguous,
-        aligned); returns fresh output arrays."""
-        outs = [np.empty(s.shape, s.dtype) for s in entry.outputs]
+        aligned) into `outs` (fresh arrays by default); returns the outputs,
+        or read(outputs), called while the model is still locked."""
+        if outs is None:
+            outs = [np.empty(s.shape, s.dtype) for s in entry.outputs]
         with self.lock:
             ptrs = entry.in_ptrs
             for i, a in enumerate(arrays):
-                ptrs[i] = a.ctypes.data
+                ptrs[i] = address(a)
             optrs = entry.out_ptrs
             for i, o in enumerate(outs):
-                optrs[i] = o.ctypes.data
+                optrs[i] = address(o)
             st = self.L.dlc_model_run(self.handle, entry.index, entry.in_addr,
                                       entry.out_addr)
-        if st:
-            rt.check(st, f"{entry.name} failed")
+            if st:
+                rt.check(st, f"{entry.name} failed")
+            if read is not None:
+                return read(outs)
         return outs
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _compiler
 from . import _runtime as rt
-from ._core import Core, copy_params
+from ._core import Core, address, copy_params
 from ._train import Train
 
 # ---------------------------------------------------------------------------
@@ -237,14 +237,19 @@ def _export_torch(module, example_inputs, directory, export_kwargs):
     if not re.match(r"[a-z_]", name):
         name = "m_" + name
     path = os.path.join(directory, f"{name}.onnx")
+    import inspect
     kwargs = dict(export_kwargs or {})
-    if "dynamo" not in kwargs:
+    try:
+        has_dynamo = "dynamo" in inspect.signature(
+            torch.onnx.export).parameters
+    except (TypeError, ValueError):
+        has_dynamo = False
+    if has_dynamo and "dynamo" not in kwargs:
         try:
             import onnxscript  # noqa: F401  (the dynamo exporter needs it)
         except ImportError:
             kwargs["dynamo"] = False
-    if kwargs.get("dynamo") is False and "input_names" not in kwargs:
-        import inspect
+    if not kwargs.get("dynamo", has_dynamo) and "input_names" not in kwargs:
         try:
             params = list(inspect.signature(module.forward).parameters)
         except (TypeError, ValueError):
@@ -322,6 +327,11 @@ class Model:
             self._skipped_idx = next(
                 (i for i, s in enumerate(self._train.outputs)
                  if s.name == "skipped"), None)
+            # The step's outputs (the loss) are read at once: one set of
+            # buffers serves every step.
+            self._train_outs = [np.empty(s.shape, s.dtype)
+                                for s in self._train.outputs]
+        self._n_classes = self._classes()
 
     def _load(self, options, seed):
         directory, symbol, temporary = _compiler.build(
@@ -429,12 +439,12 @@ class Model:
                             a.shape == s.shape and a.flags.c_contiguous and
                             a.flags.aligned):
                         break
-                    ptrs[i] = a.ctypes.data
+                    ptrs[i] = address(a)
                 else:
                     outs = [np.empty(s.shape, s.dtype) for s in e.outputs]
                     optrs = e.out_ptrs
                     for i, o in enumerate(outs):
-                        optrs[i] = o.ctypes.data
+                        optrs[i] = address(o)
                     st = c.L.dlc_model_run(c.handle, e.index, e.in_addr,
                                            e.out_addr)
                     if st:
@@ -552,8 +562,23 @@ class Model:
         update) on one batch; returns the loss. The label is the last
         argument. A batch of fewer rows than the compiled one runs on a
         second model compiled for that size (docs/python.md)."""
-        self._need_train()
         e = self._train
+        if e is not None and not kwargs and len(args) == len(e.inputs):
+            # The fast path: a full batch of ready arrays.
+            for a, s in zip(args, e.inputs):
+                if not (type(a) is np.ndarray and a.dtype is s.dtype and
+                        a.shape == s.shape and a.flags.c_contiguous and
+                        a.flags.aligned):
+                    break
+            else:
+                if self._n_classes is not None:
+                    for i in self._label_idx:
+                        lab = args[i]
+                        if lab.min() < 0 or lab.max() >= self._n_classes:
+                            self._check_labels(args)
+                return self._core.run(e, args, self._train_outs,
+                                      self._read_loss)
+        self._need_train()
         arrays = _bind(e, args, kwargs, "train_step")
         arrays, n = self._rows(arrays, e.inputs, "train_step")
         if n is not None and n > self._batch:
@@ -565,18 +590,21 @@ class Model:
         self._check_labels(arrays)
         return self._step(arrays, n)
 
-    def _step(self, arrays, n):
-        """A step on ready arrays of n rows (validated)."""
-        if n is None or n == self._batch:
-            outs = self._core.run(self._train, arrays)
-        else:
-            v = self._variant(n)
-            copy_params(self._core, v)
-            outs = v.run(v.entries["train_step"], arrays)
-            copy_params(v, self._core)
+    def _read_loss(self, outs):
         if self._skipped_idx is not None:
             self._skipped = bool(outs[self._skipped_idx])
         return float(outs[self._loss_idx])
+
+    def _step(self, arrays, n):
+        """A step on ready arrays of n rows (validated)."""
+        if n is None or n == self._batch:
+            return self._core.run(self._train, arrays, self._train_outs,
+                                  self._read_loss)
+        v = self._variant(n)
+        copy_params(self._core, v)
+        loss = v.run(v.entries["train_step"], arrays, read=self._read_loss)
+        copy_params(v, self._core)
+        return loss
 
     def _variant(self, n):
         v = self._variants.get(n)
