@@ -67,6 +67,12 @@ if subprocess.run([config.test_python, "-c", "import torch"],
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("torch")
 
+# pytest beside the test Python: test/python/ runs the Python package's tests.
+if subprocess.run([config.test_python, "-c", "import pytest"],
+                  stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("pytest")
+
 # A machine with an NVIDIA driver: tests that check the CPU fallback of a
 # CUDA-capable binary do not apply there (test/gpu/ covers it).
 try:
