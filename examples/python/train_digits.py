@@ -104,10 +104,15 @@ def plot(path, runs):
               "python3-matplotlib)", file=sys.stderr)
         return
     fig, ax = plt.subplots(figsize=(7, 4))
+    # PyTorch's points fall on dlc's lines: markers, so both are seen.
+    styles = {"dlc": ("-", "--", None), "PyTorch": ("", "", "o")}
     for name, h in runs.items():
         epochs = range(1, len(h["loss"]) + 1)
-        line, = ax.plot(epochs, h["loss"], label=f"{name} train")
-        ax.plot(epochs, h["val_loss"], "--", color=line.get_color(),
+        train, val, marker = styles[name]
+        line, = ax.plot(epochs, h["loss"], linestyle=train, marker=marker,
+                        markersize=4, label=f"{name} train")
+        ax.plot(epochs, h["val_loss"], linestyle=val, marker=marker and "x",
+                markersize=4, color=line.get_color(),
                 label=f"{name} validation")
     ax.set_xlabel("epoch")
     ax.set_ylabel("cross-entropy loss")

@@ -494,6 +494,10 @@ class Model:
 
     def _forward_any(self, arrays):
         e = self._fwd
+        if len(arrays) != len(e.inputs):
+            raise TypeError(f"forward takes {len(e.inputs)} input(s) "
+                            f"({', '.join(s.name for s in e.inputs)}), "
+                            f"{len(arrays)} given")
         arrays, n = self._rows(arrays, e.inputs, "forward")
         B = self._batch
         if n is None or n == B:
@@ -879,7 +883,7 @@ class _Progress:
         self.done = 0
         if self.enabled and self.tqdm:
             self.bar = self.tqdm(total=self.total, desc=self.desc,
-                                 unit="samples", leave=True)
+                                 unit="samples", unit_scale=True, leave=True)
 
     def update(self, rows, loss):
         if not self.enabled:
@@ -904,7 +908,7 @@ class _Progress:
         text = ", ".join(f"{k} {v:.4f}" for k, v in logs.items()
                          if k != "samples_per_s")
         if self.bar is not None:
-            self.bar.set_postfix_str(text, refresh=True)
+            self.bar.set_postfix_str(text, refresh=False)
             self.bar.close()
             return
         if sys.stderr.isatty():
