@@ -151,8 +151,7 @@ def main():
             runs["PyTorch"] = train_torch(args, data, init)
 
     # samples/s: the training of an epoch (not the validation), the median
-    # over the epochs (dlc's first epoch also compiles the model for the
-    # short last batch).
+    # over the epochs.
     print(f"\n{'':10} {'val accuracy':>12} {'val loss':>10} "
           f"{'train loss':>10} {'samples/s':>10}")
     for name, h in runs.items():

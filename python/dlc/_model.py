@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from . import _compiler
+from . import _compiler, _errors
 from . import _runtime as rt
 from ._core import Core, address, copy_params
 from ._train import Train
@@ -614,7 +614,15 @@ class Model:
         v = self._variants.get(n)
         if v is None:
             opts = self._options.at_batch(n, self._batch)
-            v = self._load(opts, 0)
+            try:
+                v = self._load(opts, 0)
+            except _errors.CompileError as e:
+                e.message = (
+                    f"a step on {n} rows (a short last batch) needs the "
+                    f"model compiled for batch {n}, which failed; fit(..., "
+                    f"drop_last=True) skips such a batch:\n{e.message}")
+                e.args = (e.message,)
+                raise
             self._variants[n] = v
         return v
 
@@ -681,6 +689,10 @@ class Model:
             if self._eval_loss_kind(validation[1]) == "cross_entropy":
                 history["val_accuracy"] = []
         steps = n // B if drop_last else -(-n // B)
+        if not drop_last and n % B and epochs > initial_epoch:
+            # The short last batch's model, compiled before the first epoch
+            # (and its time).
+            self._variant(n % B)
         bar = _Progress(progress, n if not drop_last else steps * B)
         for epoch in range(initial_epoch, epochs):
             order = rng.permutation(n) if shuffle else None
@@ -943,6 +955,13 @@ def compile(model, example_inputs=None, *, input_shapes=None, batch=None,
     """
     options = _Options(input_shapes, batch, precision, device, train,
                        compiler_args)
+    if options.kind == rt.DEVICE_CUDA:
+        usable, why = rt.cuda_available()
+        if not usable:
+            # Before compiling: the runtime would refuse the model anyway.
+            raise _errors.RuntimeError(
+                f"device {device!r}: CUDA is not usable here: {why}",
+                status="DLC_ERR_DEVICE_UNAVAILABLE")
     source, source_dir = _source(model, example_inputs, export_kwargs)
     try:
         return Model(source, options, seed=seed, cache_dir=cache_dir,

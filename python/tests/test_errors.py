@@ -121,3 +121,11 @@ def test_bad_options():
         dlc.Adam(amsgrad=True)
     with pytest.raises(TypeError):
         dlc.compile(42)
+
+
+def test_cuda_where_there_is_none():
+    if dlc.cuda_available()[0]:
+        pytest.skip("CUDA is usable here")
+    with pytest.raises(dlc.RuntimeError, match="CUDA") as e:
+        dlc.compile(example("toy.dlc"), device="cuda")
+    assert e.value.status == "DLC_ERR_DEVICE_UNAVAILABLE"
