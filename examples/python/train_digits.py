@@ -143,9 +143,8 @@ def main():
     init, runs = None, {}
     init, runs["dlc"] = train_dlc(args, data)
     if not args.no_torch:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
+        import importlib.util
+        if importlib.util.find_spec("torch") is None:
             print("PyTorch is not installed: no comparison")
         else:
             runs["PyTorch"] = train_torch(args, data, init)

@@ -245,9 +245,9 @@ def _export_torch(module, example_inputs, directory, export_kwargs):
     except (TypeError, ValueError):
         has_dynamo = False
     if has_dynamo and "dynamo" not in kwargs:
-        try:
-            import onnxscript  # noqa: F401  (the dynamo exporter needs it)
-        except ImportError:
+        import importlib.util
+        # The dynamo exporter needs onnxscript; without it, TorchScript's.
+        if importlib.util.find_spec("onnxscript") is None:
             kwargs["dynamo"] = False
     if not kwargs.get("dynamo", has_dynamo) and "input_names" not in kwargs:
         try:

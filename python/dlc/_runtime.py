@@ -106,6 +106,27 @@ _lib = None
 _lib_lock = threading.Lock()
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _loaded_path(L):
+    """The file the loader mapped for L (find_library gives a bare name,
+    which the linker of a model cannot take)."""
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except (OSError, AttributeError):
+        return None
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    dladdr.restype = ctypes.c_int
+    info = _DlInfo()
+    addr = ctypes.cast(L.dlc_last_error, ctypes.c_void_p).value
+    if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+        return os.path.realpath(os.fsdecode(info.dli_fname))
+    return None
+
+
 def _sig(lib, name, restype, *argtypes):
     f = getattr(lib, name)
     f.restype = restype
@@ -126,7 +147,7 @@ def lib():
             raise ToolNotFoundError(
                 f"cannot load libdlcrt from {path}: {e}; set "
                 "DLC_RUNTIME_LIB to a working libdlcrt.so") from e
-        L.path = path
+        L.path = _loaded_path(L) or path
         vp, cp, i32, i64 = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
                             ctypes.c_int64)
         st = ctypes.c_int
