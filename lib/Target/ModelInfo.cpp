@@ -51,6 +51,14 @@ static int64_t multiplyAdds(Operation *op) {
     return out.getNumElements() * w.getDimSize(1) * w.getDimSize(2) *
            w.getDimSize(3);
   }
+  if (auto at = dyn_cast<mlir::dlc::AttentionOp>(op)) {
+    // q @ k^T, then the probabilities @ v.
+    auto q = cast<RankedTensorType>(at.getQuery().getType());
+    auto k = cast<RankedTensorType>(at.getKey().getType());
+    auto out = cast<RankedTensorType>(at.getResult().getType());
+    int64_t lk = k.getShape().drop_back().back();
+    return q.getNumElements() * lk + out.getNumElements() * lk;
+  }
   if (auto mm = dyn_cast<mlir::dlc::MatmulOp>(op)) {
     auto a = cast<RankedTensorType>(mm.getLhs().getType());
     auto c = cast<RankedTensorType>(mm.getResult().getType());

@@ -235,3 +235,20 @@ func.func @gradient_ops(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>, %y: tensor<4xi
   %f = dlc.fill 1.0 : tensor<f32>
   return %a, %c, %dx, %dw, %b, %s, %f : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
 }
+
+// -----
+
+// dlc.attention goes through its decomposition: q @ k^T and p @ v as
+// batched matmuls on the flattened batch, the scale and the mask
+// elementwise, the softmax's max/exp/sum reductions in between.
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT: dlc.
+// CHECK: linalg.batch_matmul {{.*}} -> tensor<8x8x6xf32>
+// CHECK: linalg.generic
+// CHECK: linalg.batch_matmul {{.*}} -> tensor<8x8x32xf32>
+// CHECK-NOT: dlc.
+// CHECK: return
+func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x32xf32>, %m: tensor<8x6xf32>) -> tensor<2x4x8x32xf32> {
+  %0 = dlc.attention %q, %k, %v, %m {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x32xf32>, tensor<8x6xf32>) -> tensor<2x4x8x32xf32>
+  return %0 : tensor<2x4x8x32xf32>
+}

@@ -439,6 +439,17 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// Through its decomposition (batched matmuls and the softmax), whose dlc
+/// ops this pass then lowers in turn.
+struct LowerAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, op.buildDecomposition(b));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -1559,7 +1570,7 @@ struct DlcLowerToLinalgPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerLinear, LowerMatmul, LowerSoftmax, LowerLogSoftmax,
+    patterns.add<LowerLinear, LowerMatmul, LowerAttention, LowerSoftmax, LowerLogSoftmax,
                  LowerLayerNorm, LowerReshape, LowerTranspose, LowerMseLoss,
                  LowerCrossEntropy, LowerReduction<SumOp, false>,
                  LowerReduction<MeanOp, true>, LowerExtremum<MaxOp, true>,

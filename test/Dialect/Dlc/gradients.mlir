@@ -329,3 +329,35 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// attention: the probabilities are recomputed (scale, mask, softmax), then
+// dV = P^T dO, dP = dO V^T, dS = P * (dP - sum(dP * P)), dQ = scale dS K,
+// dK = scale dS^T Q, dMask = dS summed over the batch.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[P:.*]] = dlc.softmax %{{.*}} {dim = 2 : i64} : tensor<2x3x5xf32>
+// CHECK: %[[PT:.*]] = dlc.transpose %[[P]] [0, 2, 1] : (tensor<2x3x5xf32>) -> tensor<2x5x3xf32>
+// CHECK: %[[DV:.*]] = dlc.matmul %[[PT]], %{{.*}} : (tensor<2x5x3xf32>, tensor<2x3x6xf32>) -> tensor<2x5x6xf32>
+// CHECK: %[[DP:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x3x6xf32>, tensor<2x6x5xf32>) -> tensor<2x3x5xf32>
+// CHECK: %[[ROW:.*]] = dlc.sum %{{.*}} {dims = array<i64: 2>, keepdim = true} : (tensor<2x3x5xf32>) -> tensor<2x3x1xf32>
+// CHECK: %[[DM:.*]] = dlc.sum %{{.*}} {dims = array<i64: 0>} : (tensor<2x3x5xf32>) -> tensor<3x5xf32>
+// CHECK: %[[DQ:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+// CHECK: %[[DK:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+// CHECK: dlc.optimizer_update {{.*}} grads(%[[DQ]], %[[DK]], %[[DV]], %[[DM]] :
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @q : tensor<2x3x4xf32> {init = "ones"}
+  dlc.parameter @k : tensor<2x5x4xf32> {init = "ones"}
+  dlc.parameter @v : tensor<2x5x6xf32> {init = "ones"}
+  dlc.parameter @m : tensor<3x5xf32> {init = "ones"}
+  func.func @loss(%x: tensor<2x3x6xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %q = dlc.param @q : tensor<2x3x4xf32>
+    %k = dlc.param @k : tensor<2x5x4xf32>
+    %v = dlc.param @v : tensor<2x5x6xf32>
+    %m = dlc.param @m : tensor<3x5xf32>
+    %o = dlc.attention %q, %k, %v, %m {scale = 0.5 : f64} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x6xf32>, tensor<3x5xf32>) -> tensor<2x3x6xf32>
+    %a = dlc.mul %o, %x : (tensor<2x3x6xf32>, tensor<2x3x6xf32>) -> tensor<2x3x6xf32>
+    %l = dlc.sum %a {dims = array<i64: 0, 1, 2>} : (tensor<2x3x6xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -354,3 +354,35 @@ func.func @extremum_grad_shape(%x: tensor<4x6xf32>, %m: tensor<6xf32>, %g: tenso
   %0 = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<6xf32>, tensor<4xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x8x16xf32>, %k: tensor<3x6x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{batch dimensions differ: [2, 8, 16], [3, 6, 16] and [3, 6, 16]}}
+  %0 = dlc.attention %q, %k, %k {scale = 1.0 : f64} : (tensor<2x8x16xf32>, tensor<3x6x16xf32>, tensor<3x6x16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @attention_features(%q: tensor<8x16xf32>, %k: tensor<6x12xf32>) -> tensor<8x12xf32> {
+  // expected-error @+1 {{query and key must have one feature size, got [8, 16] and [6, 12]}}
+  %0 = dlc.attention %q, %k, %k {scale = 1.0 : f64} : (tensor<8x16xf32>, tensor<6x12xf32>, tensor<6x12xf32>) -> tensor<8x12xf32>
+  return %0 : tensor<8x12xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<2x8x16xf32>, %m: tensor<8x6xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{mask [8, 6] does not broadcast to the scores [2, 8, 8]}}
+  %0 = dlc.attention %q, %q, %q, %m {scale = 1.0 : f64} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x6xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<8x16xf32>, %v: tensor<8x4xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{result must be [8, 4], got [8, 16]}}
+  %0 = dlc.attention %q, %q, %v {scale = 1.0 : f64} : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

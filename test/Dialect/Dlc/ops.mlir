@@ -120,3 +120,12 @@ func.func @extrema(%x: tensor<4x6xf32>, %g: tensor<4xf32>) -> (tensor<4xf32>, te
   %d = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x6xf32>
   return %m, %n, %d : tensor<4xf32>, tensor<1x6xf32>, tensor<4x6xf32>
 }
+
+// CHECK-LABEL: func.func @attention
+// CHECK: dlc.attention %arg0, %arg1, %arg2, %arg3 {scale = 1.250000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x32xf32>, tensor<2x1x1x6xf32>) -> tensor<2x4x8x32xf32>
+// CHECK: dlc.attention %arg0, %arg1, %arg1 {scale = 1.000000e+00 : f64}
+func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x32xf32>, %m: tensor<2x1x1x6xf32>) -> (tensor<2x4x8x32xf32>, tensor<2x4x8x16xf32>) {
+  %0 = dlc.attention %q, %k, %v, %m {scale = 0.125 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x32xf32>, tensor<2x1x1x6xf32>) -> tensor<2x4x8x32xf32>
+  %1 = dlc.attention %q, %k, %k {scale = 1.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>) -> tensor<2x4x8x16xf32>
+  return %0, %1 : tensor<2x4x8x32xf32>, tensor<2x4x8x16xf32>
+}

@@ -368,3 +368,112 @@ func.func @layer_norm_other_variance(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -
   %n = dlc.div %d, %s : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
   return %n : tensor<4x8xf32>
 }
+
+// -----
+
+// Attention as the dynamo exporter writes scaled_dot_product_attention:
+// sqrt(scale) on q and on k^T (a one-element constant initializer), the
+// matmuls on batch and heads flattened, an additive causal mask.
+// CHECK-LABEL: func.func @attention_sdpa_dynamo
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8x16xf32>, %[[K:.*]]: tensor<2x4x8x16xf32>, %[[V:.*]]: tensor<2x4x8x16xf32>, %[[M:.*]]: tensor<8x8xf32>)
+// CHECK-NEXT: %[[O:.*]] = dlc.attention %[[Q]], %[[K]], %[[V]], %[[M]] {scale = 2.500000e-01 : f64}
+// CHECK-SAME: (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x8xf32>) -> tensor<2x4x8x16xf32>
+// CHECK-NOT: dlc.matmul
+// CHECK-NOT: dlc.softmax
+// CHECK: return
+module {
+  dlc.parameter @half : tensor<1xf32> {init = "data", role = "constant", value = dense<0.5> : tensor<1xf32>}
+  func.func @attention_sdpa_dynamo(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>, %m: tensor<8x8xf32>) -> tensor<2x4x8x16xf32> {
+    %k3 = dlc.reshape %k : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
+    %kt3 = dlc.transpose %k3 [0, 2, 1] : (tensor<8x8x16xf32>) -> tensor<8x16x8xf32>
+    %kt = dlc.reshape %kt3 : (tensor<8x16x8xf32>) -> tensor<2x4x16x8xf32>
+    %c = dlc.param @half : tensor<1xf32>
+    %qs = dlc.mul %q, %c : (tensor<2x4x8x16xf32>, tensor<1xf32>) -> tensor<2x4x8x16xf32>
+    %ks = dlc.mul %kt, %c : (tensor<2x4x16x8xf32>, tensor<1xf32>) -> tensor<2x4x16x8xf32>
+    %q3 = dlc.reshape %qs : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
+    %ks3 = dlc.reshape %ks : (tensor<2x4x16x8xf32>) -> tensor<8x16x8xf32>
+    %s3 = dlc.matmul %q3, %ks3 : (tensor<8x8x16xf32>, tensor<8x16x8xf32>) -> tensor<8x8x8xf32>
+    %s = dlc.reshape %s3 : (tensor<8x8x8xf32>) -> tensor<2x4x8x8xf32>
+    %sm = dlc.add %s, %m : (tensor<2x4x8x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8x8xf32>
+    %p = dlc.softmax %sm {dim = 3 : i64} : tensor<2x4x8x8xf32>
+    %p3 = dlc.reshape %p : (tensor<2x4x8x8xf32>) -> tensor<8x8x8xf32>
+    %v3 = dlc.reshape %v : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
+    %o3 = dlc.matmul %p3, %v3 : (tensor<8x8x8xf32>, tensor<8x8x16xf32>) -> tensor<8x8x16xf32>
+    %o = dlc.reshape %o3 : (tensor<8x8x16xf32>) -> tensor<2x4x8x16xf32>
+    return %o : tensor<2x4x8x16xf32>
+  }
+}
+
+// -----
+
+// Attention as a hand-written block exports through TorchScript: k^T by a
+// transpose that also splits the heads ([B, T, H, D] -> [B, H, D, T]), the
+// scores divided by sqrt(D), masked_fill(-inf) as a where on a 0/1 mask.
+// The mask becomes additive: where(cond, -inf, 0).
+// CHECK-LABEL: func.func @attention_manual_where
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8x16xf32>, %[[KX:.*]]: tensor<2x8x4x16xf32>, %[[V:.*]]: tensor<2x4x8x16xf32>, %[[C:.*]]: tensor<8x8xf32>)
+// CHECK-DAG: %[[NINF:.*]] = dlc.fill 0xFFF0000000000000 : tensor<f32>
+// CHECK-DAG: %[[ZERO:.*]] = dlc.fill 0.000000e+00 : tensor<f32>
+// CHECK-DAG: %[[K:.*]] = dlc.transpose %[[KX]] [0, 2, 1, 3] : (tensor<2x8x4x16xf32>) -> tensor<2x4x8x16xf32>
+// CHECK-DAG: %[[M:.*]] = dlc.where %[[C]], %[[NINF]], %[[ZERO]] : (tensor<8x8xf32>, tensor<f32>, tensor<f32>) -> tensor<8x8xf32>
+// CHECK: dlc.attention %[[Q]], %[[K]], %[[V]], %[[M]] {scale = 2.500000e-01 : f64}
+// CHECK-NOT: dlc.softmax
+// CHECK: return
+func.func @attention_manual_where(%q: tensor<2x4x8x16xf32>, %kx: tensor<2x8x4x16xf32>, %v: tensor<2x4x8x16xf32>, %cond: tensor<8x8xf32>) -> tensor<2x4x8x16xf32> {
+  %kt = dlc.transpose %kx [0, 2, 3, 1] : (tensor<2x8x4x16xf32>) -> tensor<2x4x16x8xf32>
+  %q3 = dlc.reshape %q : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
+  %kt3 = dlc.reshape %kt : (tensor<2x4x16x8xf32>) -> tensor<8x16x8xf32>
+  %s3 = dlc.matmul %q3, %kt3 : (tensor<8x8x16xf32>, tensor<8x16x8xf32>) -> tensor<8x8x8xf32>
+  %s = dlc.reshape %s3 : (tensor<8x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %d = dlc.fill 4.0 : tensor<f32>
+  %sd = dlc.div %s, %d : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %ninf = dlc.fill 0xFFF0000000000000 : tensor<f32>
+  %sm = dlc.where %cond, %ninf, %sd : (tensor<8x8xf32>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = dlc.softmax %sm {dim = 3 : i64} : tensor<2x4x8x8xf32>
+  %p3 = dlc.reshape %p : (tensor<2x4x8x8xf32>) -> tensor<8x8x8xf32>
+  %v3 = dlc.reshape %v : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
+  %o3 = dlc.matmul %p3, %v3 : (tensor<8x8x8xf32>, tensor<8x8x16xf32>) -> tensor<8x8x16xf32>
+  %o = dlc.reshape %o3 : (tensor<8x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Rank 2 (one head, no batch), no scale and no mask.
+// CHECK-LABEL: func.func @attention_rank2
+// CHECK-NEXT: %[[O:.*]] = dlc.attention %arg0, %arg1, %arg2 {scale = 1.000000e+00 : f64} : (tensor<5x4xf32>, tensor<7x4xf32>, tensor<7x3xf32>) -> tensor<5x3xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @attention_rank2(%q: tensor<5x4xf32>, %k: tensor<7x4xf32>, %v: tensor<7x3xf32>) -> tensor<5x3xf32> {
+  %kt = dlc.transpose %k [1, 0] : (tensor<7x4xf32>) -> tensor<4x7xf32>
+  %s = dlc.matmul %q, %kt : (tensor<5x4xf32>, tensor<4x7xf32>) -> tensor<5x7xf32>
+  %p = dlc.softmax %s {dim = 1 : i64} : tensor<5x7xf32>
+  %o = dlc.matmul %p, %v : (tensor<5x7xf32>, tensor<7x3xf32>) -> tensor<5x3xf32>
+  return %o : tensor<5x3xf32>
+}
+
+// -----
+
+// Not attention: scaled values (P @ (2 v) would move the scale to the
+// output), a softmax over another dimension, probabilities used twice.
+// CHECK-LABEL: func.func @not_attention
+// CHECK-NOT: dlc.attention
+// CHECK: return
+func.func @not_attention(%q: tensor<5x4xf32>, %k: tensor<7x4xf32>, %v: tensor<7x3xf32>, %k2: tensor<5x4xf32>) -> (tensor<5x3xf32>, tensor<7x3xf32>, tensor<5x5xf32>, tensor<5x5xf32>) {
+  %kt = dlc.transpose %k [1, 0] : (tensor<7x4xf32>) -> tensor<4x7xf32>
+  %s = dlc.matmul %q, %kt : (tensor<5x4xf32>, tensor<4x7xf32>) -> tensor<5x7xf32>
+  %p = dlc.softmax %s {dim = 1 : i64} : tensor<5x7xf32>
+  %two = dlc.fill 2.0 : tensor<f32>
+  %v2 = dlc.mul %v, %two : (tensor<7x3xf32>, tensor<f32>) -> tensor<7x3xf32>
+  %o = dlc.matmul %p, %v2 : (tensor<5x7xf32>, tensor<7x3xf32>) -> tensor<5x3xf32>
+  %qt = dlc.transpose %q [1, 0] : (tensor<5x4xf32>) -> tensor<4x5xf32>
+  %s2 = dlc.matmul %k, %qt : (tensor<7x4xf32>, tensor<4x5xf32>) -> tensor<7x5xf32>
+  %p2 = dlc.softmax %s2 {dim = 0 : i64} : tensor<7x5xf32>
+  %vt = dlc.transpose %p2 [1, 0] : (tensor<7x5xf32>) -> tensor<5x7xf32>
+  %o2 = dlc.matmul %k, %qt : (tensor<7x4xf32>, tensor<4x5xf32>) -> tensor<7x5xf32>
+  %k2t = dlc.transpose %k2 [1, 0] : (tensor<5x4xf32>) -> tensor<4x5xf32>
+  %s3 = dlc.matmul %q, %k2t : (tensor<5x4xf32>, tensor<4x5xf32>) -> tensor<5x5xf32>
+  %p3 = dlc.softmax %s3 {dim = 1 : i64} : tensor<5x5xf32>
+  %o3 = dlc.matmul %p3, %p3 : (tensor<5x5xf32>, tensor<5x5xf32>) -> tensor<5x5xf32>
+  %u = dlc.matmul %vt, %v : (tensor<5x7xf32>, tensor<7x3xf32>) -> tensor<5x3xf32>
+  return %o, %v, %o3, %p3 : tensor<5x3xf32>, tensor<7x3xf32>, tensor<5x5xf32>, tensor<5x5xf32>
+}

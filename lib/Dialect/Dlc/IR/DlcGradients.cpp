@@ -150,6 +150,101 @@ SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b, Value g) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attention: the decomposition that the lowering and the gradient share
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `v` `[B..., L, D]` as `[prod(B...), L, D]`; a rank-2 `v` as it is.
+Value flattenBatch(OpBuilder &b, Location loc, Value v) {
+  auto t = tensorTy(v);
+  int64_t r = t.getRank();
+  if (r == 2)
+    return v;
+  int64_t n = 1;
+  for (int64_t d : t.getShape().drop_back(2))
+    n *= d;
+  return reshape(b, loc, v,
+                 withShape(t, {n, t.getDimSize(r - 2), t.getDimSize(r - 1)}));
+}
+
+/// `v` `[N, L, D]` (or `[L, D]`) as `[batch..., L, D]`.
+Value unflattenBatch(OpBuilder &b, Location loc, Value v,
+                     ArrayRef<int64_t> batch) {
+  auto t = tensorTy(v);
+  SmallVector<int64_t> shape(batch);
+  shape.append(t.getShape().take_back(2).begin(), t.getShape().end());
+  return reshape(b, loc, v, withShape(t, shape));
+}
+
+/// The softmax probabilities `[B..., Lq, Lk]` of an attention op.
+Value attentionProbs(OpBuilder &b, AttentionOp op) {
+  Location loc = op.getLoc();
+  auto qt = tensorTy(op.getQuery());
+  Value q = flattenBatch(b, loc, op.getQuery());
+  Value kT = transposeLast2(b, loc, flattenBatch(b, loc, op.getKey()));
+  Value s = unflattenBatch(b, loc, matmul(b, loc, q, kT),
+                           qt.getShape().drop_back(2));
+  Value scale =
+      FillOp::create(b, loc, RankedTensorType::get({}, qt.getElementType()),
+                     b.getF64FloatAttr(op.getScale().convertToDouble()));
+  s = binary<MulOp>(b, loc, s, scale);
+  if (Value mask = op.getMask())
+    s = binary<AddOp>(b, loc, s, mask);
+  return SoftmaxOp::create(b, loc, s.getType(), s, qt.getRank() - 1);
+}
+
+} // namespace
+
+Value AttentionOp::buildDecomposition(OpBuilder &b, Value *probs) {
+  Location loc = getLoc();
+  Value p = attentionProbs(b, *this);
+  if (probs)
+    *probs = p;
+  Value o = matmul(b, loc, flattenBatch(b, loc, p),
+                   flattenBatch(b, loc, getValue()));
+  return reshape(b, loc, o, tensorTy(getResult()));
+}
+
+SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, Value g) {
+  // With S = scale * Q K^T + M, P = softmax(S), O = P V (PyTorch's
+  // _scaled_dot_product_attention_math backward):
+  //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - sum(dP * P, -1)),
+  //   dQ = scale * dS K,  dK = scale * dS^T Q,  dM = dS (summed to M).
+  // P is recomputed from the operands rather than kept from the forward.
+  Location loc = getLoc();
+  auto qt = tensorTy(getQuery());
+  ArrayRef<int64_t> batch = qt.getShape().drop_back(2);
+  int64_t last = qt.getRank() - 1;
+  Value p = attentionProbs(b, *this);
+  Value g3 = flattenBatch(b, loc, g);
+  Value p3 = flattenBatch(b, loc, p);
+  Value v3 = flattenBatch(b, loc, getValue());
+  Value dv = matmul(b, loc, transposeLast2(b, loc, p3), g3);
+  Value dp =
+      unflattenBatch(b, loc, matmul(b, loc, g3, transposeLast2(b, loc, v3)),
+                     batch);
+  Value rowDot = sum(b, loc, binary<MulOp>(b, loc, dp, p), {last}, true);
+  Value ds = binary<MulOp>(b, loc, p, binary<SubOp>(b, loc, dp, rowDot));
+  Value dmask;
+  if (Value mask = getMask())
+    dmask = sumToShape(b, loc, ds, tensorTy(mask));
+  Value scale =
+      FillOp::create(b, loc, RankedTensorType::get({}, qt.getElementType()),
+                     b.getF64FloatAttr(getScale().convertToDouble()));
+  Value ds3 = flattenBatch(b, loc, binary<MulOp>(b, loc, ds, scale));
+  Value dq = matmul(b, loc, ds3, flattenBatch(b, loc, getKey()));
+  Value dk =
+      matmul(b, loc, transposeLast2(b, loc, ds3), flattenBatch(b, loc, getQuery()));
+  SmallVector<Value> grads{reshape(b, loc, dq, qt),
+                           reshape(b, loc, dk, tensorTy(getKey())),
+                           reshape(b, loc, dv, tensorTy(getValue()))};
+  if (getMask())
+    grads.push_back(dmask);
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 

@@ -15,6 +15,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dlc;
 
@@ -161,6 +163,57 @@ LogicalResult MatmulOp::verify() {
   if (c.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be ")
            << shapeStr(expected) << ", got " << shapeStr(c.getShape());
+  return success();
+}
+
+static FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                       ArrayRef<int64_t> b);
+
+LogicalResult AttentionOp::verify() {
+  auto q = tensorTy(getQuery()), k = tensorTy(getKey()),
+       v = tensorTy(getValue()), o = tensorTy(getResult());
+  int64_t r = q.getRank();
+  if (r < 2 || k.getRank() != r || v.getRank() != r)
+    return emitOpError("query, key and value must have one rank of at least "
+                       "2, got ")
+           << shapeStr(q.getShape()) << ", " << shapeStr(k.getShape())
+           << " and " << shapeStr(v.getShape());
+  Type elem = q.getElementType();
+  if (k.getElementType() != elem || v.getElementType() != elem ||
+      o.getElementType() != elem)
+    return emitOpError("query, key, value and result must have one element "
+                       "type");
+  ArrayRef<int64_t> batch = q.getShape().drop_back(2);
+  if (k.getShape().drop_back(2) != batch || v.getShape().drop_back(2) != batch)
+    return emitOpError("batch dimensions differ: ")
+           << shapeStr(q.getShape()) << ", " << shapeStr(k.getShape())
+           << " and " << shapeStr(v.getShape());
+  int64_t lq = q.getDimSize(r - 2), lk = k.getDimSize(r - 2);
+  if (k.getDimSize(r - 1) != q.getDimSize(r - 1))
+    return emitOpError("query and key must have one feature size, got ")
+           << shapeStr(q.getShape()) << " and " << shapeStr(k.getShape());
+  if (v.getDimSize(r - 2) != lk)
+    return emitOpError("key and value must have one sequence length, got ")
+           << shapeStr(k.getShape()) << " and " << shapeStr(v.getShape());
+  SmallVector<int64_t> scores(batch);
+  scores.append({lq, lk});
+  if (Value mask = getMask()) {
+    auto m = tensorTy(mask);
+    if (m.getElementType() != elem)
+      return emitOpError("mask element type must match the query's");
+    auto b = broadcastShapes(m.getShape(), scores);
+    if (failed(b) || ArrayRef<int64_t>(*b) != ArrayRef<int64_t>(scores))
+      return emitOpError("mask ")
+             << shapeStr(m.getShape()) << " does not broadcast to the scores "
+             << shapeStr(scores);
+  }
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite");
+  SmallVector<int64_t> expected(batch);
+  expected.append({lq, v.getDimSize(r - 1)});
+  if (o.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be ")
+           << shapeStr(expected) << ", got " << shapeStr(o.getShape());
   return success();
 }
 

@@ -13,6 +13,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 namespace mlir::dlc {
@@ -29,12 +30,25 @@ namespace {
 /// exact value within this relative tolerance.
 constexpr double kRelTol = 1e-6;
 
-/// The value of a one-element `dlc.fill`, or nothing.
+/// The value of a one-element `dlc.fill`, or of a one-element parameter of
+/// role `constant` with its value embedded (an exporter's initializer),
+/// or nothing.
 std::optional<double> scalarConstant(Value v) {
-  auto fill = v.getDefiningOp<FillOp>();
-  if (!fill || cast<RankedTensorType>(fill.getType()).getNumElements() != 1)
+  if (cast<RankedTensorType>(v.getType()).getNumElements() != 1)
     return std::nullopt;
-  return fill.getValue().convertToDouble();
+  if (auto fill = v.getDefiningOp<FillOp>())
+    return fill.getValue().convertToDouble();
+  auto param = v.getDefiningOp<ParamOp>();
+  if (!param)
+    return std::nullopt;
+  auto decl = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
+      param, param.getNameAttr());
+  if (!decl || decl.getRole() != "constant" || !decl.getValue())
+    return std::nullopt;
+  auto dense = dyn_cast<DenseFPElementsAttr>(*decl.getValue());
+  if (!dense)
+    return std::nullopt;
+  return (*dense.value_begin<APFloat>()).convertToDouble();
 }
 
 bool isConstant(Value v, double expected) {
@@ -268,11 +282,230 @@ struct RaiseLayerNorm : OpRewritePattern<DivOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Whether `r` only regroups the leading (batch) dimensions: the last two
+/// dimensions, the ones a batched matmul contracts and keeps, are equal.
+bool isBatchReshape(ReshapeOp r) {
+  auto in = cast<RankedTensorType>(r.getInput().getType());
+  auto out = cast<RankedTensorType>(r.getType());
+  return in.getRank() >= 2 && out.getRank() >= 2 &&
+         in.getShape().take_back(2) == out.getShape().take_back(2);
+}
+
+/// Walks up from a matmul operand through what exporters put between the
+/// attention's inputs and its matmuls: batch reshapes (rank 4 to 3 and
+/// back), multiplications and divisions by a one-element constant (the
+/// scale, folded into `scale`) and, when `transpose` is given, at most one
+/// transpose (`*transpose` gets its permutation; only scalings are
+/// walked through above it, so that the permutation applies to the value
+/// returned). Every value passed has no other user.
+Value peelOperand(Value v, double &scale,
+                  std::optional<SmallVector<int64_t>> *transpose = nullptr) {
+  while (v.hasOneUse()) {
+    Operation *def = v.getDefiningOp();
+    bool transposed = transpose && *transpose;
+    if (auto r = dyn_cast_or_null<ReshapeOp>(def)) {
+      if (transposed || !isBatchReshape(r))
+        break;
+      v = r.getInput();
+      continue;
+    }
+    if (auto mul = dyn_cast_or_null<MulOp>(def)) {
+      auto take = [&](Value x, Value c) {
+        std::optional<double> k = scalarConstant(c);
+        if (!k || x.getType() != mul.getType())
+          return false;
+        scale *= *k;
+        v = x;
+        return true;
+      };
+      if (take(mul.getLhs(), mul.getRhs()) || take(mul.getRhs(), mul.getLhs()))
+        continue;
+      break;
+    }
+    if (auto div = dyn_cast_or_null<DivOp>(def)) {
+      std::optional<double> k = scalarConstant(div.getRhs());
+      if (!k || *k == 0 || div.getLhs().getType() != div.getType())
+        break;
+      scale /= *k;
+      v = div.getLhs();
+      continue;
+    }
+    if (auto t = dyn_cast_or_null<TransposeOp>(def)) {
+      if (!transpose || transposed)
+        break;
+      *transpose = SmallVector<int64_t>(t.getPermutation());
+      v = t.getInput();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+/// A masked_fill value: -inf or a float at most -1e30 (PyTorch writes
+/// `finfo.min`).
+bool isMaskFill(Value v) {
+  std::optional<double> c = scalarConstant(v);
+  return c && *c <= -1e30;
+}
+
+/// `softmax(scale * (q @ k^T) + mask, -1) @ v` as exporters write it ->
+/// `dlc.attention`. Rooted at the second matmul. The scores may be scaled
+/// before or after the first matmul (on q and k^T separately, as the
+/// dynamo exporter's scaled_dot_product_attention), the matmuls may work
+/// on the batch and heads flattened into one dimension (reshapes around
+/// them), the mask is an `add` or a `where(cond, fill, scores)` with a
+/// -inf (or finfo.min) fill. The op is built at the rank of the softmax.
+struct RaiseAttention : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The scores below the mask: `scale * (q @ x)` through reshapes.
+  static MatmulOp scoresMatmul(Value v, double &scale) {
+    Value m = peelOperand(v, scale);
+    auto mm = m.getDefiningOp<MatmulOp>();
+    return mm && m.hasOneUse() ? mm : nullptr;
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp pv,
+                                PatternRewriter &rewriter) const override {
+    double unused = 1;
+    auto softmax =
+        peelOperand(pv.getLhs(), unused).getDefiningOp<SoftmaxOp>();
+    if (!softmax || unused != 1 || !softmax.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(pv, "lhs is not a softmax");
+    auto scoresTy = cast<RankedTensorType>(softmax.getType());
+    int64_t rank = scoresTy.getRank();
+    if (static_cast<int64_t>(softmax.getDim()) != rank - 1)
+      return rewriter.notifyMatchFailure(pv, "softmax not over the last dim");
+
+    // The mask, when there is one, and the scores' matmul.
+    Location loc = pv.getLoc();
+    double scale = 1;
+    Value s = softmax.getInput();
+    MatmulOp qk;
+    std::function<Value(OpBuilder &)> buildMask;
+    if ((qk = scoresMatmul(s, scale))) {
+    } else if (auto add = s.getDefiningOp<AddOp>(); add && s.hasOneUse()) {
+      for (auto [x, m] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+        double sc = 1;
+        if (x.getType() != scoresTy || !(qk = scoresMatmul(x, sc)))
+          continue;
+        scale = sc;
+        buildMask = [m = m](OpBuilder &) { return m; };
+        break;
+      }
+    } else if (auto where = s.getDefiningOp<WhereOp>();
+               where && s.hasOneUse()) {
+      Value cond = where.getCondition();
+      for (auto [x, fill, fillIfTrue] :
+           {std::tuple(where.getRhs(), where.getLhs(), true),
+            std::tuple(where.getLhs(), where.getRhs(), false)}) {
+        double sc = 1;
+        if (x.getType() != scoresTy || !isMaskFill(fill) ||
+            !(qk = scoresMatmul(x, sc)))
+          continue;
+        scale = sc;
+        // where(cond, fill, s) == s + where(cond, fill, 0) for finite s.
+        buildMask = [=, fill = fill, fillIfTrue = fillIfTrue](OpBuilder &b) {
+          auto elem = scoresTy.getElementType();
+          Value zero = FillOp::create(b, loc, RankedTensorType::get({}, elem),
+                                      b.getF64FloatAttr(0.0));
+          auto condTy = cast<RankedTensorType>(cond.getType());
+          auto fillTy = cast<RankedTensorType>(fill.getType());
+          SmallVector<int64_t> shape(condTy.getShape());
+          if (fillTy.getRank() > condTy.getRank())
+            shape.insert(shape.begin(), fillTy.getRank() - condTy.getRank(), 1);
+          auto ty = RankedTensorType::get(shape, elem);
+          return fillIfTrue ? WhereOp::create(b, loc, ty, cond, fill, zero)
+                                  .getResult()
+                            : WhereOp::create(b, loc, ty, cond, zero, fill)
+                                  .getResult();
+        };
+        break;
+      }
+    }
+    if (!qk)
+      return rewriter.notifyMatchFailure(pv, "no q @ k^T under the softmax");
+
+    // q, k^T and v.
+    Value q = peelOperand(qk.getLhs(), scale);
+    std::optional<SmallVector<int64_t>> perm;
+    Value kt = peelOperand(qk.getRhs(), scale, &perm);
+    double valueScale = 1;
+    Value v = peelOperand(pv.getRhs(), valueScale);
+    if (valueScale != 1)
+      return rewriter.notifyMatchFailure(pv, "the values are scaled");
+    if (!perm)
+      return rewriter.notifyMatchFailure(pv, "k^T is not a transpose");
+    if (!std::isfinite(scale) || scale == 0)
+      return rewriter.notifyMatchFailure(pv, "no finite scale");
+    // k = transpose(x, perm) with the last two dims swapped back.
+    SmallVector<int64_t> kperm = *perm;
+    std::swap(kperm[kperm.size() - 1], kperm[kperm.size() - 2]);
+
+    // The op works at the softmax's rank: [B..., Lq, Lk] scores.
+    ArrayRef<int64_t> batch = scoresTy.getShape().drop_back(2);
+    int64_t lq = scoresTy.getDimSize(rank - 2),
+            lk = scoresTy.getDimSize(rank - 1);
+    auto qTy = cast<RankedTensorType>(q.getType());
+    auto vTy = cast<RankedTensorType>(v.getType());
+    auto xTy = cast<RankedTensorType>(kt.getType());
+    int64_t d = qTy.getShape().back(), dv = vTy.getShape().back();
+    auto shaped = [&](int64_t l, int64_t f) {
+      SmallVector<int64_t> shape(batch);
+      shape.append({l, f});
+      return RankedTensorType::get(shape, scoresTy.getElementType());
+    };
+    RankedTensorType qWant = shaped(lq, d), kWant = shaped(lk, d),
+                     vWant = shaped(lk, dv);
+    if (qTy.getElementType() != scoresTy.getElementType() ||
+        qTy.getNumElements() != qWant.getNumElements() ||
+        qTy.getShape().take_back(2) != qWant.getShape().take_back(2) ||
+        vTy.getNumElements() != vWant.getNumElements() ||
+        vTy.getShape().take_back(2) != vWant.getShape().take_back(2) ||
+        xTy.getNumElements() != kWant.getNumElements() ||
+        static_cast<int64_t>(kperm.size()) != xTy.getRank())
+      return rewriter.notifyMatchFailure(pv, "operands do not line up");
+
+    rewriter.setInsertionPoint(pv);
+    // Reshapes x, looking through a reshape that defines it (the operands
+    // were often flattened for the matmuls and come back unflattened).
+    auto reshapeTo = [&](Value x, RankedTensorType ty) -> Value {
+      if (auto r = x.getDefiningOp<ReshapeOp>())
+        x = r.getInput();
+      return x.getType() == ty ? x : ReshapeOp::create(rewriter, loc, ty, x);
+    };
+    Value k = kt;
+    if (!llvm::equal(kperm, llvm::seq<int64_t>(0, kperm.size()))) {
+      SmallVector<int64_t> shape;
+      for (int64_t p : kperm)
+        shape.push_back(xTy.getDimSize(p));
+      k = TransposeOp::create(
+          rewriter, loc, RankedTensorType::get(shape, xTy.getElementType()),
+          kt, kperm);
+    }
+    if (cast<RankedTensorType>(k.getType()).getShape().take_back(2) !=
+        kWant.getShape().take_back(2))
+      return rewriter.notifyMatchFailure(pv, "key does not line up");
+    Value mask = buildMask ? buildMask(rewriter) : Value();
+    auto attn = AttentionOp::create(
+        rewriter, loc, shaped(lq, dv), reshapeTo(q, qWant), reshapeTo(k, kWant),
+        reshapeTo(v, vWant), mask, rewriter.getF64FloatAttr(scale));
+    rewriter.replaceOp(pv, reshapeTo(attn.getResult(), pv.getType()));
+    return success();
+  }
+};
+
 struct DlcRaiseDecompositionsPass
     : dlc::impl::DlcRaiseDecompositionsPassBase<DlcRaiseDecompositionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseGelu, RaiseLayerNorm>(&getContext());
+    patterns.add<RaiseGelu, RaiseLayerNorm, RaiseAttention>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -120,6 +120,48 @@ def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, Dlc_Grad]> {
   let hasVerifier = 1;
 }
 
+def Dlc_AttentionOp : Dlc_Op<"attention", [Pure, Dlc_Grad]> {
+  let summary = "Scaled dot-product attention";
+  let description = [{
+    `softmax(scale * (query @ key^T) + mask) @ value`, the softmax over the
+    last dimension: PyTorch's `scaled_dot_product_attention` and the
+    attention of `nn.MultiheadAttention`. `query` is `[B..., Lq, D]`, `key`
+    `[B..., Lk, D]`, `value` `[B..., Lk, Dv]` with the same batch
+    dimensions `B...` (none or more, e.g. batch and heads); the result is
+    `[B..., Lq, Dv]`. The optional `mask` is added to the scaled scores and
+    broadcasts like NumPy into `[B..., Lq, Lk]` (`-inf` where a position
+    must not be attended, 0 elsewhere: a causal or padding mask).
+
+    `dlc-raise-decompositions` forms it from the matmul, scale, mask and
+    softmax ops that ONNX exporters write, so that later passes see one
+    op; `dlc-lower-to-linalg` lowers it through batched matmuls and the
+    softmax again (`AttentionOp::buildDecomposition`), and its gradient
+    recomputes the probabilities from the same decomposition.
+
+    ```mlir
+    %o = dlc.attention %q, %k, %v, %mask {scale = 0.35355339059327379 : f64}
+        : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$query, Dlc_FloatTensor:$key,
+                       Dlc_FloatTensor:$value,
+                       Optional<Dlc_FloatTensor>:$mask,
+                       F64Attr:$scale);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Builds the op with dlc ops (reshapes to one batch dimension, two
+    /// dlc.matmul, the scale, the mask and dlc.softmax) at the builder's
+    /// insertion point and returns its result; `probs`, when given, gets
+    /// the softmax probabilities `[B..., Lq, Lk]`.
+    ::mlir::Value buildDecomposition(::mlir::OpBuilder &builder,
+                                     ::mlir::Value *probs = nullptr);
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -13,15 +13,17 @@ include "mlir/Pass/PassBase.td"
 
 def DlcRaiseDecompositionsPass
     : Pass<"dlc-raise-decompositions", "::mlir::ModuleOp"> {
-  let summary = "Fold exported GELU and layer-norm subgraphs back into dlc ops";
+  let summary = "Fold exported GELU, layer-norm and attention subgraphs back into dlc ops";
   let description = [{
-    ONNX exporters (torch.onnx.export, opsets 13-17) spell GELU and layer
-    norm as chains of elementwise ops, which an importer emits op by op.
-    This pass recognises them and folds them back into `dlc.gelu` and
-    `dlc.layer_norm`, so that autocast, fusion and the lowering treat an
-    imported model like a native one. It runs first in the dlc pipeline.
+    ONNX exporters (torch.onnx.export) spell GELU, layer norm and
+    attention as chains of elementwise ops and matmuls, which an importer
+    emits op by op. This pass recognises them and folds them back into
+    `dlc.gelu`, `dlc.layer_norm` and `dlc.attention`, so that autocast,
+    fusion and the lowering treat an imported model like a native one. It
+    runs first in the dlc pipeline.
 
-    Constants are one-element `dlc.fill`s (any rank that broadcasts into
+    Constants are one-element `dlc.fill`s or one-element parameters of role
+    `constant` with an embedded value (any rank that broadcasts into
     the result without growing it) matching the exact value within a
     relative 1e-6. `+` and `*` may have their operands in either order. A
     pattern fires only when every intermediate value of the subgraph has no
@@ -32,6 +34,7 @@ def DlcRaiseDecompositionsPass
     | the product of `0.5`, `x` and `1 + erf(x / 1.41421356)` (or `erf(x * 0.70710678)`), in any association | `dlc.gelu %x` |
     | the product of `0.5`, `x` and `1 + tanh(0.79788456 * (x + 0.044715 * x^3))`, `x^3` as `x * (x * x)` or `(x * x) * x` | `dlc.gelu %x {approximate = "tanh"}` |
     | `d / sqrt(mean(d * d) + eps)` with `d = x - mean(x)`, both means over the last dimension with `keepdim`, optionally followed by `* weight` and then `+ bias` (`[D]` vectors) | `dlc.layer_norm %x, %weight, %bias {epsilon = eps}`, with `dlc.fill` ones/zeros for a missing weight/bias |
+    | `softmax(s * (q @ k^T) + mask, -1) @ v`: the scale `s` a product of one-element constants anywhere on the q, k^T and scores paths (SDPA's `sqrt(scale)` on q and k^T, or a division of the scores); `k^T` a transpose (of any permutation that ends the key's two dims swapped); the matmuls on the batch and heads flattened by reshapes; the mask an `add` or `where(cond, -inf, scores)` (a fill of -inf or at most -1e30), optional | `dlc.attention %q, %k, %v, %mask {scale = s}` at the softmax's rank; a where-mask becomes `where(cond, -inf, 0)` |
 
     Before:
     ```mlir
