@@ -2,15 +2,18 @@
 //
 //   dlc MODEL [-o out.o] [--emit=dlc|linalg|llvm|asm|obj|header] [--stats]
 //   dlc run MODEL [--weights W | --seed N] --input NAME=FILE ... [--output ...]
+//   dlc train MODEL --data FILE.npz --epochs N --batch-size B ... (Train.cpp)
 //
 // A model is a .dlc description or a .mlir module in the dlc dialect. The
 // compile mode writes an object and its C header; `run` compiles in memory
-// (JIT), executes one entry point through libdlcrt and writes the outputs.
+// (JIT), executes one entry point through libdlcrt and writes the outputs;
+// `train` runs the training step over a data set for epochs.
 // Every user error is a diagnostic and exit status 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EmulatedCuda.h"
+#include "Train.h"
 
 #include "dlc/Frontend/ModelImporter.h"
 #include "dlc/Frontend/OnnxImporter.h"
@@ -117,7 +120,7 @@ static cl::opt<std::string> saveFile("save", cl::desc("run: save weights and opt
                                      cl::cat(dlcCat));
 static cl::opt<std::string> weights("weights", cl::desc("run: load the parameters from a .safetensors file"),
                                     cl::cat(dlcCat));
-static cl::opt<uint64_t> seed("seed", cl::desc("run: initialise the parameters from this seed (default 0)"),
+static cl::opt<uint64_t> seed("seed", cl::desc("run: initialise the parameters from this seed (default 0); train: the shuffle's seed (--init-seed initialises)"),
                               cl::init(0), cl::cat(dlcCat));
 static cl::list<std::string> inputs("input", cl::desc("run: NAME=FILE.npy, or FILE.safetensors holding inputs by name"),
                                     cl::cat(dlcCat));
@@ -130,17 +133,18 @@ static cl::opt<std::string> device("device", cl::desc("run: auto (default), cpu 
 static cl::opt<unsigned> benchmark("benchmark", cl::desc("run: time N calls after warm-up; print min and median"),
                                    cl::init(0), cl::cat(dlcCat));
 
-/// A user error not tied to a source location.
-static int fail(const Twine &msg, const Twine &hint = "") {
+int dlc::driver::fail(const Twine &msg, const Twine &hint) {
   errs() << "dlc: error: " << msg << "\n";
   if (!hint.isTriviallyEmpty())
     errs() << "dlc: hint: " << hint << "\n";
   return 1;
 }
 
-static int failRuntime(const Twine &what) {
+int dlc::driver::failRuntime(const Twine &what) {
   return fail(what + ": " + dlc_last_error());
 }
+using dlc::driver::fail;
+using dlc::driver::failRuntime;
 
 /// The training flags as dlc-build-train-step options.
 static std::optional<mlir::dlc::TrainOptions> trainOptions() {
@@ -884,11 +888,42 @@ struct ModelHandle {
 };
 } // namespace
 
-static std::string describe(const dlc_tensor_info &t) {
+std::string dlc::driver::describe(const dlc_tensor_info &t) {
   std::string s = std::string(dlc_dtype_name(t.dtype)) + "[";
   for (int i = 0; i < t.rank; ++i)
     s += (i ? ", " : "") + std::to_string(t.shape[i]);
   return s + "]";
+}
+
+using dlc::driver::describe;
+
+bool dlc::driver::namesInput(StringRef name, StringRef modelName) {
+  return name == modelName || dlc::onnxTensorName(name) == modelName;
+}
+
+bool dlc::driver::checkClassLabels(dlc_model *m, StringRef label,
+                                   int classDim, dlc_dtype dtype,
+                                   const void *data, int64_t count) {
+  int32_t fwd = dlc_model_find_entry(m, "forward");
+  dlc_tensor_info out;
+  if (fwd < 0 || dlc_model_entry_output_info(m, fwd, 0, &out) != DLC_OK ||
+      out.rank < 2 || (dtype != DLC_I64 && dtype != DLC_I32))
+    return true;
+  int32_t cdim = classDim < 0 ? classDim + out.rank : classDim;
+  int64_t classes = out.rank == 2 ? out.shape[1] : out.shape[cdim];
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t v = dtype == DLC_I64 ? static_cast<const int64_t *>(data)[k]
+                                 : static_cast<const int32_t *>(data)[k];
+    if (v != -100 && (v < 0 || v >= classes)) {
+      fail("label " + Twine(v) + " at position " + Twine(k) + " of '" +
+               label + "' is not a class of the " + Twine(classes) +
+               " the output has",
+           "labels are in [0, " + Twine(classes) +
+               "), or -100 for a position to ignore");
+      return false;
+    }
+  }
+  return true;
 }
 
 static bool sameType(const dlc_tensor_info &a, const dlc_tensor_info &b) {
@@ -898,6 +933,82 @@ static bool sameType(const dlc_tensor_info &a, const dlc_tensor_info &b) {
     if (a.shape[i] != b.shape[i])
       return false;
   return true;
+}
+
+/// --device as the runtime's kind; an unknown one is an error (printed).
+static std::optional<dlc_device_kind> parseDevice() {
+  if (device == "auto")
+    return DLC_DEVICE_AUTO;
+  if (device == "cpu")
+    return DLC_DEVICE_CPU;
+  if (device == "cuda")
+    return DLC_DEVICE_CUDA;
+  fail("unknown --device '" + device + "'", "use auto, cpu or cuda");
+  return std::nullopt;
+}
+
+/// Compiles the model in memory (JIT) to run on this machine on `dev`, at
+/// batch `batchOverride` (0: as --batch says); diagnostics are printed.
+static std::unique_ptr<dlc::driver::JitModel>
+jitCompile(mlir::MLIRContext &ctx, dlc_device_kind dev,
+           int64_t batchOverride) {
+  SourceMgr sm;
+  mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  std::optional<OnnxDiagnosticHandler> onnxHandler;
+  if (inputLanguage() == "onnx")
+    onnxHandler.emplace(ctx);
+  std::optional<Compiled> c = loadModel(ctx, sm, batchOverride);
+  if (!c)
+    return nullptr;
+  // `dlc run` compiles for the device it will run on: no CUDA code when the
+  // runtime would pick the CPU here (an explicit, unusable CUDA request
+  // keeps it, so that model creation reports why).
+  dlc_device_kind selected = DLC_DEVICE_AUTO;
+  if (target == "all" && dlc_select_device(dev, &selected) == DLC_OK &&
+      selected == DLC_DEVICE_CPU)
+    target = "x86";
+  auto tm = mlir::dlc::createX86TargetMachine(cpu);
+  if (!tm) {
+    fail(toString(tm.takeError()));
+    return nullptr;
+  }
+  auto llctx = std::make_unique<LLVMContext>();
+  std::unique_ptr<Module> m = lowerToLLVM(*c, *llctx, **tm);
+  if (!m || failed(checkBudget(ctx, **tm, *c)))
+    return nullptr;
+
+  // JIT the module; the generated code resolves malloc/free from the process.
+  auto result = std::make_unique<dlc::driver::JitModel>();
+  auto jit = orc::LLJITBuilder().create();
+  if (!jit) {
+    fail("cannot start the JIT: " + toString(jit.takeError()));
+    return nullptr;
+  }
+  result->jit = std::move(*jit);
+  auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      result->jit->getDataLayout().getGlobalPrefix());
+  if (!gen) {
+    fail(toString(gen.takeError()));
+    return nullptr;
+  }
+  result->jit->getMainJITDylib().addGenerator(std::move(*gen));
+  if (cudaEmulate)
+    if (Error e = dlc::defineEmulatedCuda(*result->jit)) {
+      fail("JIT: " + toString(std::move(e)));
+      return nullptr;
+    }
+  if (Error e = result->jit->addIRModule(
+          orc::ThreadSafeModule(std::move(m), std::move(llctx)))) {
+    fail("JIT: " + toString(std::move(e)));
+    return nullptr;
+  }
+  auto sym = result->jit->lookup("dlc_model_" + c->info.name);
+  if (!sym) {
+    fail("JIT: " + toString(sym.takeError()));
+    return nullptr;
+  }
+  result->desc = sym->toPtr<const dlc_model_desc *>();
+  return result;
 }
 
 static int runMain(mlir::MLIRContext &ctx) {
@@ -924,58 +1035,16 @@ static int runMain(mlir::MLIRContext &ctx) {
         labelType = "i32";
     }
   }
-  SourceMgr sm;
-  mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
-  std::optional<OnnxDiagnosticHandler> onnxHandler;
-  if (inputLanguage() == "onnx")
-    onnxHandler.emplace(ctx);
-  std::optional<Compiled> c = loadModel(ctx, sm);
-  if (!c)
+  std::optional<dlc_device_kind> dev = parseDevice();
+  if (!dev)
     return 1;
-  dlc_device_kind dev = DLC_DEVICE_AUTO;
-  if (device == "cpu")
-    dev = DLC_DEVICE_CPU;
-  else if (device == "cuda")
-    dev = DLC_DEVICE_CUDA;
-  else if (device != "auto")
-    return fail("unknown --device '" + device + "'", "use auto, cpu or cuda");
-  // `dlc run` compiles for the device it will run on: no CUDA code when the
-  // runtime would pick the CPU here (an explicit, unusable CUDA request
-  // keeps it, so that model creation reports why).
-  dlc_device_kind selected = DLC_DEVICE_AUTO;
-  if (target == "all" && dlc_select_device(dev, &selected) == DLC_OK &&
-      selected == DLC_DEVICE_CPU)
-    target = "x86";
-  auto tm = mlir::dlc::createX86TargetMachine(cpu);
-  if (!tm)
-    return fail(toString(tm.takeError()));
-  auto llctx = std::make_unique<LLVMContext>();
-  std::unique_ptr<Module> m = lowerToLLVM(*c, *llctx, **tm);
-  if (!m || failed(checkBudget(ctx, **tm, *c)))
+  std::unique_ptr<dlc::driver::JitModel> jitted = jitCompile(ctx, *dev, 0);
+  if (!jitted)
     return 1;
-
-  // JIT the module; the generated code resolves malloc/free from the process.
-  auto jit = orc::LLJITBuilder().create();
-  if (!jit)
-    return fail("cannot start the JIT: " + toString(jit.takeError()));
-  auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!gen)
-    return fail(toString(gen.takeError()));
-  (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
-  if (cudaEmulate)
-    if (Error e = dlc::defineEmulatedCuda(**jit))
-      return fail("JIT: " + toString(std::move(e)));
-  if (Error e = (*jit)->addIRModule(
-          orc::ThreadSafeModule(std::move(m), std::move(llctx))))
-    return fail("JIT: " + toString(std::move(e)));
-  auto sym = (*jit)->lookup("dlc_model_" + c->info.name);
-  if (!sym)
-    return fail("JIT: " + toString(sym.takeError()));
-  auto *desc = sym->toPtr<const dlc_model_desc *>();
+  const dlc_model_desc *desc = jitted->desc;
 
   ModelHandle model;
-  if (dlc_model_create(desc, dev, &model.model) != DLC_OK)
+  if (dlc_model_create(desc, *dev, &model.model) != DLC_OK)
     return failRuntime("cannot create the model");
   if (const char *why = dlc_model_fallback_reason(model.model); why && *why)
     WithColor::warning(errs(), "dlc")
@@ -1012,9 +1081,7 @@ static int runMain(mlir::MLIRContext &ctx) {
   // Inputs: NAME=FILE (.npy or .safetensors) or FILE.safetensors (by name).
   // NAME is the model's name for the input, or the ONNX graph's own name
   // ("onnx::Gemm_0" for "onnx__Gemm_0").
-  auto names = [&](StringRef name, StringRef modelName) {
-    return name == modelName || dlc::onnxTensorName(name) == modelName;
-  };
+  auto names = dlc::driver::namesInput;
   for (const std::string &spec : inputs) {
     auto [name, path] = StringRef(spec).split('=');
     if (path.empty())
@@ -1086,31 +1153,13 @@ static int runMain(mlir::MLIRContext &ctx) {
   // raise), PyTorch refuses it; so does dlc run, before the first step.
   if (train && lossKind == "cross_entropy") {
     std::string label = labelName.empty() ? "y" : labelName.getValue();
-    int32_t fwd = dlc_model_find_entry(model.model, "forward");
-    dlc_tensor_info out;
-    if (fwd >= 0 &&
-        dlc_model_entry_output_info(model.model, fwd, 0, &out) == DLC_OK &&
-        out.rank >= 2) {
-      int32_t cdim = classDim < 0 ? classDim + out.rank : classDim;
-      int64_t classes = out.rank == 2 ? out.shape[1] : out.shape[cdim];
-      for (int32_t i = 0; i < nIn; ++i) {
-        dlc_tensor_info want;
-        dlc_model_entry_input_info(model.model, e, i, &want);
-        if (label != want.name ||
-            (want.dtype != DLC_I64 && want.dtype != DLC_I32) || !inPtrs[i])
-          continue;
-        for (int64_t k = 0; k < want.numel; ++k) {
-          int64_t v = want.dtype == DLC_I64
-                          ? static_cast<const int64_t *>(inPtrs[i])[k]
-                          : static_cast<const int32_t *>(inPtrs[i])[k];
-          if (v != -100 && (v < 0 || v >= classes))
-            return fail("label " + Twine(v) + " at position " + Twine(k) +
-                            " of '" + label + "' is not a class of the " +
-                            Twine(classes) + " the output has",
-                        "labels are in [0, " + Twine(classes) +
-                            "), or -100 for a position to ignore");
-        }
-      }
+    for (int32_t i = 0; i < nIn; ++i) {
+      dlc_tensor_info want;
+      dlc_model_entry_input_info(model.model, e, i, &want);
+      if (label == want.name && inPtrs[i] &&
+          !dlc::driver::checkClassLabels(model.model, label, classDim,
+                                         want.dtype, inPtrs[i], want.numel))
+        return 1;
     }
   }
   // The inputs are in the model's host memory now: the files' copies go.
@@ -1226,11 +1275,43 @@ static int runMain(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// dlc train (Train.cpp)
+//===----------------------------------------------------------------------===//
+
+static int trainMain(mlir::MLIRContext &ctx) {
+  if (cpu != "native")
+    return fail("dlc train executes on this machine: --cpu=" + cpu +
+                " could use instructions it does not have");
+  std::optional<dlc_device_kind> dev = parseDevice();
+  if (!dev)
+    return 1;
+  dlc::driver::TrainSetup setup;
+  setup.model = inputFile;
+  setup.device = *dev;
+  setup.label = labelName.empty() ? "y" : labelName.getValue();
+  setup.loss = lossKind;
+  setup.classDim = classDim;
+  setup.labelTypeGiven = !labelType.empty();
+  setup.seed = seed;
+  setup.seedGiven = seed.getNumOccurrences() > 0;
+  setup.weights = weights;
+  setup.save = saveFile;
+  setup.batch = batch;
+  setup.compile = [&ctx, d = *dev](int64_t b, StringRef type) {
+    if (!type.empty())
+      labelType = type.str();
+    return jitCompile(ctx, d, b);
+  };
+  return dlc::driver::trainMain(setup);
+}
+
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   bool run = argc > 1 && StringRef(argv[1]) == "run";
+  bool trainMode = argc > 1 && StringRef(argv[1]) == "train";
   std::vector<char *> args(argv, argv + argc);
-  if (run)
+  if (run || trainMode)
     args.erase(args.begin() + 1);
   llvm::erase_if(args, [](char *a) {
     bool isStats = StringRef(a) == "--stats" || StringRef(a) == "-stats";
@@ -1242,7 +1323,7 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
   mlir::dlc::registerPasses();
-  cl::HideUnrelatedOptions(dlcCat);
+  cl::HideUnrelatedOptions({&dlcCat, &dlc::driver::trainCategory});
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
       "dlc: ahead-of-time compiler for deep-learning models\n\n"
@@ -1251,7 +1332,9 @@ int main(int argc, char **argv) {
       "  dlc MODEL --train [--loss L] [--optimizer O --lr X ...] -o model.o\n"
       "  dlc run MODEL [--weights W.safetensors | --seed N] "
       "--input NAME=FILE.npy ... [--output FILE]\n"
-      "  dlc run MODEL --train ... --steps N --print-loss [--save C.safetensors]\n");
+      "  dlc run MODEL --train ... --steps N --print-loss [--save C.safetensors]\n"
+      "  dlc train MODEL --data D.npz [--val V.npz] --epochs N --batch-size B "
+      "[--shuffle --seed S] [--save-every-epoch DIR] [--resume C] [--log L]\n");
   if (listOnnxOps) {
     for (const std::string &op : dlc::supportedOnnxOps())
       outs() << op << "\n";
@@ -1260,9 +1343,26 @@ int main(int argc, char **argv) {
   if (inputFile.empty())
     return fail("no input model", "dlc MODEL.dlc|MODEL.onnx|MODEL.mlir ...; "
                                   "see dlc --help");
-  if (!run && (!weights.empty() || !inputs.empty() || !outputs.empty() ||
-               benchmark || steps.getNumOccurrences() || printLoss ||
-               saveFile.getNumOccurrences()))
+  if (trainMode) {
+    if (!inputs.empty() || !outputs.empty() || benchmark ||
+        steps.getNumOccurrences() || printLoss ||
+        entryName.getNumOccurrences())
+      return fail("--input, --output, --benchmark, --steps, --print-loss "
+                  "and --entry belong to 'dlc run'",
+                  "dlc train takes the data set with --data FILE.npz");
+    if (train.getNumOccurrences())
+      return fail("dlc train always compiles the training step: drop --train");
+    train = true;
+  } else if (dlc::driver::trainFlagGiven()) {
+    return fail("--data, --val, --epochs, --batch-size, --shuffle, "
+                "--save-every-epoch, --resume, --log and --init-seed belong "
+                "to 'dlc train'",
+                "dlc train " + inputFile + " --data FILE.npz ...");
+  }
+  if (!run && !trainMode &&
+      (!weights.empty() || !inputs.empty() || !outputs.empty() ||
+       benchmark || steps.getNumOccurrences() || printLoss ||
+       saveFile.getNumOccurrences()))
     return fail("--weights, --input, --output, --benchmark, --steps, "
                 "--print-loss and --save belong to 'dlc run'",
                 "dlc run " + inputFile + " ...");
@@ -1292,5 +1392,7 @@ int main(int argc, char **argv) {
   ctx.loadAllAvailableDialects();
   // Diagnostics are for users: the location and message, not an IR dump.
   ctx.printOpOnDiagnostic(false);
+  if (trainMode)
+    return trainMain(ctx);
   return run ? runMain(ctx) : compileMain(ctx);
 }
