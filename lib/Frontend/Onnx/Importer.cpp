@@ -67,6 +67,10 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("AveragePool", 13, &OnnxImporter::importPool);
     onOp("GlobalAveragePool", 13, &OnnxImporter::importGlobalAveragePool);
     onOp("BatchNormalization", 13, &OnnxImporter::importBatchNorm);
+    onOp("InstanceNormalization", 13, &OnnxImporter::importGroupNorm);
+    onOp("GroupNormalization", 18, &OnnxImporter::importGroupNorm);
+    onOp("ConvTranspose", 13, &OnnxImporter::importConvTranspose);
+    onOp("Resize", 13, &OnnxImporter::importResize);
     return t;
   }();
   return table;

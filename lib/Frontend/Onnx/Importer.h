@@ -326,9 +326,9 @@ private:
                                                   int i, const Twine &what);
   FailureOr<Value> materialize(const std::string &name, Item &item,
                                Location loc);
-  /// A constant float32 mask of `shape` (`values`, 0 or 1) as a constant
-  /// parameter named `name` (a Where's constant condition, a Pad's border):
-  /// it gets no gradient and is never trained.
+  /// A constant float32 tensor of `shape` as a constant parameter named
+  /// `name` (a Where's constant condition, a Pad's border, a Resize's
+  /// interpolation weights): it gets no gradient and is never trained.
   FailureOr<Value> maskTensor(const std::string &name,
                               ArrayRef<int64_t> shape,
                               std::vector<double> values, Location loc);
@@ -411,6 +411,9 @@ private:
   LogicalResult importPool(const onnx::NodeProto &node);
   LogicalResult importGlobalAveragePool(const onnx::NodeProto &node);
   LogicalResult importBatchNorm(const onnx::NodeProto &node);
+  LogicalResult importGroupNorm(const onnx::NodeProto &node);
+  LogicalResult importConvTranspose(const onnx::NodeProto &node);
+  LogicalResult importResize(const onnx::NodeProto &node);
 
   /// The spatial window of Conv and the pools: strides, dilations and
   /// dlc's padding [top, left, bottom, right], with auto_pad resolved and a

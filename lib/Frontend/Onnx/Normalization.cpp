@@ -1,7 +1,7 @@
 //===- Normalization.cpp - Softmax, reductions and normalizations -----------===//
 //
-// Softmax/LogSoftmax, ReduceMean/ReduceSum, LayerNormalization and
-// BatchNormalization.
+// Softmax/LogSoftmax, the reductions, LayerNormalization,
+// BatchNormalization, InstanceNormalization and GroupNormalization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,6 +170,71 @@ LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
       builder, nodeLoc(node), t, *x, params[0], params[1], params[2],
       params[3], builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
   define(node, 0, r);
+  return success();
+}
+
+/// InstanceNormalization and GroupNormalization (and GroupNorm as the
+/// TorchScript exporter writes it, an InstanceNormalization of a
+/// `[N, G, ...]` view): `x` `[N, C, d...]` is normalised over each group of
+/// C/G channels and the spatial dimensions by one `dlc.layer_norm` on an
+/// `[N * G, C/G * prod(d)]` view, then scaled and shifted per channel (or
+/// per group: GroupNormalization before opset 21).
+LogicalResult OnnxImporter::importGroupNorm(const onnx::NodeProto &node) {
+  bool instance = node.op_type() == "InstanceNormalization";
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  if (t.getRank() < 3)
+    return nodeError(node, "needs an [N, C, d...] input, got rank " +
+                               Twine(t.getRank()));
+  int64_t n = t.getDimSize(0), c = t.getDimSize(1);
+  int64_t spatial = numElements(t.getShape().drop_front(2));
+  int64_t groups = instance ? c : intAttr(node, "num_groups", 0);
+  if (groups < 1 || c % groups)
+    return nodeError(node, "num_groups " + Twine(groups) +
+                               " does not divide the " + Twine(c) +
+                               " channels");
+  int64_t inner = c / groups * spatial;
+  // The affine parameters: one per channel, or one per group for
+  // GroupNormalization before opset 21.
+  int64_t per = instance || opset >= 21 ? c : groups;
+  SmallVector<Value, 2> affine;
+  for (int i = 1; i <= 2; ++i) {
+    auto v = tensor(node, i);
+    if (failed(v))
+      return failure();
+    if (typeOf(*v).getNumElements() != per)
+      return nodeError(node, Twine(i == 1 ? "scale" : "bias") + " has " +
+                                 Twine(typeOf(*v).getNumElements()) +
+                                 " elements; expected " + Twine(per));
+    auto col = reshape(node, *v, {per, 1});
+    if (failed(col))
+      return failure();
+    affine.push_back(*col);
+  }
+  Location loc = nodeLoc(node);
+  Type et = t.getElementType();
+  auto rows = reshape(node, *x, {n * groups, inner});
+  if (failed(rows))
+    return failure();
+  Value y = ddlc::LayerNormOp::create(
+      builder, loc, typeOf(*rows), *rows, fill(loc, 1.0, {inner}, et),
+      fill(loc, 0.0, {inner}, et),
+      builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+  auto view = reshape(node, y, {n, per, n * groups * inner / (n * per)});
+  if (failed(view))
+    return failure();
+  auto scaled = binary(node, "Mul", *view, affine[0]);
+  if (failed(scaled))
+    return failure();
+  auto shifted = binary(node, "Add", *scaled, affine[1]);
+  if (failed(shifted))
+    return failure();
+  auto out = reshape(node, *shifted, t.getShape());
+  if (failed(out))
+    return failure();
+  define(node, 0, *out);
   return success();
 }
 

@@ -1,11 +1,14 @@
 //===- Spatial.cpp - Convolutions, pools and their padding ------------------===//
 //
 // Pad (absorbed by the Conv or pool that reads it), the window attributes,
-// Conv, MaxPool, AveragePool and GlobalAveragePool, in 1-D and 2-D.
+// Conv, ConvTranspose, MaxPool, AveragePool and GlobalAveragePool, in 1-D
+// and 2-D, and Resize.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+
+#include <cmath>
 
 namespace dlc::onnx_import {
 
@@ -399,6 +402,371 @@ OnnxImporter::importGlobalAveragePool(const onnx::NodeProto &node) {
                                                        t.getElementType()),
                                  *x, dims, true);
   define(node, 0, r);
+  return success();
+}
+
+/// ConvTranspose: the transposed convolution is the input gradient of the
+/// convolution whose output it takes, `dlc.conv2d_grad_input` with ONNX's
+/// weight `[C_in, C_out / group, k...]` as that convolution's weight; the
+/// result's size is `stride (in - 1) + output_padding + dilation (k - 1) +
+/// 1 - pads`, or `output_shape`. 1-D as 2-D on an `[N, C, 1, L]` view.
+LogicalResult OnnxImporter::importConvTranspose(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto w = tensor(node, 1);
+  if (failed(w))
+    return failure();
+  auto tx = typeOf(*x), tw = typeOf(*w);
+  bool oneD = tx.getRank() == 3 && tw.getRank() == 3;
+  if (oneD) {
+    auto x4 = reshape(node, *x,
+                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+    auto w4 = reshape(node, *w,
+                      {tw.getDimSize(0), tw.getDimSize(1), 1, tw.getDimSize(2)});
+    if (failed(x4) || failed(w4))
+      return failure();
+    x = x4;
+    w = w4;
+    tx = typeOf(*x);
+    tw = typeOf(*w);
+  }
+  if (tx.getRank() != 4 || tw.getRank() != 4)
+    return nodeError(node, "dlc supports 1-D and 2-D transposed convolutions "
+                           "(rank-3 or rank-4 input and weight), not rank " +
+                               Twine(tx.getRank()));
+  int64_t groups = intAttr(node, "group", 1);
+  int64_t cin = tx.getDimSize(1);
+  if (groups < 1 || tw.getDimSize(0) != cin || cin % groups)
+    return nodeError(node, "weight " + Twine(tw.getDimSize(0)) + "x" +
+                               Twine(tw.getDimSize(1)) +
+                               "x... does not match " + Twine(cin) +
+                               " input channels in " + Twine(groups) +
+                               " groups");
+  int64_t cout = tw.getDimSize(1) * groups;
+  if (stringAttr(node, "auto_pad", "NOTSET") != "NOTSET") {
+    auto d = nodeError(node, "auto_pad is not supported");
+    d.attachNote() << "hint: give explicit pads (PyTorch's ConvTranspose "
+                      "exports write them)";
+    return d;
+  }
+  // A 1-D attribute gets the leading 1 of the [N, C, 1, L] view.
+  auto attr2 = [&](StringRef name, int64_t def,
+                   unsigned count) -> FailureOr<SmallVector<int64_t>> {
+    SmallVector<int64_t> v = intsAttr(node, name);
+    if (v.empty())
+      return SmallVector<int64_t>(count, def);
+    if (oneD && v.size() == count / 2) {
+      if (count == 4)
+        v = {0, v[0], 0, v[1]};
+      else
+        v.insert(v.begin(), def);
+    }
+    if (v.size() != count) {
+      nodeError(node, name + " has " + Twine(v.size()) + " entries");
+      return failure();
+    }
+    for (int64_t e : v)
+      if (e < 0 || e > ddlc::kMaxWindowAttr) {
+        nodeError(node, name + " holds " + Twine(e) + ", outside [0, " +
+                            Twine(ddlc::kMaxWindowAttr) + "]");
+        return failure();
+      }
+    return v;
+  };
+  auto strides = attr2("strides", 1, 2);
+  auto pads = attr2("pads", 0, 4);
+  auto dilations = attr2("dilations", 1, 2);
+  auto outPad = attr2("output_padding", 0, 2);
+  if (failed(strides) || failed(pads) || failed(dilations) || failed(outPad))
+    return failure();
+  SmallVector<int64_t> kernel = {tw.getDimSize(2), tw.getDimSize(3)};
+  SmallVector<int64_t> shape = {tx.getDimSize(0), cout};
+  SmallVector<int64_t> outShape = intsAttr(node, "output_shape");
+  if (oneD && outShape.size() == 1)
+    outShape.insert(outShape.begin(), 1);
+  if (!outShape.empty() && outShape.size() != 2)
+    return nodeError(node, "output_shape must have one entry per spatial "
+                           "dimension");
+  for (int i = 0; i < 2; ++i) {
+    int64_t full = (*strides)[i] * (tx.getDimSize(2 + i) - 1) +
+                   (*dilations)[i] * (kernel[i] - 1) + 1;
+    if ((*strides)[i] < 1 || (*dilations)[i] < 1 ||
+        (*outPad)[i] >= std::max((*strides)[i], (*dilations)[i]))
+      return nodeError(node, "strides and dilations must be at least 1 and "
+                             "output_padding smaller than the stride");
+    int64_t size;
+    if (!outShape.empty()) {
+      // ONNX: total padding = full + output_padding - output_shape, split
+      // with the extra unit at the end (SAME_UPPER's rule).
+      size = outShape[i];
+      int64_t total = full + (*outPad)[i] - size;
+      if (total < 0)
+        return nodeError(node, "output_shape is larger than the transposed "
+                               "convolution's full output");
+      (*pads)[i] = total / 2;
+      (*pads)[i + 2] = total - total / 2;
+    } else {
+      size = full + (*outPad)[i] - (*pads)[i] - (*pads)[i + 2];
+    }
+    if (size < 1)
+      return nodeError(node, "the padding leaves no output");
+    shape.push_back(size);
+  }
+  Location loc = nodeLoc(node);
+  auto resTy = RankedTensorType::get(shape, tx.getElementType());
+  Value r = ddlc::Conv2DGradInputOp::create(
+      builder, loc, resTy, *x, *w, builder.getDenseI64ArrayAttr(*strides),
+      builder.getDenseI64ArrayAttr(*pads),
+      builder.getDenseI64ArrayAttr(*dilations),
+      builder.getI64IntegerAttr(groups));
+  if (failed(mlir::verify(r.getDefiningOp())))
+    return nodeError(node, "the transposed convolution's shapes do not line "
+                           "up");
+  if (hasInput(node, 2)) {
+    auto b = tensor(node, 2);
+    if (failed(b))
+      return failure();
+    if (typeOf(*b).getRank() != 1 || typeOf(*b).getDimSize(0) != cout)
+      return nodeError(node, "the bias must have " + Twine(cout) +
+                                 " elements");
+    auto col = reshape(node, *b, {cout, 1, 1});
+    if (failed(col))
+      return failure();
+    auto biased = binary(node, "Add", r, *col);
+    if (failed(biased))
+      return failure();
+    r = *biased;
+  }
+  if (oneD) {
+    auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
+    if (failed(r3))
+      return failure();
+    r = *r3;
+  }
+  define(node, 0, r);
+  return success();
+}
+
+/// Resize, modes `nearest` and `linear` (bilinear and trilinear are linear
+/// along each axis in turn), every coordinate transformation but
+/// `tf_crop_and_resize`. Along each resized axis the output is a fixed
+/// linear map of the input, applied as a matmul with an `[in, out]`
+/// constant of interpolation weights (one or two non-zeros per column);
+/// a nearest upsampling by an integer factor that repeats every element
+/// (PyTorch's `nearest`) is a broadcast instead.
+LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  std::string mode = stringAttr(node, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear") {
+    auto d = nodeError(node, "mode '" + mode +
+                                 "' is not supported; dlc supports nearest "
+                                 "and linear");
+    d.attachNote() << "hint: export F.interpolate with mode='nearest', "
+                      "'linear', 'bilinear' or 'trilinear'";
+    return d;
+  }
+  std::string ctm =
+      stringAttr(node, "coordinate_transformation_mode", "half_pixel");
+  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
+      ctm != "align_corners" && ctm != "asymmetric" &&
+      ctm != "half_pixel_symmetric")
+    return nodeError(node, "coordinate_transformation_mode '" + ctm +
+                               "' is not supported");
+  std::string nearestMode =
+      stringAttr(node, "nearest_mode", "round_prefer_floor");
+  if (nearestMode != "round_prefer_floor" &&
+      nearestMode != "round_prefer_ceil" && nearestMode != "floor" &&
+      nearestMode != "ceil")
+    return nodeError(node, "nearest_mode '" + nearestMode + "' is unknown");
+  if (stringAttr(node, "keep_aspect_ratio_policy", "stretch") != "stretch")
+    return nodeError(node, "only keep_aspect_ratio_policy 'stretch' is "
+                           "supported");
+  // The axes the scales or sizes describe (opset 18), all by default.
+  SmallVector<int64_t> axes;
+  for (int64_t a : intsAttr(node, "axes")) {
+    auto ax = normAxis(node, a, rank);
+    if (failed(ax))
+      return failure();
+    axes.push_back(*ax);
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+
+  // Output sizes and scales, per axis.
+  SmallVector<int64_t> out(t.getShape());
+  SmallVector<double> scale(rank, 1.0);
+  if (hasInput(node, 3)) {
+    auto sizes = constInput(node, 3, "sizes");
+    if (failed(sizes))
+      return failure();
+    if ((*sizes)->ints.size() != axes.size())
+      return nodeError(node, "sizes has " + Twine((*sizes)->ints.size()) +
+                                 " entries for " + Twine(axes.size()) +
+                                 " axes");
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      int64_t sz = (*sizes)->ints[i];
+      if (sz < 1 || sz > (int64_t(1) << 31))
+        return nodeError(node, "a size of " + Twine(sz) + " is not supported");
+      out[a] = sz;
+      scale[a] = double(sz) / double(t.getDimSize(a));
+    }
+  } else {
+    Item *item = hasInput(node, 2) ? lookup(node, 2) : nullptr;
+    if (!item || !item->constant || !item->constant->isFloat ||
+        item->constant->external) {
+      auto d = nodeError(node, "needs constant scales or sizes");
+      d.attachNote() << "hint: dlc compiles static shapes; fix the input's "
+                        "shape (--input-shape) and export with a constant "
+                        "scale_factor or size";
+      return d;
+    }
+    const std::vector<double> &sc = item->constant->floats;
+    if (sc.size() != axes.size())
+      return nodeError(node, "scales has " + Twine(sc.size()) +
+                                 " entries for " + Twine(axes.size()) +
+                                 " axes");
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      double s = sc[i];
+      double o = std::floor(double(t.getDimSize(a)) * s);
+      if (!(s > 0) || !(o >= 1) || o > double(int64_t(1) << 31))
+        return nodeError(node, "a scale of " + Twine(std::to_string(s)) +
+                                   " is not supported");
+      scale[a] = s;
+      out[a] = int64_t(o);
+    }
+  }
+  if (intAttr(node, "antialias", 0) && mode == "linear")
+    for (int64_t a = 0; a < rank; ++a)
+      if (out[a] < t.getDimSize(a))
+        return nodeError(node, "antialiased downsampling is not supported");
+
+  Location loc = nodeLoc(node);
+  Value y = *x;
+  for (int64_t a = 0; a < rank; ++a) {
+    int64_t in = t.getDimSize(a), o = out[a];
+    double s = scale[a];
+    if (o == in && s == 1.0)
+      continue;
+    // The source coordinate of each output position (ONNX's formulas).
+    auto source = [&](int64_t i) -> double {
+      if (ctm == "align_corners")
+        return o == 1 ? 0.0 : double(i) * double(in - 1) / double(o - 1);
+      if (ctm == "asymmetric")
+        return double(i) / s;
+      if (ctm == "pytorch_half_pixel" && o == 1)
+        return 0.0;
+      if (ctm == "half_pixel_symmetric") {
+        double adj = double(o) / (s * double(in));
+        double center = double(in) / 2.0;
+        double offset = center * (1.0 - adj);
+        return offset + (double(i) + 0.5) / s - 0.5;
+      }
+      return (double(i) + 0.5) / s - 0.5;
+    };
+    // Column i of the [in, out] weights: (input index, weight) pairs.
+    std::vector<double> weights(size_t(in) * size_t(o), 0.0);
+    bool repeats = mode == "nearest" && o % in == 0;
+    for (int64_t i = 0; i < o; ++i) {
+      double src = source(i);
+      if (mode == "nearest") {
+        double f = std::floor(src);
+        double r;
+        if (nearestMode == "floor")
+          r = f;
+        else if (nearestMode == "ceil")
+          r = std::ceil(src);
+        else if (src - f == 0.5)
+          r = nearestMode == "round_prefer_floor" ? f : f + 1;
+        else
+          r = std::round(src);
+        int64_t k = std::clamp<int64_t>(int64_t(r), 0, in - 1);
+        weights[size_t(k) * o + i] = 1.0;
+        repeats = repeats && k == i / (o / in);
+        continue;
+      }
+      src = std::clamp(src, 0.0, double(in - 1));
+      int64_t i0 = int64_t(std::floor(src));
+      int64_t i1 = std::min(i0 + 1, in - 1);
+      double l = src - double(i0);
+      weights[size_t(i0) * o + i] += 1.0 - l;
+      weights[size_t(i1) * o + i] += l;
+    }
+    auto ty = typeOf(y);
+    SmallVector<int64_t> shape(ty.getShape());
+    if (repeats) {
+      // [..., in, ...] -> [..., in, k, ...] -> [..., in * k, ...].
+      SmallVector<int64_t> split(shape);
+      split.insert(split.begin() + a + 1, 1);
+      auto s1 = reshape(node, y, split);
+      if (failed(s1))
+        return failure();
+      split[a + 1] = o / in;
+      Value b = ddlc::BroadcastToOp::create(
+          builder, loc, RankedTensorType::get(split, ty.getElementType()),
+          *s1);
+      shape[a] = o;
+      auto merged = reshape(node, b, shape);
+      if (failed(merged))
+        return failure();
+      y = *merged;
+      continue;
+    }
+    if (size_t(in) * size_t(o) > (size_t(1) << 26))
+      return nodeError(node, "resizing " + Twine(in) + " to " + Twine(o) +
+                                 " positions is too large for dlc's "
+                                 "interpolation matrix");
+    // Move the axis last, multiply by the weights, move it back.
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != a)
+        perm.push_back(d);
+    perm.push_back(a);
+    SmallVector<int64_t> inverse(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      inverse[perm[d]] = d;
+    SmallVector<int64_t> moved;
+    for (int64_t p : perm)
+      moved.push_back(shape[p]);
+    Value v = y;
+    if (a != rank - 1)
+      v = ddlc::TransposeOp::create(
+          builder, loc, RankedTensorType::get(moved, ty.getElementType()), y,
+          perm);
+    int64_t rows = numElements(moved) / in;
+    auto flat = reshape(node, v, {rows, in});
+    if (failed(flat))
+      return failure();
+    auto m = maskTensor(node.output(0) + ".weights" + std::to_string(a),
+                        {in, o}, std::move(weights), loc);
+    if (failed(m))
+      return failure();
+    Value mat = *m;
+    if (ty.getElementType() != typeOf(mat).getElementType())
+      mat = ddlc::CastOp::create(
+          builder, loc, RankedTensorType::get({in, o}, ty.getElementType()),
+          mat);
+    Value p = ddlc::MatmulOp::create(
+        builder, loc, RankedTensorType::get({rows, o}, ty.getElementType()),
+        *flat, mat);
+    moved.back() = o;
+    auto back = reshape(node, p, moved);
+    if (failed(back))
+      return failure();
+    v = *back;
+    shape[a] = o;
+    if (a != rank - 1)
+      v = ddlc::TransposeOp::create(
+          builder, loc, RankedTensorType::get(shape, ty.getElementType()), v,
+          inverse);
+    y = v;
+  }
+  define(node, 0, y);
   return success();
 }
 

@@ -106,3 +106,26 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// conv2d_grad_input (ONNX's ConvTranspose): the gradient of its `grad`
+// operand is the convolution of the result's gradient, that of the weight
+// conv2d_grad_weight with the result's gradient as the input, both with the
+// op's attributes.
+// CHECK-LABEL: func.func @train_step
+// CHECK-DAG: %[[DX:.*]] = dlc.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<4x3x2x2xf32>) -> tensor<2x4x4x4xf32>
+// CHECK-DAG: %[[DW:.*]] = dlc.conv2d_grad_weight %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x2x2xf32>
+// CHECK: dlc.optimizer_update {{.*}} grads(%[[DX]], %[[DW]] :
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @g : tensor<2x4x4x4xf32> {init = "ones"}
+  dlc.parameter @p : tensor<4x3x2x2xf32> {init = "ones"}
+  func.func @loss(%x: tensor<2x3x8x8xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %g = dlc.param @g : tensor<2x4x4x4xf32>
+    %p = dlc.param @p : tensor<4x3x2x2xf32>
+    %c = dlc.conv2d_grad_input %g, %p {strides = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>, tensor<4x3x2x2xf32>) -> tensor<2x3x8x8xf32>
+    %m = dlc.mul %c, %x : (tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+    %l = dlc.sum %m {dims = array<i64: 0, 1, 2, 3>} : (tensor<2x3x8x8xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -968,16 +968,58 @@ def _unknown_shape(r):
               [helper.make_tensor_value_info("y", F32, None)])
 
 
+@case("resize_cubic")
+def _resize_cubic(r):
+    return mk([helper.make_node("Resize", ["x", "", "s"], ["y"], name="up",
+                                mode="cubic")],
+              [vi("x", [1, 2, 4, 4])], [vi("y", [1, 2, 8, 8])],
+              [init("s", np.array([1, 1, 2, 2], np.float32))])
+
+
+@case("resize_runtime_scales")
+def _resize_runtime_scales(r):
+    # The scales are a graph input: not known when compiling.
+    return mk([helper.make_node("Resize", ["x", "", "s"], ["y"], name="up")],
+              [vi("x", [1, 2, 4, 4]), vi("s", [4])], [vi("y", [1, 2, 8, 8])])
+
+
+@case("conv_transpose_auto_pad")
+def _conv_transpose_auto_pad(r):
+    return mk([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up",
+                                auto_pad="SAME_UPPER", strides=[2, 2])],
+              [vi("x", [1, 2, 4, 4])], [vi("y", [1, 3, 8, 8])],
+              [init("w", f32(r, 2, 3, 3, 3))])
+
+
+@case("conv_transpose_huge_stride")
+def _conv_transpose_huge_stride(r):
+    return mk([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up",
+                                strides=[2**62, 1])],
+              [vi("x", [1, 2, 4, 4])], [vi("y", [1, 3, 8, 8])],
+              [init("w", f32(r, 2, 3, 3, 3))])
+
+
+@case("group_norm_groups")
+def _group_norm_groups(r):
+    # 4 groups do not divide 6 channels.
+    return mk([helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"],
+                                name="gn", num_groups=4)],
+              [vi("x", [2, 6, 3, 3])], [vi("y", [2, 6, 3, 3])],
+              [init("s", f32(r, 4)), init("b", f32(r, 4))], opset=18)
+
+
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
 CHECKER_PASSES = {"einsum", "einsum_lstm", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
-                  "fold_overflow", "conv_huge_pad", "conv_huge_dilation"}
+                  "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
+                  "resize_cubic", "resize_runtime_scales", "conv_transpose_auto_pad",
+                  "conv_transpose_huge_stride"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
-                "opset21", "opset22"}
+                "opset21", "opset22", "group_norm_groups"}
 
 # Raw files, not ModelProtos (written after the cases above).
 RAW = ["truncated", "garbage", "empty"]

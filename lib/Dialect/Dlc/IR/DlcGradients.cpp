@@ -412,6 +412,22 @@ SmallVector<Value> Conv2DOp::buildGradients(OpBuilder &b, Value g) {
   return grads;
 }
 
+SmallVector<Value> Conv2DGradInputOp::buildGradients(OpBuilder &b, Value g) {
+  // The transposed convolution is linear in each operand; its adjoint in
+  // `grad` is the convolution itself, and its weight gradient is the
+  // convolution's weight gradient with the roles of input and output
+  // gradient taken by g and `grad`.
+  Location loc = getLoc();
+  Value dgrad = Conv2DOp::create(b, loc, getGrad().getType(), g, getWeight(),
+                                 Value(), getStridesAttr(), getPaddingAttr(),
+                                 getDilationsAttr(), getGroupsAttr(),
+                                 b.getStringAttr("none"));
+  Value dw = Conv2DGradWeightOp::create(
+      b, loc, getWeight().getType(), g, getGrad(), getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  return {dgrad, dw};
+}
+
 SmallVector<Value> MaxPool2DOp::buildGradients(OpBuilder &b, Value g) {
   return {MaxPool2DGradOp::create(b, getLoc(), getInput().getType(),
                                   getInput(), g, getKernelAttr(),

@@ -405,15 +405,18 @@ def Dlc_AvgPool2DOp : Dlc_Op<"avg_pool2d", [Pure, Dlc_Grad]> {
   let hasVerifier = 1;
 }
 
-def Dlc_Conv2DGradInputOp : Dlc_Op<"conv2d_grad_input", [Pure]> {
+def Dlc_Conv2DGradInputOp : Dlc_Op<"conv2d_grad_input", [Pure, Dlc_Grad]> {
   let summary = "Gradient of a 2-D convolution with respect to its input";
   let description = [{
     From the gradient `grad` (`[N, O, OH, OW]`) of a `dlc.conv2d`'s result
     and its `weight` (`[O, C/groups, KH, KW]`), the gradient of its input,
     of the result's type `[N, C, H, W]`; the attributes are the
-    convolution's. It is the transposed convolution: the lowering spreads
+    convolution's. It is the transposed convolution (ONNX's
+    `ConvTranspose` imports as this op): the lowering spreads
     `grad` out by the strides, pads it, and convolves it with the flipped
-    weight through the same matmul path as the forward convolution.
+    weight through the same matmul path as the forward convolution. Its
+    own gradients are the convolution of the result's gradient (for
+    `grad`) and `dlc.conv2d_grad_weight` (for `weight`).
 
     ```mlir
     %dx = dlc.conv2d_grad_input %g, %w {strides = array<i64: 2, 2>}
