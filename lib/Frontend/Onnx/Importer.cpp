@@ -71,6 +71,9 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("GroupNormalization", 18, &OnnxImporter::importGroupNorm);
     onOp("ConvTranspose", 13, &OnnxImporter::importConvTranspose);
     onOp("Resize", 13, &OnnxImporter::importResize);
+    onOp("LSTM", 13, &OnnxImporter::importRecurrent);
+    onOp("GRU", 13, &OnnxImporter::importRecurrent);
+    onOp("RNN", 13, &OnnxImporter::importRecurrent);
     return t;
   }();
   return table;

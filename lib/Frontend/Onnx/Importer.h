@@ -414,6 +414,7 @@ private:
   LogicalResult importGroupNorm(const onnx::NodeProto &node);
   LogicalResult importConvTranspose(const onnx::NodeProto &node);
   LogicalResult importResize(const onnx::NodeProto &node);
+  LogicalResult importRecurrent(const onnx::NodeProto &node);
 
   /// The spatial window of Conv and the pools: strides, dilations and
   /// dlc's padding [top, left, bottom, right], with auto_pad resolved and a

@@ -436,8 +436,9 @@ def _einsum(r):
 
 @case("lstm")
 def _lstm(r):
+    # LSTM imports; its 'clip' attribute does not.
     return mk([helper.make_node("LSTM", ["x", "W", "R"], ["", "y"],
-                                name="/rnn/LSTM", hidden_size=4)],
+                                name="/rnn/LSTM", hidden_size=4, clip=1.0)],
               [vi("x", [5, 2, 3])], [vi("y", [1, 2, 4])],
               [init("W", f32(r, 1, 16, 3)), init("R", f32(r, 1, 16, 4))],
               opset=14)
@@ -450,29 +451,28 @@ def _relu_model(opset):
 
 @case("lstm_expand")
 def _lstm_expand(r):
-    # As nn.LSTM exports: an Expand of the initial state before the LSTM.
-    # The error names the first (Expand) and notes the LSTM.
+    # As nn.LSTM exports: an Expand of the initial state before the LSTM,
+    # which imports; the LSTM's sequence_lens, a graph input, does not.
     n = helper.make_node
     return mk([const_node("shape", i64([1, 2, 4])),
                n("Expand", ["h0", "shape"], ["h"], name="/l/Expand"),
-               n("LSTM", ["x", "W", "R", "", "", "h", "h"], ["", "y"],
+               n("LSTM", ["x", "W", "R", "", "lens", "h", "h"], ["", "y"],
                  name="/l/LSTM", hidden_size=4)],
-              [vi("x", [5, 2, 3]), vi("h0", [1, 1, 4])], [vi("y", [1, 2, 4])],
+              [vi("x", [5, 2, 3]), vi("h0", [1, 1, 4]),
+               vi("lens", [2], TensorProto.INT32)], [vi("y", [1, 2, 4])],
               [init("W", f32(r, 1, 16, 3)), init("R", f32(r, 1, 16, 4))],
               opset=14)
 
 
-@case("einsum_lstm")
-def _einsum_lstm(r):
+@case("einsum_det")
+def _einsum_det(r):
     # Two unsupported ops: the error names the first, a note the other.
     n = helper.make_node
     return mk([n("Einsum", ["a", "b"], ["c"], name="my_einsum",
                  equation="ij,jk->ik"),
-               n("LSTM", ["x", "W", "R"], ["", "y"], name="/l/LSTM",
-                 hidden_size=4)],
-              [vi("a", [2, 3]), vi("b", [3, 4]), vi("x", [5, 2, 3])],
-              [vi("c", [2, 4]), vi("y", [1, 2, 4])],
-              [init("W", f32(r, 1, 16, 3)), init("R", f32(r, 1, 16, 4))],
+               n("Det", ["m"], ["d"], name="/det")],
+              [vi("a", [2, 3]), vi("b", [3, 4]), vi("m", [3, 3])],
+              [vi("c", [2, 4]), vi("d", [])],
               opset=14)
 
 
@@ -1011,7 +1011,7 @@ def _group_norm_groups(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"einsum", "einsum_lstm", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
+CHECKER_PASSES = {"einsum", "einsum_det", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_cubic", "resize_runtime_scales", "conv_transpose_auto_pad",

@@ -26,8 +26,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Architectures whose exports dlc refuses on purpose, and the op it names.
-REFUSED = {"lstm": ("LSTM", "Expand"), "gru": ("GRU", "Expand")}
+# Architectures whose exports dlc refuses on purpose, and the op it names
+# (none now: the recurrent ops, the last ones, import).
+REFUSED = {}
 # Exports not imported yet, by folder: the open part of the real-model
 # work. Listed so that the summary says so.
 PENDING = set()
