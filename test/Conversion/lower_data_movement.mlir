@@ -74,13 +74,34 @@ func.func @gather(%w: tensor<50x4xf32>, %ids: tensor<2x8xi64>) -> tensor<2x8x4xf
 
 // -----
 
-// gather_grad: a reduction over the positions, adding where the row matches.
+// gather_grad: a reduction over the positions, adding where the row matches
+// (unplaced, and on CUDA: every table element is one thread's sum).
 // CHECK-LABEL: func.func @gather_grad
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]
 // CHECK: arith.cmpi eq
 // CHECK: arith.addf
 func.func @gather_grad(%g: tensor<2x8x4xf32>, %ids: tensor<2x8xi64>) -> tensor<50x4xf32> {
   %0 = dlc.gather_grad %g, %ids : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
+  return %0 : tensor<50x4xf32>
+}
+
+// -----
+
+// On the CPU, a scatter-add: one loop over the 16 positions, each adding its
+// gradient row to the row of the table its (clamped) index names.
+// CHECK-LABEL: func.func @gather_grad_cpu
+// CHECK: %[[IDS:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<2x8xi64> into tensor<16xi64>
+// CHECK: %[[G:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x8x4xf32> into tensor<16x4xf32>
+// CHECK: scf.for %[[P:.*]] = %c0 to %c16 step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<50x4xf32>)
+// CHECK: tensor.extract %[[IDS]][%[[P]]] : tensor<16xi64>
+// CHECK: arith.minsi
+// CHECK: tensor.extract_slice %[[G]][%[[P]], 0] [1, 4] [1, 1]
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[ACC]]
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]]
+// CHECK: scf.yield
+func.func @gather_grad_cpu(%g: tensor<2x8x4xf32>, %ids: tensor<2x8xi64>) -> tensor<50x4xf32> {
+  %0 = dlc.gather_grad %g, %ids {dlc.device = #dlc.device<cpu>} : (tensor<2x8x4xf32>, tensor<2x8xi64>) -> tensor<50x4xf32>
   return %0 : tensor<50x4xf32>
 }
 

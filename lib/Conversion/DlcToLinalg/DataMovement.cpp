@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -226,10 +227,98 @@ struct LowerGather : OpRewritePattern<GatherOp> {
 
 /// A reduction over the gathered positions: out[v, d...] = sum over p of
 /// (row(indices[p]) == v ? grad[p, d...] : 0).
+/// On the CPU: a scatter-add, one position after the other (O(positions x
+/// row size)): each row of the table gradient gets the gradient rows of its
+/// positions added in position order, the order of the generic form below,
+/// so the two give the same bits.
+Value scatterAddRows(PatternRewriter &rewriter, GatherGradOp op) {
+  Location loc = op.getLoc();
+  auto outTy = tensorTy(op.getResult());
+  auto idxTy = tensorTy(op.getIndices());
+  int64_t rows = outTy.getDimSize(0);
+  int64_t width = outTy.getNumElements() / std::max<int64_t>(rows, 1);
+  int64_t positions = idxTy.getNumElements();
+  Type et = outTy.getElementType();
+  Type acc = accumulatorType(rewriter, et);
+  // Indices [P...] -> [positions]; gradient [P..., W...] -> [positions, W].
+  auto group = [](int64_t from, int64_t to) {
+    ReassociationIndices g;
+    for (int64_t i = from; i < to; ++i)
+      g.push_back(i);
+    return g;
+  };
+  int64_t p = idxTy.getRank();
+  Value idx = op.getIndices();
+  if (p != 1)
+    idx = tensor::CollapseShapeOp::create(
+        rewriter, loc, idx, ArrayRef<ReassociationIndices>{group(0, p)});
+  Value grad = tensor::CollapseShapeOp::create(
+      rewriter, loc, op.getGrad(),
+      ArrayRef<ReassociationIndices>{
+          group(0, p), group(p, tensorTy(op.getGrad()).getRank())});
+  auto tableTy = RankedTensorType::get({rows, width}, acc);
+  Value init = filledTensor(rewriter, loc, tableTy, 0.0);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value end = arith::ConstantIndexOp::create(rewriter, loc, positions);
+  auto rowTy = RankedTensorType::get({1, width}, acc);
+  auto loop = scf::ForOp::create(
+      rewriter, loc, zero, end, one, ValueRange{init},
+      [&](OpBuilder &b, Location l, Value p, ValueRange iter) {
+        Value row =
+            tableRow(b, l, tensor::ExtractOp::create(b, l, idx, p), rows);
+        SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
+                                        b.getIndexAttr(width)};
+        SmallVector<OpFoldResult> strides{b.getIndexAttr(1),
+                                          b.getIndexAttr(1)};
+        Value g = tensor::ExtractSliceOp::create(
+            b, l, RankedTensorType::get({1, width}, et), grad,
+            ArrayRef<OpFoldResult>{p, b.getIndexAttr(0)}, sizes, strides);
+        Value cur = tensor::ExtractSliceOp::create(
+            b, l, rowTy, iter[0],
+            ArrayRef<OpFoldResult>{row, b.getIndexAttr(0)}, sizes, strides);
+        auto id = b.getMultiDimIdentityMap(2);
+        Value sum =
+            linalg::GenericOp::create(
+                b, l, TypeRange{rowTy}, ValueRange{g}, ValueRange{cur},
+                ArrayRef<AffineMap>{id, id},
+                SmallVector<utils::IteratorType>(
+                    2, utils::IteratorType::parallel),
+                [&](OpBuilder &bb, Location ll, ValueRange args) {
+                  Value add = arith::AddFOp::create(
+                      bb, ll, args[1], convertFloat(bb, ll, args[0], acc));
+                  linalg::YieldOp::create(bb, ll, add);
+                })
+                .getResult(0);
+        Value next = tensor::InsertSliceOp::create(
+            b, l, sum, iter[0],
+            ArrayRef<OpFoldResult>{row, b.getIndexAttr(0)}, sizes, strides);
+        scf::YieldOp::create(b, l, next);
+      });
+  Value table = loop.getResult(0);
+  if (outTy.getRank() != 2) {
+    ReassociationIndices tail;
+    for (int64_t i = 1; i < outTy.getRank(); ++i)
+      tail.push_back(i);
+    table = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(outTy.getShape(), acc), table,
+        ArrayRef<ReassociationIndices>{{0}, tail});
+  }
+  return convertTensor(rewriter, loc, table, et);
+}
+
 struct LowerGatherGrad : OpRewritePattern<GatherGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherGradOp op,
                                 PatternRewriter &rewriter) const override {
+    // The CPU scatters; a GPU kernel computes every table element as a
+    // reduction over the positions (no atomics: deterministic).
+    std::optional<Device> device = deviceOf(op.getResult());
+    if (device == Device::cpu && tensorTy(op.getResult()).getRank() >= 2 &&
+        tensorTy(op.getIndices()).getRank() >= 1) {
+      rewriter.replaceOp(op, scatterAddRows(rewriter, op));
+      return success();
+    }
     Location loc = op.getLoc();
     auto outTy = tensorTy(op.getResult());
     auto idxTy = tensorTy(op.getIndices());
