@@ -122,3 +122,20 @@ func.func @max_and_grad(%x: tensor<4x6xf32>, %g: tensor<4xf32>) -> (tensor<4xf32
   %d = dlc.extremum_grad %x, %m, %g {dims = array<i64: 1>} : (tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x6xf32>
   return %m, %d : tensor<4xf32>, tensor<4x6xf32>
 }
+
+// -----
+
+// On the CPU, concat copies each input once into its window of the result.
+// CHECK-LABEL: func.func @concat_cpu
+// CHECK: %[[D:.*]] = bufferization.alloc_tensor() : tensor<2x7xf32>
+// CHECK: %[[W0:.*]] = tensor.extract_slice %[[D]][0, 0] [2, 3] [1, 1]
+// CHECK: %[[C0:.*]] = linalg.copy ins(%arg0 : tensor<2x3xf32>) outs(%[[W0]] : tensor<2x3xf32>)
+// CHECK: %[[D1:.*]] = tensor.insert_slice %[[C0]] into %[[D]][0, 0] [2, 3] [1, 1]
+// CHECK: %[[W1:.*]] = tensor.extract_slice %[[D1]][0, 3] [2, 4] [1, 1]
+// CHECK: %[[C1:.*]] = linalg.copy ins(%arg1 : tensor<2x4xf32>) outs(%[[W1]] : tensor<2x4xf32>)
+// CHECK: %[[D2:.*]] = tensor.insert_slice %[[C1]] into %[[D1]][0, 3] [2, 4] [1, 1]
+// CHECK: return %[[D2]]
+func.func @concat_cpu(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x7xf32> {
+  %0 = dlc.concat %a, %b {dim = 1 : i64, dlc.device = #dlc.device<cpu>} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x7xf32>
+  return %0 : tensor<2x7xf32>
+}

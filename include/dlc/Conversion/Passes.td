@@ -53,7 +53,8 @@ def DlcLowerToLinalgPass : Pass<"dlc-lower-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 //===----------------------------------------------------------------------===//

@@ -26,6 +26,7 @@
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -62,6 +63,39 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+/// On the CPU: each input copied once into its window of the result (a
+/// linalg.copy into the window, which bufferizes in place: nothing but the
+/// copies remains), instead of every element selecting among all the
+/// inputs.
+Value copyIntoSlices(PatternRewriter &rewriter, ConcatOp op) {
+  Location loc = op.getLoc();
+  auto outTy = tensorTy(op.getResult());
+  int64_t rank = outTy.getRank(), dim = op.getDim();
+  // Not a tensor.empty: canonicalization would turn each window of it
+  // into a fresh tensor.empty, and the windows into copies.
+  Value dest = bufferization::AllocTensorOp::create(rewriter, loc, outTy,
+                                                    ValueRange{});
+  int64_t at = 0;
+  for (Value in : op.getInputs()) {
+    auto inTy = tensorTy(in);
+    if (inTy.getDimSize(dim) == 0)
+      continue;
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        sizes, strides(rank, rewriter.getIndexAttr(1));
+    offsets[dim] = rewriter.getIndexAttr(at);
+    for (int64_t d : inTy.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    Value window = tensor::ExtractSliceOp::create(rewriter, loc, inTy, dest,
+                                                  offsets, sizes, strides);
+    Value copied =
+        linalg::CopyOp::create(rewriter, loc, in, window).getResult(0);
+    dest = tensor::InsertSliceOp::create(rewriter, loc, copied, dest, offsets,
+                                         sizes, strides);
+    at += inTy.getDimSize(dim);
+  }
+  return dest;
+}
+
 struct LowerConcat : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op,
@@ -72,6 +106,12 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
       rewriter.replaceOp(op, inputs[0]);
       return success();
     }
+    if (deviceOf(op.getResult()) == Device::cpu) {
+      rewriter.replaceOp(op, copyIntoSlices(rewriter, op));
+      return success();
+    }
+    // Elsewhere (a GPU kernel): every element selects its input, from the
+    // last one back.
     Value r = generateFromIndex(
         rewriter, op.getLoc(), tensorTy(op.getResult()),
         [&](OpBuilder &b, Location l, ArrayRef<Value> index) {

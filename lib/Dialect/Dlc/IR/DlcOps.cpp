@@ -588,6 +588,121 @@ struct FoldTransposeChain : OpRewritePattern<TransposeOp> {
 };
 } // namespace
 
+/// The inputs of `v` joined along `dim`: those of a concat along `dim`
+/// used only here, else `v` itself.
+static void appendConcatInputs(Value v, int64_t dim,
+                               SmallVectorImpl<Value> &out) {
+  auto concat = v.getDefiningOp<ConcatOp>();
+  if (concat && v.hasOneUse() && static_cast<int64_t>(concat.getDim()) == dim)
+    llvm::append_range(out, concat.getInputs());
+  else
+    out.push_back(v);
+}
+
+static Value concatAlong(PatternRewriter &rewriter, Location loc, Value a,
+                         Value b, int64_t dim) {
+  SmallVector<Value> inputs;
+  appendConcatInputs(a, dim, inputs);
+  appendConcatInputs(b, dim, inputs);
+  auto ta = cast<RankedTensorType>(a.getType());
+  SmallVector<int64_t> shape(ta.getShape());
+  shape[dim] += cast<RankedTensorType>(b.getType()).getDimSize(dim);
+  return ConcatOp::create(rewriter, loc,
+                          RankedTensorType::get(shape, ta.getElementType()),
+                          inputs, dim);
+}
+
+namespace {
+
+/// slice_grad(a) + slice_grad(b) -> slice_grad(concat(a, b)) when the two
+/// unit-stride windows of one tensor lie side by side along one dimension
+/// (the gradients of the slices an unrolled recurrent op or a split
+/// takes); a window that covers the whole tensor is the concat itself.
+/// Exact: each element is one window's value plus zeros.
+struct JoinAdjacentSliceGrads : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto x = op.getLhs().getDefiningOp<SliceGradOp>();
+    auto y = op.getRhs().getDefiningOp<SliceGradOp>();
+    if (!x || !y || !op.getLhs().hasOneUse() || !op.getRhs().hasOneUse() ||
+        x.getType() != op.getType() || y.getType() != op.getType())
+      return failure();
+    auto unit = [](ArrayRef<int64_t> s) {
+      return llvm::all_of(s, [](int64_t v) { return v == 1; });
+    };
+    if (!unit(x.getStrides()) || !unit(y.getStrides()))
+      return failure();
+    auto tx = cast<RankedTensorType>(x.getGrad().getType());
+    auto ty = cast<RankedTensorType>(y.getGrad().getType());
+    ArrayRef<int64_t> ox = x.getOffsets(), oy = y.getOffsets();
+    int64_t rank = tx.getRank(), dim = -1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (ox[d] == oy[d] && tx.getDimSize(d) == ty.getDimSize(d))
+        continue;
+      if (dim >= 0)
+        return failure();
+      dim = d;
+    }
+    if (dim < 0)
+      return failure();
+    // First and second window along `dim`.
+    SliceGradOp first = x, second = y;
+    if (oy[dim] + ty.getDimSize(dim) == ox[dim])
+      std::swap(first, second);
+    auto tf = cast<RankedTensorType>(first.getGrad().getType());
+    if (first.getOffsets()[dim] + tf.getDimSize(dim) !=
+        second.getOffsets()[dim])
+      return failure();
+    Value joined = concatAlong(rewriter, op.getLoc(), first.getGrad(),
+                               second.getGrad(), dim);
+    if (joined.getType() == op.getType()) {
+      rewriter.replaceOp(op, joined);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<SliceGradOp>(op, op.getType(), joined,
+                                             first.getOffsetsAttr(),
+                                             first.getStridesAttr());
+    return success();
+  }
+};
+
+/// matmul(a1, b1) + matmul(a2, b2) -> matmul(concat(a1, a2, 1),
+/// concat(b1, b2, 0)) for rank-2 products of one shape where one inner
+/// dimension is small: one GEMM over the joined inner dimension instead of
+/// thin GEMMs and the sums between them (the weight gradient of a layer an
+/// unrolled recurrent op applies at every step). The sum is rounded once
+/// per GEMM block instead of once per product.
+struct JoinMatmulSum : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kThinInner = 128;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto x = op.getLhs().getDefiningOp<MatmulOp>();
+    auto y = op.getRhs().getDefiningOp<MatmulOp>();
+    if (!x || !y || !op.getLhs().hasOneUse() || !op.getRhs().hasOneUse() ||
+        x.getType() != op.getType() || y.getType() != op.getType() ||
+        cast<RankedTensorType>(op.getType()).getRank() != 2)
+      return failure();
+    int64_t kx = cast<RankedTensorType>(x.getLhs().getType()).getDimSize(1);
+    int64_t ky = cast<RankedTensorType>(y.getLhs().getType()).getDimSize(1);
+    if (std::min(kx, ky) > kThinInner)
+      return failure();
+    Location loc = op.getLoc();
+    Value a = concatAlong(rewriter, loc, x.getLhs(), y.getLhs(), 1);
+    Value b = concatAlong(rewriter, loc, x.getRhs(), y.getRhs(), 0);
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), a, b);
+    return success();
+  }
+};
+
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<JoinAdjacentSliceGrads, JoinMatmulSum>(context);
+}
+
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<FoldReshapeChain>(context);

@@ -185,7 +185,14 @@ class Dlc_BinaryOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
-def Dlc_AddOp : Dlc_BinaryOp<"add", "addition">;
+def Dlc_AddOp : Dlc_BinaryOp<"add", "addition"> {
+  // Sums that training steps build by accumulating gradients: the windows
+  // of one tensor that adjacent slices took (an unrolled recurrent op's
+  // steps, a split) join into one placement of their concatenation, and a
+  // sum of thin matrix products becomes one product over the joined inner
+  // dimension (the weight gradient of a layer applied at every step).
+  let hasCanonicalizer = 1;
+}
 def Dlc_SubOp : Dlc_BinaryOp<"sub", "subtraction">;
 def Dlc_MulOp : Dlc_BinaryOp<"mul", "multiplication">;
 def Dlc_DivOp : Dlc_BinaryOp<"div", "division">;
