@@ -139,3 +139,19 @@ func.func @concat_cpu(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x7xf3
   %0 = dlc.concat %a, %b {dim = 1 : i64, dlc.device = #dlc.device<cpu>} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x7xf32>
   return %0 : tensor<2x7xf32>
 }
+
+// -----
+
+// A concat of many inputs on the CPU joins them in groups of 32 first: the
+// copies into one tensor grow the bufferization analysis faster than their
+// number.
+// CHECK-LABEL: func.func @concat_cpu_groups
+// CHECK: bufferization.alloc_tensor() : tensor<32x2xf32>
+// CHECK-COUNT-32: linalg.copy
+// CHECK: bufferization.alloc_tensor() : tensor<33x2xf32>
+// CHECK: linalg.copy ins(%{{.*}} : tensor<32x2xf32>)
+// CHECK: linalg.copy ins(%arg32 : tensor<1x2xf32>)
+func.func @concat_cpu_groups(%a0: tensor<1x2xf32>, %a1: tensor<1x2xf32>, %a2: tensor<1x2xf32>, %a3: tensor<1x2xf32>, %a4: tensor<1x2xf32>, %a5: tensor<1x2xf32>, %a6: tensor<1x2xf32>, %a7: tensor<1x2xf32>, %a8: tensor<1x2xf32>, %a9: tensor<1x2xf32>, %a10: tensor<1x2xf32>, %a11: tensor<1x2xf32>, %a12: tensor<1x2xf32>, %a13: tensor<1x2xf32>, %a14: tensor<1x2xf32>, %a15: tensor<1x2xf32>, %a16: tensor<1x2xf32>, %a17: tensor<1x2xf32>, %a18: tensor<1x2xf32>, %a19: tensor<1x2xf32>, %a20: tensor<1x2xf32>, %a21: tensor<1x2xf32>, %a22: tensor<1x2xf32>, %a23: tensor<1x2xf32>, %a24: tensor<1x2xf32>, %a25: tensor<1x2xf32>, %a26: tensor<1x2xf32>, %a27: tensor<1x2xf32>, %a28: tensor<1x2xf32>, %a29: tensor<1x2xf32>, %a30: tensor<1x2xf32>, %a31: tensor<1x2xf32>, %a32: tensor<1x2xf32>) -> tensor<33x2xf32> {
+  %0 = dlc.concat %a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7, %a8, %a9, %a10, %a11, %a12, %a13, %a14, %a15, %a16, %a17, %a18, %a19, %a20, %a21, %a22, %a23, %a24, %a25, %a26, %a27, %a28, %a29, %a30, %a31, %a32 {dim = 0 : i64, dlc.device = #dlc.device<cpu>} : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<33x2xf32>
+  return %0 : tensor<33x2xf32>
+}

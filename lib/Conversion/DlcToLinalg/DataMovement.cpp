@@ -98,6 +98,8 @@ Value copyIntoSlices(PatternRewriter &rewriter, ConcatOp op) {
 
 struct LowerConcat : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
+  // Groups of a long concat are concats, lowered by this pattern again.
+  void initialize() { setHasBoundedRewriteRecursion(); }
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
     int64_t dim = op.getDim();
@@ -107,6 +109,36 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
       return success();
     }
     if (deviceOf(op.getResult()) == Device::cpu) {
+      // Bufferization analyses a chain of insertions into one tensor in
+      // time that grows faster than its length: many inputs are joined in
+      // groups first (a concat of concats, each lowered in turn).
+      constexpr size_t kGroup = 32;
+      if (inputs.size() > kGroup) {
+        SmallVector<Value> groups;
+        for (size_t i = 0; i < inputs.size(); i += kGroup) {
+          ArrayRef<Value> part =
+              ArrayRef<Value>(inputs).slice(i, std::min(kGroup, inputs.size() - i));
+          if (part.size() == 1) {
+            groups.push_back(part[0]);
+            continue;
+          }
+          SmallVector<int64_t> shape(tensorTy(part[0]).getShape());
+          shape[dim] = 0;
+          for (Value v : part)
+            shape[dim] += tensorTy(v).getDimSize(dim);
+          auto group = ConcatOp::create(
+              rewriter, op.getLoc(),
+              RankedTensorType::get(shape, tensorTy(part[0]).getElementType()),
+              part, dim);
+          group->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+          groups.push_back(group);
+        }
+        auto joined = ConcatOp::create(rewriter, op.getLoc(), op.getType(),
+                                       groups, dim);
+        joined->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+        rewriter.replaceOp(op, joined);
+        return success();
+      }
       rewriter.replaceOp(op, copyIntoSlices(rewriter, op));
       return success();
     }

@@ -31,7 +31,17 @@ LogicalResult OnnxImporter::importDropout(const onnx::NodeProto &node) {
       return nodeError(node, "training_mode must be a scalar");
     bool training = (*mode)->isFloat ? (*mode)->floats.at(0) != 0
                                      : (*mode)->ints[0] != 0;
-    if (training)
+    // A ratio of 0 keeps every element even in training mode (PyTorch's
+    // F.dropout(p=0.0, training=...) exports so): the identity too.
+    bool zeroRatio = false;
+    if (hasInput(node, 1)) {
+      Item *r = lookup(node, 1);
+      zeroRatio = r && r->constant && !r->constant->external &&
+                  r->constant->numel() == 1 &&
+                  (r->constant->isFloat ? r->constant->floats[0] == 0
+                                        : r->constant->ints[0] == 0);
+    }
+    if (training && !zeroRatio)
       return nodeError(node, "training_mode is true; dlc imports Dropout "
                              "for inference only (the identity)");
   }

@@ -221,10 +221,13 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
   constexpr int64_t kMaxMask = int64_t(1) << 22;
   auto constant = [&](int i) -> Constant * {
     Item *it = lookup(node, i);
-    if (!it || !it->constant || it->value || it->constant->external)
+    // A constant that some op already reads as a tensor still folds: its
+    // value is known and, unless it is a float initializer (a weight
+    // training may change, excluded below), never changes.
+    if (!it || !it->constant || it->constant->external)
       return nullptr;
     Constant *c = it->constant.get();
-    if ((c->isFloat && !c->initializer.empty()) || c->numel() > kMaxMask)
+    if ((c->isFloat && isTrainable(*c)) || c->numel() > kMaxMask)
       return nullptr;
     return c;
   };
@@ -450,9 +453,8 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     return ints(a->shape, std::move(out));
   }
   if (op == "Reshape") {
-    // Integer tensors only (float data is reshaped by the model).
     Constant *a = constant(0), *sc = constant(1);
-    if (!a || a->isFloat || !sc || sc->isFloat)
+    if (!a || !sc || sc->isFloat)
       return success();
     bool allowZero = intAttr(node, "allowzero", 0) != 0;
     SmallVector<int64_t> shape;
@@ -482,7 +484,298 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       return nodeError(node, "cannot reshape " + Twine(a->numel()) +
                                  " elements into " +
                                  Twine(numElements(shape)));
-    return ints(shape, a->ints);
+    return copied(shape, a,
+                  [&](int64_t i) { return std::make_pair(a, i); });
+  }
+  // The N-D data movement of masks built from constants (a shifted-window
+  // attention mask: written region by region with ScatterND, viewed and
+  // permuted into windows, compared pairwise). 1-D integer Slice, Concat,
+  // Squeeze and Unsqueeze are shape arithmetic, folded further below.
+  auto strides = [](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> st(shape.size(), 1);
+    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+      st[d] = st[d + 1] * shape[d + 1];
+    return st;
+  };
+  auto isData = [](const Constant *c) {
+    return c->isFloat || c->shape.size() > 1;
+  };
+  if (op == "Transpose") {
+    Constant *a = constant(0);
+    if (!a)
+      return success();
+    int64_t rank = a->shape.size();
+    SmallVector<int64_t> perm = intsAttr(node, "perm");
+    if (perm.empty())
+      for (int64_t d = rank - 1; d >= 0; --d)
+        perm.push_back(d);
+    SmallVector<bool> seen(rank, false);
+    if (int64_t(perm.size()) != rank)
+      return nodeError(node, "perm must have one entry per dimension");
+    for (int64_t p : perm) {
+      if (p < 0 || p >= rank || seen[p])
+        return nodeError(node, "perm is not a permutation");
+      seen[p] = true;
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(a->shape[p]);
+    SmallVector<int64_t> in = strides(a->shape);
+    return copied(shape, a, [&](int64_t i) {
+      int64_t off = 0;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        off += (i % shape[d]) * in[perm[d]];
+        i /= shape[d];
+      }
+      return std::make_pair(a, off);
+    });
+  }
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    Constant *a = constant(0);
+    if (!a || !isData(a))
+      return success();
+    SmallVector<int64_t> axes;
+    if (hasInput(node, 1)) {
+      Constant *ax = constant(1);
+      if (!ax || ax->isFloat)
+        return success();
+      axes.assign(ax->ints.begin(), ax->ints.end());
+    } else {
+      axes = intsAttr(node, "axes");
+    }
+    int64_t rank = a->shape.size();
+    SmallVector<int64_t> shape;
+    if (op == "Unsqueeze") {
+      int64_t outRank = rank + int64_t(axes.size());
+      SmallVector<bool> inserted(outRank, false);
+      for (int64_t ax : axes) {
+        auto n = normAxis(node, ax, outRank);
+        if (failed(n))
+          return failure();
+        inserted[*n] = true;
+      }
+      int64_t k = 0;
+      for (int64_t d = 0; d < outRank; ++d)
+        shape.push_back(inserted[d] ? 1 : a->shape[k++]);
+    } else {
+      SmallVector<bool> removed(rank, axes.empty());
+      for (int64_t ax : axes) {
+        auto n = normAxis(node, ax, rank);
+        if (failed(n))
+          return failure();
+        if (a->shape[*n] != 1)
+          return nodeError(node, "cannot squeeze a dimension of size " +
+                                     Twine(a->shape[*n]));
+        removed[*n] = true;
+      }
+      for (int64_t d = 0; d < rank; ++d)
+        if (!removed[d] || a->shape[d] != 1)
+          shape.push_back(a->shape[d]);
+    }
+    return copied(shape, a,
+                  [&](int64_t i) { return std::make_pair(a, i); });
+  }
+  if (op == "Slice") {
+    Constant *a = constant(0);
+    if (!a || !isData(a))
+      return success();
+    int64_t rank = a->shape.size();
+    auto intsOf = [&](int i) -> std::optional<std::vector<int64_t>> {
+      Constant *c = hasInput(node, i) ? constant(i) : nullptr;
+      if (!c || c->isFloat)
+        return std::nullopt;
+      return c->ints;
+    };
+    auto starts = intsOf(1), ends = intsOf(2);
+    if (!starts || !ends || starts->size() != ends->size())
+      return success();
+    std::vector<int64_t> axes, steps(starts->size(), 1);
+    if (hasInput(node, 3)) {
+      auto v = intsOf(3);
+      if (!v)
+        return success();
+      axes = *v;
+    } else {
+      for (size_t i = 0; i < starts->size(); ++i)
+        axes.push_back(int64_t(i));
+    }
+    if (hasInput(node, 4)) {
+      auto v = intsOf(4);
+      if (!v)
+        return success();
+      steps = *v;
+    }
+    if (axes.size() != starts->size() || steps.size() != starts->size())
+      return nodeError(node, "starts, ends, axes and steps differ in length");
+    SmallVector<int64_t> begin(rank, 0), step(rank, 1), shape(a->shape);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto ax = normAxis(node, axes[i], rank);
+      if (failed(ax))
+        return failure();
+      int64_t dim = a->shape[*ax], st = steps[i];
+      if (st == 0)
+        return nodeError(node, "a step of 0");
+      // ONNX's clamping: negative values count from the end; a forward
+      // window lies in [0, dim], a backward one starts in [0, dim - 1]
+      // and ends in [-1, dim - 1].
+      int64_t b = (*starts)[i], e = (*ends)[i];
+      if (b < 0)
+        b += dim;
+      if (e < 0)
+        e += dim;
+      if (st > 0) {
+        b = std::clamp<int64_t>(b, 0, dim);
+        e = std::clamp<int64_t>(e, 0, dim);
+      } else {
+        b = std::clamp<int64_t>(b, 0, dim - 1);
+        e = std::clamp<int64_t>(e, -1, dim - 1);
+      }
+      int64_t mag = st == INT64_MIN ? INT64_MAX : std::abs(st);
+      int64_t n = st > 0 ? (e > b ? (e - b - 1) / mag + 1 : 0)
+                         : (b > e ? (b - e - 1) / mag + 1 : 0);
+      begin[*ax] = b;
+      step[*ax] = st;
+      shape[*ax] = n;
+    }
+    SmallVector<int64_t> in = strides(a->shape);
+    return copied(shape, a, [&](int64_t i) {
+      int64_t off = 0;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        off += (begin[d] + (i % shape[d]) * step[d]) * in[d];
+        i /= shape[d];
+      }
+      return std::make_pair(a, off);
+    });
+  }
+  if (op == "Concat") {
+    SmallVector<Constant *> parts;
+    bool data = false;
+    for (int i = 0; i < node.input_size(); ++i) {
+      Constant *c = constant(i);
+      if (!c)
+        return success();
+      data = data || isData(c);
+      parts.push_back(c);
+    }
+    if (!data || parts.empty())
+      return success();
+    int64_t rank = parts[0]->shape.size();
+    auto axis = normAxis(node, intAttr(node, "axis", 0), rank);
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> shape(parts[0]->shape);
+    shape[*axis] = 0;
+    for (Constant *c : parts) {
+      if (int64_t(c->shape.size()) != rank || c->isFloat != parts[0]->isFloat)
+        return nodeError(node, "inputs of different ranks or types");
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != *axis && c->shape[d] != parts[0]->shape[d])
+          return nodeError(node, "inputs differ outside the axis");
+      shape[*axis] += c->shape[*axis];
+    }
+    return copied(shape, parts[0], [&](int64_t i) {
+      SmallVector<int64_t> idx(rank);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        idx[d] = i % shape[d];
+        i /= shape[d];
+      }
+      for (Constant *c : parts) {
+        if (idx[*axis] < c->shape[*axis]) {
+          int64_t off = 0;
+          SmallVector<int64_t> st = strides(c->shape);
+          for (int64_t d = 0; d < rank; ++d)
+            off += idx[d] * st[d];
+          return std::make_pair(static_cast<const Constant *>(c), off);
+        }
+        idx[*axis] -= c->shape[*axis];
+      }
+      return std::make_pair(static_cast<const Constant *>(nullptr),
+                            int64_t(0));
+    });
+  }
+  if (op == "ScatterND") {
+    // The updates may be a float initializer (the exporter's, not a
+    // weight: what a mask's region is set to); the data must be folded.
+    Constant *a = constant(0), *idx = constant(1), *upd = constant(2);
+    if (!upd && a) {
+      Item *it = lookup(node, 2);
+      if (it && it->constant && !it->constant->external &&
+          it->constant->numel() <= kMaxMask)
+        upd = it->constant.get();
+    }
+    if (!a || !idx || !upd || idx->isFloat || idx->shape.empty())
+      return success();
+    if (stringAttr(node, "reduction", "none") != "none")
+      return nodeError(node, "only reduction 'none' folds");
+    int64_t rank = a->shape.size(), k = idx->shape.back();
+    if (k < 1 || k > rank)
+      return nodeError(node, "indices address " + Twine(k) +
+                                 " dimensions of a rank-" + Twine(rank) +
+                                 " tensor");
+    int64_t slice = numElements(ArrayRef<int64_t>(a->shape).drop_front(k));
+    int64_t count = idx->numel() / k;
+    if (upd->numel() != count * slice || upd->isFloat != a->isFloat)
+      return nodeError(node, "updates do not match the indices");
+    SmallVector<int64_t> st = strides(a->shape);
+    // Element i of the result comes from the last update that writes it.
+    std::vector<int64_t> from(a->numel(), -1);
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < k; ++d) {
+        int64_t v = idx->ints[j * k + d];
+        if (v < 0)
+          v += a->shape[d];
+        if (v < 0 || v >= a->shape[d])
+          return nodeError(node, "an index outside the data");
+        off += v * st[d];
+      }
+      for (int64_t e = 0; e < slice; ++e)
+        from[off + e] = j * slice + e;
+    }
+    return copied(a->shape, a, [&](int64_t i) {
+      return from[i] < 0 ? std::make_pair(static_cast<const Constant *>(a), i)
+                         : std::make_pair(static_cast<const Constant *>(upd),
+                                          from[i]);
+    });
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul") {
+    // Broadcasting arithmetic of masks (foldFloatConstant takes equal
+    // shapes and scalars; the integer shape arithmetic is below).
+    Constant *a = constant(0), *b = constant(1);
+    if (!a || !b || a->isFloat != b->isFloat || (!isData(a) && !isData(b)) ||
+        (a->isFloat && a->elementType != b->elementType))
+      return success();
+    auto shape = broadcastShapes(a->shape, b->shape);
+    if (!shape)
+      return nodeError(node, "operands of shapes that do not broadcast");
+    if (tooLarge(*shape))
+      return success();
+    int64_t n = numElements(*shape);
+    auto c = std::make_shared<Constant>();
+    c->isFloat = a->isFloat;
+    c->elementType = a->elementType;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t ia = broadcastOffset(i, *shape, a->shape);
+      int64_t ib = broadcastOffset(i, *shape, b->shape);
+      if (c->isFloat) {
+        double x = a->floats[ia], y = b->floats[ib];
+        double r = op == "Add" ? x + y : op == "Sub" ? x - y : x * y;
+        APFloat f(r);
+        bool lost;
+        f.convert(cast<FloatType>(c->elementType).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
+        c->floats.push_back(f.convertToDouble());
+      } else {
+        int64_t x = a->ints[ia], y = b->ints[ib], r;
+        bool overflow = op == "Add"   ? llvm::AddOverflow(x, y, r)
+                        : op == "Sub" ? llvm::SubOverflow(x, y, r)
+                                      : llvm::MulOverflow(x, y, r);
+        if (overflow)
+          return nodeError(node, "int64 overflow");
+        c->ints.push_back(r);
+      }
+    }
+    return define(*shape, c);
   }
   if (op == "Trilu") {
     Constant *a = constant(0);

@@ -657,6 +657,76 @@ def _tile(r):
               [vi("x", [2, 3])], [vi("y", [4, 9])])
 
 
+@case("mask_fold")
+def _mask_fold(r):
+    # A shifted-window attention mask as swin_t's exports build it, from
+    # constants only: ConstantOfShape zeros written region by region with
+    # ScatterND (int64 indices; updates from a Constant node and a float
+    # initializer), viewed and permuted into windows, compared pairwise
+    # (Unsqueeze, a broadcasting Sub, Equal, Not, Where), then an N-D
+    # reversed Slice and an N-D Concat; added to the input, through a
+    # Dropout of ratio 0 in training mode (the identity). Everything but the
+    # Add and the Dropout folds. Writes mask_fold_{x,y}.npy (NumPy).
+    n = helper.make_node
+    img = np.zeros((1, 6, 6), np.float32)
+    regions = [(slice(0, 3), slice(0, 3), 1.0), (slice(3, 6), slice(0, 6), 2.0),
+               (slice(0, 3), slice(3, 6), 3.0)]
+    nodes = [const_node("shape", i64([1, 6, 6])),
+             n("ConstantOfShape", ["shape"], ["m0"], name="zeros",
+               value=helper.make_tensor("v", F32, [1], [0.0]))]
+    inits = []
+    cur = "m0"
+    for k, (hs, ws, val) in enumerate(regions):
+        idx = np.array([[0, h, w] for h in range(6)[hs] for w in range(6)[ws]],
+                       np.int64)
+        upd = np.full((len(idx),), val, np.float32)
+        img[0, hs, ws] = val
+        nodes.append(const_node("idx%d" % k, idx))
+        if k == 1:
+            inits.append(init("upd%d" % k, upd))
+        else:
+            nodes.append(const_node("upd%d" % k, upd))
+        nodes.append(n("ScatterND", [cur, "idx%d" % k, "upd%d" % k],
+                       ["m%d" % (k + 1)], name="scatter%d" % k))
+        cur = "m%d" % (k + 1)
+    # [1, 6, 6] -> [1, 2, 3, 2, 3] -> windows [1, 2, 2, 3, 3] -> [4, 9].
+    win = img.reshape(1, 2, 3, 2, 3).transpose(0, 1, 3, 2, 4).reshape(4, 9)
+    diff = win[:, None, :] - win[:, :, None]
+    mask = np.where(diff != 0, -100.0, 0.0).astype(np.float32)   # [4, 9, 9]
+    mask = mask[:, :, ::-1]
+    mask = np.concatenate([mask, mask[:, :2]], axis=1)           # [4, 11, 9]
+    nodes += [const_node("s5", i64([1, 2, 3, 2, 3])),
+              n("Reshape", [cur, "s5"], ["r5"], name="view"),
+              n("Transpose", ["r5"], ["t5"], name="permute", perm=[0, 1, 3, 2, 4]),
+              const_node("s2", i64([4, 9])),
+              n("Reshape", ["t5", "s2"], ["w"], name="windows"),
+              const_node("a1", i64([1])), const_node("a2", i64([2])),
+              n("Unsqueeze", ["w", "a1"], ["wa"], name="unsq1"),
+              n("Unsqueeze", ["w", "a2"], ["wb"], name="unsq2"),
+              n("Sub", ["wa", "wb"], ["d"], name="pairs"),
+              const_node("zero", np.array(0.0, np.float32)),
+              n("Equal", ["d", "zero"], ["eq"], name="eq"),
+              n("Not", ["eq"], ["ne"], name="not"),
+              const_node("neg", np.array(-100.0, np.float32)),
+              n("Where", ["ne", "neg", "zero"], ["mk"], name="where"),
+              const_node("st", i64([-1])), const_node("en", i64([-(2**63)])),
+              const_node("ax", i64([2])), const_node("sp", i64([-1])),
+              n("Slice", ["mk", "st", "en", "ax", "sp"], ["rev"], name="flip"),
+              const_node("st2", i64([0])), const_node("en2", i64([2])),
+              const_node("ax2", i64([1])),
+              n("Slice", ["rev", "st2", "en2", "ax2"], ["head"], name="head"),
+              n("Concat", ["rev", "head"], ["full"], name="cat", axis=1),
+              const_node("ratio", np.array(0.0, np.float32)),
+              const_node("train", np.array(True)),
+              n("Dropout", ["x", "ratio", "train"], ["xd"], name="drop"),
+              n("Add", ["xd", "full"], ["y"], name="add")]
+    x = f32(r, 4, 11, 9)
+    np.save(os.path.join(INPUTS, "mask_fold_x.npy"), x)
+    np.save(os.path.join(INPUTS, "mask_fold_y.npy"), (x + mask).astype(np.float32))
+    return mk(nodes, [vi("x", [4, 11, 9])], [vi("y", [4, 11, 9])], inits,
+              opset=14)
+
+
 @case("reduce_extrema")
 def _reduce_extrema(r):
     # ReduceMax over axis 1 (opset 18: axes input) minus ReduceMin over
