@@ -256,6 +256,81 @@ LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
   return success();
 }
 
+/// GatherND with constant indices and batch_dims 0 (what PyTorch's dynamo
+/// exporter writes for an adaptive average pool whose output does not
+/// divide its input): the leading k dimensions of the data are viewed as
+/// one, and each index tuple selects one slice of it, as Gather does.
+LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  if (intAttr(node, "batch_dims", 0) != 0)
+    return nodeError(node, "only batch_dims = 0 is supported");
+  Item *idxItem = lookup(node, 1);
+  if (!idxItem || !idxItem->constant || idxItem->constant->isFloat ||
+      idxItem->constant->external) {
+    auto d = nodeError(node, "the indices must be an integer constant");
+    d.attachNote() << "hint: dlc gathers by run-time indices with Gather "
+                      "along axis 0 (an embedding lookup)";
+    return d;
+  }
+  const Constant &idx = *idxItem->constant;
+  auto t = typeOf(*x);
+  int64_t rank = t.getRank();
+  if (idx.shape.empty())
+    return nodeError(node, "the indices must have rank 1 or more");
+  int64_t k = idx.shape.back();
+  if (k < 1 || k > rank)
+    return nodeError(node, "index tuples of " + Twine(k) +
+                               " entries for a rank-" + Twine(rank) +
+                               " tensor");
+  ArrayRef<int64_t> lead = t.getShape().take_front(k);
+  SmallVector<int64_t> viewShape{numElements(lead)};
+  viewShape.append(t.getShape().begin() + k, t.getShape().end());
+  auto view = reshape(node, *x, viewShape);
+  if (failed(view))
+    return failure();
+  Location loc = nodeLoc(node);
+  int64_t count = idx.numel() / k;
+  if (count > 65536)
+    return nodeError(node, Twine(count) +
+                               " index tuples are more than dlc gathers "
+                               "(65536)");
+  SmallVector<Value> parts;
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t row = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t v = idx.ints[j * k + d], dim = lead[d];
+      if (v < -dim || v >= dim)
+        return nodeError(node, "index " + Twine(v) + " is out of range for "
+                               "a dimension of " + Twine(dim));
+      row = row * dim + (v < 0 ? v + dim : v);
+    }
+    parts.push_back(sliceAlong(loc, *view, 0, row, 1, 1));
+  }
+  SmallVector<int64_t> shape(idx.shape.begin(), idx.shape.end() - 1);
+  shape.append(t.getShape().begin() + k, t.getShape().end());
+  Value joined;
+  if (parts.empty()) {
+    joined = fill(loc, 0.0, shape, t.getElementType());
+  } else {
+    joined = parts[0];
+    if (parts.size() > 1) {
+      SmallVector<int64_t> catShape(viewShape);
+      catShape[0] = int64_t(parts.size());
+      joined = ddlc::ConcatOp::create(
+          builder, loc, RankedTensorType::get(catShape, t.getElementType()),
+          parts, 0);
+    }
+    auto r = reshape(node, joined, shape);
+    if (failed(r))
+      return failure();
+    joined = *r;
+  }
+  define(node, 0, joined);
+  return success();
+}
+
 LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
   if (failed(x))

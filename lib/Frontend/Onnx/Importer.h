@@ -397,6 +397,7 @@ private:
   LogicalResult importSlice(const onnx::NodeProto &node);
   LogicalResult importSplit(const onnx::NodeProto &node);
   LogicalResult importGather(const onnx::NodeProto &node);
+  LogicalResult importGatherND(const onnx::NodeProto &node);
   LogicalResult importExpand(const onnx::NodeProto &node);
   LogicalResult importWhere(const onnx::NodeProto &node);
   LogicalResult importTile(const onnx::NodeProto &node);

@@ -727,6 +727,30 @@ def _mask_fold(r):
               opset=14)
 
 
+@case("gather_nd")
+def _gather_nd(r):
+    # GatherND with constant [3, 2, 2] indices (pairs into the first two
+    # dimensions, one negative) of a [4, 5, 3] value: a [3, 2, 3] result, as
+    # the dynamo exporter's adaptive average pool writes it. Writes
+    # gather_nd_{x,y}.npy (NumPy).
+    x = f32(r, 4, 5, 3)
+    idx = np.array([[[0, 1], [3, -1]], [[2, 2], [1, 0]], [[-4, 4], [0, 0]]],
+                   np.int64)
+    y = np.stack([np.stack([x[a, b] for a, b in row]) for row in idx])
+    np.save(os.path.join(INPUTS, "gather_nd_x.npy"), x)
+    np.save(os.path.join(INPUTS, "gather_nd_y.npy"), y)
+    return mk([const_node("idx", idx),
+               helper.make_node("GatherND", ["x", "idx"], ["y"], name="gnd")],
+              [vi("x", [4, 5, 3])], [vi("y", [3, 2, 3])])
+
+
+@case("gather_nd_runtime")
+def _gather_nd_runtime(r):
+    return mk([helper.make_node("GatherND", ["x", "idx"], ["y"], name="gnd")],
+              [vi("x", [4, 5, 3]), vi("idx", [2, 2], TensorProto.INT64)],
+              [vi("y", [2, 3])])
+
+
 @case("reduce_extrema")
 def _reduce_extrema(r):
     # ReduceMax over axis 1 (opset 18: axes input) minus ReduceMin over
@@ -1085,7 +1109,7 @@ CHECKER_PASSES = {"einsum", "einsum_det", "cast_to_int", "lstm", "lstm_expand", 
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_cubic", "resize_runtime_scales", "conv_transpose_auto_pad",
-                  "conv_transpose_huge_stride"}
+                  "conv_transpose_huge_stride", "gather_nd_runtime"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
