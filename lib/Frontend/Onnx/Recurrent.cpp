@@ -160,7 +160,8 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
       return failure();
     c0 = *v;
   }
-  bool linearBeforeReset = !lstm && intAttr(node, "linear_before_reset", 0);
+  bool linearBeforeReset =
+      !lstm && !plain && intAttr(node, "linear_before_reset", 0);
 
   auto rowsTy = [&](int64_t rows, int64_t cols) {
     return RankedTensorType::get({rows, cols}, et);
@@ -227,7 +228,7 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
     // GRU without linear_before_reset applies the reset gate before the
     // candidate's recurrent GEMM: split R into the z/r and h parts.
     Value rZr, rH, rbZr, rbH;
-    if (!lstm && !linearBeforeReset) {
+    if (!lstm && !plain && !linearBeforeReset) {
       rZr = sliceAlong(loc, *rd, 0, 0, 2 * hidden, 1);
       rH = sliceAlong(loc, *rd, 0, 2 * hidden, hidden, 1);
       if (rb) {

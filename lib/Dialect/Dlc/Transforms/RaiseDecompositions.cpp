@@ -472,26 +472,28 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
         static_cast<int64_t>(kperm.size()) != xTy.getRank())
       return rewriter.notifyMatchFailure(pv, "operands do not line up");
 
+    SmallVector<int64_t> kShape;
+    for (int64_t p : kperm)
+      kShape.push_back(xTy.getDimSize(p));
+    if (ArrayRef<int64_t>(kShape).take_back(2) !=
+        kWant.getShape().take_back(2))
+      return rewriter.notifyMatchFailure(pv, "key does not line up");
+
+    // Matched: nothing was changed before this point.
     rewriter.setInsertionPoint(pv);
     // Reshapes x, looking through a reshape that defines it (the operands
-    // were often flattened for the matmuls and come back unflattened).
+    // were often flattened for the matmuls and come back unflattened; a
+    // reshape of a reshape is the reshape of the original).
     auto reshapeTo = [&](Value x, RankedTensorType ty) -> Value {
       if (auto r = x.getDefiningOp<ReshapeOp>())
         x = r.getInput();
       return x.getType() == ty ? x : ReshapeOp::create(rewriter, loc, ty, x);
     };
     Value k = kt;
-    if (!llvm::equal(kperm, llvm::seq<int64_t>(0, kperm.size()))) {
-      SmallVector<int64_t> shape;
-      for (int64_t p : kperm)
-        shape.push_back(xTy.getDimSize(p));
+    if (!llvm::equal(kperm, llvm::seq<int64_t>(0, kperm.size())))
       k = TransposeOp::create(
-          rewriter, loc, RankedTensorType::get(shape, xTy.getElementType()),
+          rewriter, loc, RankedTensorType::get(kShape, xTy.getElementType()),
           kt, kperm);
-    }
-    if (cast<RankedTensorType>(k.getType()).getShape().take_back(2) !=
-        kWant.getShape().take_back(2))
-      return rewriter.notifyMatchFailure(pv, "key does not line up");
     Value mask = buildMask ? buildMask(rewriter) : Value();
     auto attn = AttentionOp::create(
         rewriter, loc, shaped(lq, dv), reshapeTo(q, qWant), reshapeTo(k, kWant),
