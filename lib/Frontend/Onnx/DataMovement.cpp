@@ -188,6 +188,28 @@ LogicalResult OnnxImporter::importSplit(const onnx::NodeProto &node) {
   return success();
 }
 
+/// What a gather by constant indices selected: slices of one tensor, each
+/// of size 1 along `axis`, joined along it and viewed as `shape` (zeros of
+/// `shape` when there are none).
+Value OnnxImporter::joinSlices(Location loc, ArrayRef<Value> parts,
+                               int64_t axis, ArrayRef<int64_t> shape,
+                               Type elementType) {
+  auto type = RankedTensorType::get(shape, elementType);
+  if (parts.empty())
+    return fill(loc, 0.0, shape, elementType);
+  Value joined = parts[0];
+  if (parts.size() > 1) {
+    SmallVector<int64_t> catShape(typeOf(parts[0]).getShape());
+    catShape[axis] = int64_t(parts.size());
+    joined = ddlc::ConcatOp::create(
+        builder, loc, RankedTensorType::get(catShape, elementType), parts,
+        axis);
+  }
+  if (typeOf(joined) != type)
+    joined = ddlc::ReshapeOp::create(builder, loc, type, joined);
+  return joined;
+}
+
 LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
   if (failed(x))
@@ -236,23 +258,7 @@ LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
   SmallVector<int64_t> shape(t.getShape().take_front(*axis));
   shape.append(idx.shape.begin(), idx.shape.end());
   shape.append(t.getShape().begin() + *axis + 1, t.getShape().end());
-  auto type = RankedTensorType::get(shape, t.getElementType());
-  Value joined;
-  if (parts.empty()) {
-    joined = fill(loc, 0.0, shape, t.getElementType());
-  } else {
-    joined = parts[0];
-    if (parts.size() > 1) {
-      SmallVector<int64_t> catShape(t.getShape());
-      catShape[*axis] = parts.size();
-      joined = ddlc::ConcatOp::create(
-          builder, loc, RankedTensorType::get(catShape, t.getElementType()),
-          parts, *axis);
-    }
-    if (typeOf(joined).getShape() != ArrayRef<int64_t>(shape))
-      joined = ddlc::ReshapeOp::create(builder, loc, type, joined);
-  }
-  define(node, 0, joined);
+  define(node, 0, joinSlices(loc, parts, *axis, shape, t.getElementType()));
   return success();
 }
 
@@ -310,24 +316,7 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
   }
   SmallVector<int64_t> shape(idx.shape.begin(), idx.shape.end() - 1);
   shape.append(t.getShape().begin() + k, t.getShape().end());
-  Value joined;
-  if (parts.empty()) {
-    joined = fill(loc, 0.0, shape, t.getElementType());
-  } else {
-    joined = parts[0];
-    if (parts.size() > 1) {
-      SmallVector<int64_t> catShape(viewShape);
-      catShape[0] = int64_t(parts.size());
-      joined = ddlc::ConcatOp::create(
-          builder, loc, RankedTensorType::get(catShape, t.getElementType()),
-          parts, 0);
-    }
-    auto r = reshape(node, joined, shape);
-    if (failed(r))
-      return failure();
-    joined = *r;
-  }
-  define(node, 0, joined);
+  define(node, 0, joinSlices(loc, parts, 0, shape, t.getElementType()));
   return success();
 }
 

@@ -398,6 +398,8 @@ private:
   LogicalResult importSplit(const onnx::NodeProto &node);
   LogicalResult importGather(const onnx::NodeProto &node);
   LogicalResult importGatherND(const onnx::NodeProto &node);
+  Value joinSlices(Location loc, ArrayRef<Value> parts, int64_t axis,
+                   ArrayRef<int64_t> shape, Type elementType);
   LogicalResult importExpand(const onnx::NodeProto &node);
   LogicalResult importWhere(const onnx::NodeProto &node);
   LogicalResult importTile(const onnx::NodeProto &node);
@@ -414,6 +416,8 @@ private:
   LogicalResult importBatchNorm(const onnx::NodeProto &node);
   LogicalResult importGroupNorm(const onnx::NodeProto &node);
   LogicalResult importConvTranspose(const onnx::NodeProto &node);
+  FailureOr<bool> viewConv1DAs2D(const onnx::NodeProto &node, Value &x,
+                                 Value &w);
   LogicalResult importResize(const onnx::NodeProto &node);
   LogicalResult importRecurrent(const onnx::NodeProto &node);
 

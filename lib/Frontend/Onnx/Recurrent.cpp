@@ -269,41 +269,26 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
         hv = *hn;
       } else {
         // Gates in ONNX's order z, r, h.
-        Value z, rg, cand;
-        if (linearBeforeReset) {
-          Value rec = linear(hv, *rd, rb);
-          auto zs = bin("Add", cols(xt, 0, hidden), cols(rec, 0, hidden));
-          auto rs = bin("Add", cols(xt, hidden, hidden),
-                        cols(rec, hidden, hidden));
-          if (failed(zs) || failed(rs))
-            return failure();
-          z = sigmoid(*zs);
-          rg = sigmoid(*rs);
-          auto gated = bin("Mul", rg, cols(rec, 2 * hidden, hidden));
-          if (failed(gated))
-            return failure();
-          auto n = bin("Add", cols(xt, 2 * hidden, hidden), *gated);
-          if (failed(n))
-            return failure();
-          cand = tanh(*n);
-        } else {
-          Value rec = linear(hv, rZr, rbZr);
-          auto zs = bin("Add", cols(xt, 0, hidden), cols(rec, 0, hidden));
-          auto rs = bin("Add", cols(xt, hidden, hidden),
-                        cols(rec, hidden, hidden));
-          if (failed(zs) || failed(rs))
-            return failure();
-          z = sigmoid(*zs);
-          rg = sigmoid(*rs);
-          auto reset = bin("Mul", rg, hv);
-          if (failed(reset))
-            return failure();
-          auto n = bin("Add", cols(xt, 2 * hidden, hidden),
-                       linear(*reset, rH, rbH));
-          if (failed(n))
-            return failure();
-          cand = tanh(*n);
-        }
+        // The recurrent GEMM: every gate's rows of R with linear_before_reset,
+        // else only z's and r's (h's comes after the reset gate).
+        Value rec = linearBeforeReset ? linear(hv, *rd, rb)
+                                      : linear(hv, rZr, rbZr);
+        auto zs = bin("Add", cols(xt, 0, hidden), cols(rec, 0, hidden));
+        auto rs =
+            bin("Add", cols(xt, hidden, hidden), cols(rec, hidden, hidden));
+        if (failed(zs) || failed(rs))
+          return failure();
+        Value z = sigmoid(*zs), rg = sigmoid(*rs);
+        // linear_before_reset: r (h R_h + Rb_h); else (r h) R_h + Rb_h.
+        auto gated = bin("Mul", rg,
+                         linearBeforeReset ? cols(rec, 2 * hidden, hidden) : hv);
+        if (failed(gated))
+          return failure();
+        Value recH = linearBeforeReset ? *gated : linear(*gated, rH, rbH);
+        auto n = bin("Add", cols(xt, 2 * hidden, hidden), recH);
+        if (failed(n))
+          return failure();
+        Value cand = tanh(*n);
         // h' = (1 - z) n + z h, as PyTorch computes it: (h - n) z + n.
         auto diff = bin("Sub", hv, cand);
         if (failed(diff))

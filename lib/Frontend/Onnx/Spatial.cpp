@@ -218,6 +218,25 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   return w;
 }
 
+/// A 1-D convolution (rank-3 input and weight) as the 2-D one on an
+/// [N, C, 1, L] view with an [O, C', 1, K] weight: replaces `x` and `w` by
+/// the views and returns whether it did (rank 4 stays as it is).
+FailureOr<bool> OnnxImporter::viewConv1DAs2D(const onnx::NodeProto &node,
+                                             Value &x, Value &w) {
+  auto tx = typeOf(x), tw = typeOf(w);
+  if (tx.getRank() != 3 || tw.getRank() != 3)
+    return false;
+  auto x4 = reshape(node, x,
+                    {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+  auto w4 = reshape(node, w,
+                    {tw.getDimSize(0), tw.getDimSize(1), 1, tw.getDimSize(2)});
+  if (failed(x4) || failed(w4))
+    return failure();
+  x = *x4;
+  w = *w4;
+  return true;
+}
+
 LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
   auto x = spatialInput(node);
   if (failed(x))
@@ -225,22 +244,13 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
   auto w = tensor(node, 1);
   if (failed(w))
     return failure();
+  // A 1-D convolution is a 2-D one; the result is viewed back as
+  // [N, O, L'].
+  auto view = viewConv1DAs2D(node, *x, *w);
+  if (failed(view))
+    return failure();
+  bool oneD = *view;
   auto tx = typeOf(*x), tw = typeOf(*w);
-  // A 1-D convolution is a 2-D one on [N, C, 1, L] with a [O, C, 1, K]
-  // weight; the result is viewed back as [N, O, L'].
-  bool oneD = tx.getRank() == 3 && tw.getRank() == 3;
-  if (oneD) {
-    auto x4 = reshape(node, *x,
-                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
-    auto w4 = reshape(node, *w,
-                      {tw.getDimSize(0), tw.getDimSize(1), 1, tw.getDimSize(2)});
-    if (failed(x4) || failed(w4))
-      return failure();
-    x = x4;
-    w = w4;
-    tx = typeOf(*x);
-    tw = typeOf(*w);
-  }
   if (tx.getRank() != 4 || tw.getRank() != 4)
     return nodeError(node, "dlc supports 1-D and 2-D convolutions (rank-3 or "
                            "rank-4 input and weight), not rank " +
@@ -417,20 +427,11 @@ LogicalResult OnnxImporter::importConvTranspose(const onnx::NodeProto &node) {
   auto w = tensor(node, 1);
   if (failed(w))
     return failure();
+  auto view = viewConv1DAs2D(node, *x, *w);
+  if (failed(view))
+    return failure();
+  bool oneD = *view;
   auto tx = typeOf(*x), tw = typeOf(*w);
-  bool oneD = tx.getRank() == 3 && tw.getRank() == 3;
-  if (oneD) {
-    auto x4 = reshape(node, *x,
-                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
-    auto w4 = reshape(node, *w,
-                      {tw.getDimSize(0), tw.getDimSize(1), 1, tw.getDimSize(2)});
-    if (failed(x4) || failed(w4))
-      return failure();
-    x = x4;
-    w = w4;
-    tx = typeOf(*x);
-    tw = typeOf(*w);
-  }
   if (tx.getRank() != 4 || tw.getRank() != 4)
     return nodeError(node, "dlc supports 1-D and 2-D transposed convolutions "
                            "(rank-3 or rank-4 input and weight), not rank " +
