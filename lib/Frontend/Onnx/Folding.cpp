@@ -140,17 +140,10 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
       axes = intsAttr(node, "axes");
     SmallVector<int64_t> shape;
     if (op == "Unsqueeze") {
-      int64_t outRank = rank + axes.size();
-      SmallVector<bool> isNew(outRank, false);
-      for (int64_t ax : axes) {
-        auto n = normAxis(node, ax, outRank);
-        if (failed(n))
-          return failure();
-        isNew[*n] = true;
-      }
-      int64_t src = 0;
-      for (int64_t i = 0; i < outRank; ++i)
-        shape.push_back(isNew[i] ? 1 : a->shape[src++]);
+      auto s = squeezedShape(node, a->shape, axes, /*unsqueeze=*/true);
+      if (failed(s))
+        return failure();
+      shape = *s;
     } else {
       for (int64_t i = 0; i < rank; ++i)
         if (a->shape[i] != 1 ||
@@ -543,36 +536,10 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     } else {
       axes = intsAttr(node, "axes");
     }
-    int64_t rank = a->shape.size();
-    SmallVector<int64_t> shape;
-    if (op == "Unsqueeze") {
-      int64_t outRank = rank + int64_t(axes.size());
-      SmallVector<bool> inserted(outRank, false);
-      for (int64_t ax : axes) {
-        auto n = normAxis(node, ax, outRank);
-        if (failed(n))
-          return failure();
-        inserted[*n] = true;
-      }
-      int64_t k = 0;
-      for (int64_t d = 0; d < outRank; ++d)
-        shape.push_back(inserted[d] ? 1 : a->shape[k++]);
-    } else {
-      SmallVector<bool> removed(rank, axes.empty());
-      for (int64_t ax : axes) {
-        auto n = normAxis(node, ax, rank);
-        if (failed(n))
-          return failure();
-        if (a->shape[*n] != 1)
-          return nodeError(node, "cannot squeeze a dimension of size " +
-                                     Twine(a->shape[*n]));
-        removed[*n] = true;
-      }
-      for (int64_t d = 0; d < rank; ++d)
-        if (!removed[d] || a->shape[d] != 1)
-          shape.push_back(a->shape[d]);
-    }
-    return copied(shape, a,
+    auto shape = squeezedShape(node, a->shape, axes, op == "Unsqueeze");
+    if (failed(shape))
+      return failure();
+    return copied(*shape, a,
                   [&](int64_t i) { return std::make_pair(a, i); });
   }
   if (op == "Slice") {

@@ -389,6 +389,10 @@ private:
   LogicalResult importFlatten(const onnx::NodeProto &node);
   LogicalResult importReshape(const onnx::NodeProto &node);
   LogicalResult importSqueezeLike(const onnx::NodeProto &node);
+  FailureOr<SmallVector<int64_t>> squeezedShape(const onnx::NodeProto &node,
+                                                ArrayRef<int64_t> shape,
+                                                ArrayRef<int64_t> axes,
+                                                bool unsqueeze);
   LogicalResult importTranspose(const onnx::NodeProto &node);
   LogicalResult importConstant(const onnx::NodeProto &node);
   LogicalResult importShapeOps(const onnx::NodeProto &node);

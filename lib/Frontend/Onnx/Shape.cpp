@@ -78,6 +78,47 @@ LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
   return success();
 }
 
+/// The shape Unsqueeze (`unsqueeze`) or Squeeze gives `shape` with `axes`
+/// (ONNX's: negative axes count from the end of the result for Unsqueeze,
+/// of the input for Squeeze; Squeeze without axes drops every 1).
+FailureOr<SmallVector<int64_t>>
+OnnxImporter::squeezedShape(const onnx::NodeProto &node,
+                            ArrayRef<int64_t> shape, ArrayRef<int64_t> axes,
+                            bool unsqueeze) {
+  int64_t inRank = shape.size();
+  SmallVector<int64_t> out;
+  if (unsqueeze) {
+    int64_t rank = inRank + int64_t(axes.size());
+    SmallVector<bool> isNew(rank, false);
+    for (int64_t a : axes) {
+      auto n = normAxis(node, a, rank);
+      if (failed(n))
+        return failure();
+      isNew[*n] = true;
+    }
+    int64_t src = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      out.push_back(isNew[i] ? 1 : shape[src++]);
+    return out;
+  }
+  SmallVector<bool> drop(inRank, axes.empty());
+  for (int64_t a : axes) {
+    auto n = normAxis(node, a, inRank);
+    if (failed(n))
+      return failure();
+    if (shape[*n] != 1) {
+      nodeError(node, "cannot squeeze dimension " + Twine(*n) + " of size " +
+                          Twine(shape[*n]));
+      return failure();
+    }
+    drop[*n] = true;
+  }
+  for (int64_t i = 0; i < inRank; ++i)
+    if (!drop[i] || shape[i] != 1)
+      out.push_back(shape[i]);
+  return out;
+}
+
 LogicalResult OnnxImporter::importSqueezeLike(const onnx::NodeProto &node) {
   // Float tensors here; int64 constants are folded earlier.
   auto x = tensor(node, 0);
@@ -93,38 +134,11 @@ LogicalResult OnnxImporter::importSqueezeLike(const onnx::NodeProto &node) {
   } else {
     axes = intsAttr(node, "axes");
   }
-  bool unsqueeze = node.op_type() == "Unsqueeze";
-  SmallVector<int64_t> shape(t.getShape());
-  if (unsqueeze) {
-    int64_t rank = t.getRank() + axes.size();
-    SmallVector<bool> isNew(rank, false);
-    for (int64_t a : axes) {
-      auto n = normAxis(node, a, rank);
-      if (failed(n))
-        return failure();
-      isNew[*n] = true;
-    }
-    shape.clear();
-    int64_t src = 0;
-    for (int64_t i = 0; i < rank; ++i)
-      shape.push_back(isNew[i] ? 1 : t.getDimSize(src++));
-  } else {
-    SmallVector<bool> drop(t.getRank(), axes.empty());
-    for (int64_t a : axes) {
-      auto n = normAxis(node, a, t.getRank());
-      if (failed(n))
-        return failure();
-      if (t.getDimSize(*n) != 1)
-        return nodeError(node, "cannot squeeze dimension " + Twine(*n) +
-                                   " of size " + Twine(t.getDimSize(*n)));
-      drop[*n] = true;
-    }
-    shape.clear();
-    for (int64_t i = 0; i < t.getRank(); ++i)
-      if (!drop[i] || t.getDimSize(i) != 1)
-        shape.push_back(t.getDimSize(i));
-  }
-  auto r = reshape(node, *x, shape);
+  auto shape = squeezedShape(node, t.getShape(), axes,
+                             node.op_type() == "Unsqueeze");
+  if (failed(shape))
+    return failure();
+  auto r = reshape(node, *x, *shape);
   if (failed(r))
     return failure();
   define(node, 0, *r);
