@@ -821,23 +821,6 @@ LogicalResult OnnxImporter::foldFloatConstant(const onnx::NodeProto &node,
         ? a->floats : std::vector<double>(a->ints.begin(), a->ints.end());
     return result(et, a->shape, out);
   }
-  if (op == "Concat") {
-    // 1-D float constants, e.g. a Resize's scales built from the batch and
-    // channel's [1, 1] and the spatial factors.
-    std::vector<double> out;
-    Type et;
-    for (int i = 0; i < node.input_size(); ++i) {
-      Constant *c = floatConst(i);
-      if (!c || c->shape.size() != 1 || (et && c->elementType != et) ||
-          int64_t(out.size()) + c->numel() > kMaxFolded)
-        return success();
-      et = c->elementType;
-      out.insert(out.end(), c->floats.begin(), c->floats.end());
-    }
-    if (!et)
-      return success();
-    return result(et, {int64_t(out.size())}, out);
-  }
   bool unary = op == "Sqrt" || op == "Neg";
   bool binary = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
                 op == "Pow";
