@@ -94,17 +94,45 @@ void syncParentDirectory(const std::string &path) {
 } // namespace
 
 FileData::~FileData() {
+  release();
+  if (Fd >= 0)
+    ::close(Fd);
+}
+
+void FileData::release() {
   if (Mapping)
     ::munmap(Mapping, Size);
+  Mapping = nullptr;
+  Data = nullptr;
+  std::vector<uint8_t>().swap(Buffer);
+}
+
+dlc_status FileData::readAt(uint64_t offset, void *dst, size_t n) const {
+  auto *out = static_cast<uint8_t *>(dst);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::pread(Fd, out + done, n - done,
+                          static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return fail(DLC_ERR_IO, "cannot read " + Name + ": " + errnoText(errno));
+    if (got == 0)
+      return fail(DLC_ERR_IO, "cannot read " + Name +
+                                  ": the file shrank since it was opened");
+    done += static_cast<size_t>(got);
+  }
+  return DLC_OK;
 }
 
 dlc_status FileData::open(const char *path, const char *what) {
   std::string name = std::string(what) + " " + quote(path);
-  FdGuard fd(::open(path, O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
+  Name = name;
+  Fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
     return fail(DLC_ERR_IO, "cannot open " + name + ": " + errnoText(errno));
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
+  if (::fstat(Fd, &st) != 0)
     return fail(DLC_ERR_IO, "cannot stat " + name + ": " + errnoText(errno));
   if (!S_ISREG(st.st_mode))
     return fail(DLC_ERR_IO, "cannot read " + name + ": not a regular file");
@@ -112,7 +140,7 @@ dlc_status FileData::open(const char *path, const char *what) {
     return DLC_OK;
   Size = static_cast<size_t>(st.st_size);
 
-  void *map = ::mmap(nullptr, Size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  void *map = ::mmap(nullptr, Size, PROT_READ, MAP_PRIVATE, Fd, 0);
   if (map != MAP_FAILED) {
     Mapping = map;
     Data = static_cast<const uint8_t *>(map);
@@ -123,7 +151,7 @@ dlc_status FileData::open(const char *path, const char *what) {
   Buffer.resize(Size);
   size_t done = 0;
   while (done < Size) {
-    ssize_t n = ::read(fd.get(), Buffer.data() + done, Size - done);
+    ssize_t n = ::read(Fd, Buffer.data() + done, Size - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)

@@ -127,7 +127,9 @@ AlignedBuffer allocateAligned(size_t bytes, size_t alignment);
 //===-- Files ------------------------------------------------------------===//
 
 /// A whole file, read-only: memory-mapped, or read into memory when mapping
-/// fails.
+/// fails. The file stays open, so that parts of it can be read again after
+/// the mapping is released (readAt): a reader parses the headers from the
+/// mapping and reads the data it needs when it needs it.
 class FileData {
 public:
   FileData() = default;
@@ -140,11 +142,21 @@ public:
   const uint8_t *data() const { return Data; }
   size_t size() const { return Size; }
 
+  /// Drops the mapping (or the copy read into memory); data() is null
+  /// afterwards, readAt still works.
+  void release();
+  /// Reads `n` bytes at `offset` of the file as it is now (not through the
+  /// mapping: a file truncated since it was opened is DLC_ERR_IO, never a
+  /// SIGBUS).
+  dlc_status readAt(uint64_t offset, void *dst, size_t n) const;
+
 private:
   const uint8_t *Data = nullptr;
   size_t Size = 0;
   void *Mapping = nullptr;
   std::vector<uint8_t> Buffer;
+  int Fd = -1;
+  std::string Name;
 };
 
 /// A piece of a file to write.

@@ -24,6 +24,8 @@ namespace {
 
 /// The largest header accepted, as in the reference implementation.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+/// The longest JSON array of a header: the longest valid one is a shape.
+constexpr size_t kMaxArrayItems = 64;
 
 //===-- A minimal JSON value and parser ----------------------------------===//
 
@@ -339,6 +341,12 @@ bool JsonParser::parseArray(JsonValue &value, int depth) {
     return true;
   }
   while (true) {
+    // A header's arrays are shapes and offset pairs: a long one is refused
+    // before it is held (a value takes ~100 bytes, its text 2).
+    if (value.items.size() == kMaxArrayItems)
+      return error("an array of more than " + std::to_string(kMaxArrayItems) +
+                   " items (a shape has at most " +
+                   std::to_string(DLC_MAX_RANK) + " dimensions)");
     value.items.emplace_back();
     if (!parseValue(value.items.back(), depth))
       return false;

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 using namespace dlc::rt;
@@ -12,10 +13,19 @@ struct dlc_tensor_list {
   struct Tensor {
     TensorDecl decl;
     AlignedBuffer data;
+    /// A tensor read from a file is read from it when it is first used:
+    /// `data` is null until then, and this is where its bytes are.
+    uint64_t fileOffset = 0;
+    bool inFile = false;
   };
   /// Boxed so that names and data stay put when the list grows.
   std::vector<std::unique_ptr<Tensor>> tensors;
   std::unordered_map<std::string, int32_t> index;
+  /// The file that tensors still `inFile` are read from.
+  std::unique_ptr<FileData> source;
+  /// Loading a tensor is a read of the list to its callers, who may share
+  /// it between threads for reading.
+  std::mutex loading;
 };
 
 namespace {
@@ -74,6 +84,41 @@ dlc_status addTensor(dlc_tensor_list &list, TensorDecl decl, const void *data,
   return DLC_OK;
 }
 
+/// Appends a tensor whose bytes are at `offset` of the list's source file;
+/// nothing is allocated or read until it is used (loadTensor).
+dlc_status addFileTensor(dlc_tensor_list &list, TensorDecl decl,
+                         uint64_t offset) {
+  if (list.index.count(decl.name))
+    return fail(DLC_ERR_FORMAT, "the file has two tensors called " +
+                                    quote(decl.name));
+  auto tensor = std::make_unique<dlc_tensor_list::Tensor>();
+  tensor->decl = std::move(decl);
+  tensor->fileOffset = offset;
+  tensor->inFile = true;
+  list.index.emplace(tensor->decl.name,
+                     static_cast<int32_t>(list.tensors.size()));
+  list.tensors.push_back(std::move(tensor));
+  return DLC_OK;
+}
+
+/// Gives a tensor still in the file its own memory, read from the file.
+dlc_status loadTensor(dlc_tensor_list &list, dlc_tensor_list::Tensor &tensor) {
+  std::lock_guard<std::mutex> lock(list.loading);
+  if (!tensor.inFile)
+    return DLC_OK;
+  const auto bytes = static_cast<size_t>(tensor.decl.nbytes);
+  AlignedBuffer data = allocateAligned(bytes, kTensorAlignment);
+  if (!data)
+    return fail(DLC_ERR_OUT_OF_MEMORY,
+                "cannot allocate " + std::to_string(bytes) +
+                    " bytes for tensor " + quote(tensor.decl.name));
+  if (dlc_status s = list.source->readAt(tensor.fileOffset, data.get(), bytes))
+    return s;
+  tensor.data = std::move(data);
+  tensor.inFile = false;
+  return DLC_OK;
+}
+
 dlc_status readNpyFile(const char *path, const FileData &file,
                        dlc_tensor_list &list) {
   TensorDecl decl;
@@ -81,7 +126,7 @@ dlc_status readNpyFile(const char *path, const FileData &file,
   if (dlc_status s = parseNpy(path, file.data(), file.size(), decl, dataStart))
     return s;
   decl.name = npyTensorName(path);
-  return addTensor(list, std::move(decl), file.data() + dataStart, nullptr);
+  return addFileTensor(list, std::move(decl), dataStart);
 }
 
 dlc_status readSafetensorsFile(const char *path, const FileData &file,
@@ -92,10 +137,23 @@ dlc_status readSafetensorsFile(const char *path, const FileData &file,
           parseSafetensors(path, file.data(), file.size(), entries, dataStart))
     return s;
   for (SafetensorsEntry &entry : entries)
-    if (dlc_status s =
-            addTensor(list, std::move(entry.decl),
-                      file.data() + dataStart + entry.begin, nullptr))
+    if (dlc_status s = addFileTensor(list, std::move(entry.decl),
+                                     dataStart + entry.begin))
       return s;
+  return DLC_OK;
+}
+
+/// Tensor `i` of the list, or an error for an index out of range.
+dlc_status tensorAt(const dlc_tensor_list *list, int32_t i,
+                    dlc_tensor_list::Tensor *&tensor) {
+  if (dlc_status s = checkList(list))
+    return s;
+  if (i < 0 || static_cast<size_t>(i) >= list->tensors.size())
+    return fail(DLC_ERR_INVALID_ARGUMENT,
+                "tensor index " + std::to_string(i) +
+                    " out of range (the list has " +
+                    std::to_string(list->tensors.size()) + ")");
+  tensor = list->tensors[static_cast<size_t>(i)].get();
   return DLC_OK;
 }
 
@@ -132,17 +190,53 @@ int32_t dlc_tensor_list_size(const dlc_tensor_list *list) {
 dlc_status dlc_tensor_list_get(const dlc_tensor_list *list, int32_t i,
                                dlc_tensor_info *info) {
   return guardStatus([&] {
-    if (dlc_status s = checkList(list))
+    dlc_tensor_list::Tensor *tensor;
+    if (dlc_status s = tensorAt(list, i, tensor))
       return s;
     if (!info)
       return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
-    if (i < 0 || static_cast<size_t>(i) >= list->tensors.size())
+    if (dlc_status s =
+            loadTensor(const_cast<dlc_tensor_list &>(*list), *tensor))
+      return s;
+    fillInfo(tensor->decl, tensor->data.get(), *info);
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_tensor_list_describe(const dlc_tensor_list *list, int32_t i,
+                                    dlc_tensor_info *info) {
+  return guardStatus([&] {
+    dlc_tensor_list::Tensor *tensor;
+    if (dlc_status s = tensorAt(list, i, tensor))
+      return s;
+    if (!info)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
+    std::lock_guard<std::mutex> lock(
+        const_cast<dlc_tensor_list *>(list)->loading);
+    fillInfo(tensor->decl, tensor->data.get(), *info);
+    return DLC_OK;
+  });
+}
+
+dlc_status dlc_tensor_list_copy(const dlc_tensor_list *list, int32_t i,
+                                void *dst, size_t nbytes) {
+  return guardStatus([&] {
+    dlc_tensor_list::Tensor *tensor;
+    if (dlc_status s = tensorAt(list, i, tensor))
+      return s;
+    if (!dst && nbytes)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "dst is NULL");
+    if (static_cast<int64_t>(nbytes) != tensor->decl.nbytes)
       return fail(DLC_ERR_INVALID_ARGUMENT,
-                  "tensor index " + std::to_string(i) +
-                      " out of range (the list has " +
-                      std::to_string(list->tensors.size()) + ")");
-    const auto &tensor = *list->tensors[static_cast<size_t>(i)];
-    fillInfo(tensor.decl, tensor.data.get(), *info);
+                  "tensor " + quote(tensor->decl.name) + " has " +
+                      std::to_string(tensor->decl.nbytes) + " bytes, not " +
+                      std::to_string(nbytes));
+    std::lock_guard<std::mutex> lock(
+        const_cast<dlc_tensor_list *>(list)->loading);
+    if (tensor->inFile)
+      return list->source->readAt(tensor->fileOffset, dst, nbytes);
+    if (nbytes)
+      std::memcpy(dst, tensor->data.get(), nbytes);
     return DLC_OK;
   });
 }
@@ -206,19 +300,22 @@ dlc_status dlc_tensor_file_read(const char *path, dlc_file_format format,
       return fail(DLC_ERR_INVALID_ARGUMENT, "path is NULL");
     if (dlc_status s = checkFormat(format))
       return s;
-    FileData file;
-    if (dlc_status s = file.open(path, "tensor file"))
+    auto file = std::make_unique<FileData>();
+    if (dlc_status s = file->open(path, "tensor file"))
       return s;
     if (format == DLC_FILE_AUTO)
-      format = file.size() >= 6 && std::memcmp(file.data(), "\x93NUMPY", 6) == 0
+      format = file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0
                    ? DLC_FILE_NPY
                    : DLC_FILE_SAFETENSORS;
     auto list = std::make_unique<dlc_tensor_list>();
     dlc_status s = format == DLC_FILE_NPY
-                       ? readNpyFile(path, file, *list)
-                       : readSafetensorsFile(path, file, *list);
+                       ? readNpyFile(path, *file, *list)
+                       : readSafetensorsFile(path, *file, *list);
     if (s != DLC_OK)
       return s;
+    // The headers are parsed: the tensors are read when they are used.
+    file->release();
+    list->source = std::move(file);
     *out = list.release();
     return DLC_OK;
   });
@@ -248,13 +345,18 @@ dlc_status dlc_tensor_file_write(const char *path, dlc_file_format format,
         return fail(DLC_ERR_INVALID_ARGUMENT,
                     "a .npy file holds one tensor, the list has " +
                         std::to_string(list->tensors.size()));
-      const auto &tensor = *list->tensors[0];
+      auto &tensor = *list->tensors[0];
+      if (dlc_status s = loadTensor(const_cast<dlc_tensor_list &>(*list), tensor))
+        return s;
       return writeNpy(path, {&tensor.decl, tensor.data.get()});
     }
     std::vector<TensorRef> refs;
     refs.reserve(list->tensors.size());
-    for (const auto &tensor : list->tensors)
+    for (const auto &tensor : list->tensors) {
+      if (dlc_status s = loadTensor(const_cast<dlc_tensor_list &>(*list), *tensor))
+        return s;
       refs.push_back({&tensor->decl, tensor->data.get()});
+    }
     return writeSafetensors(path, std::move(refs));
   });
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 
 using namespace dlc::test;
@@ -122,6 +124,14 @@ TEST(SafetensorsTest, ReadsHandWrittenFiles) {
   EXPECT_EQ(dlc_tensor_list_size(list.get()), 0);
 }
 
+std::string repeat(const std::string &s, size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (size_t i = 0; i < n; ++i)
+    out += s;
+  return out;
+}
+
 struct BadHeader {
   const char *name;
   std::string header;
@@ -217,6 +227,13 @@ TEST(SafetensorsTest, RejectsBadHeaders) {
        "'__metadata__' value 'a' is a number"},
       {"empty name", "{" + tensor("", "F32", "[2]", 0, 8) + "}", d8,
        "empty name"},
+      // A header of one long array held ~50x its size in memory: 98 MB of
+      // "0," took 6.5 GB before it was refused.
+      {"array of 65", "{\"__metadata__\":[0" + repeat(",0", 64) + "]}", "",
+       "an array of more than 64 items"},
+      {"array of a million", "{\"__metadata__\":[0" + repeat(",0", 999'999) +
+           "]}",
+       "", "an array of more than 64 items"},
   };
   TempDir dir;
   for (const BadHeader &c : cases) {
@@ -277,3 +294,50 @@ TEST(SafetensorsTest, WriteRejectsReservedNames) {
 }
 
 } // namespace
+
+// A file's tensors are read when used: describe and copy need no copy in the
+// list, and a file truncated after its header was read is an error at the
+// use, not a SIGBUS through a mapping.
+TEST(SafetensorsTest, ReadsTensorsWhenUsed) {
+  TempDir dir;
+  std::string path = dir.file("lazy.safetensors");
+  float a[2] = {1.5f, -2.f}, b[3] = {3.f, 4.f, 5.f};
+  std::string data(reinterpret_cast<char *>(a), 8);
+  data.append(reinterpret_cast<char *>(b), 12);
+  writeFile(path, safetensorsBytes("{" + tensor("a", "F32", "[2]", 0, 8) +
+                                       "," + tensor("b", "F32", "[3]", 8, 20) +
+                                       "}",
+                                   data));
+  dlc_tensor_list *raw = nullptr;
+  ASSERT_EQ(dlc_tensor_file_read(path.c_str(), DLC_FILE_AUTO, &raw), DLC_OK);
+  ListPtr list(raw);
+
+  dlc_tensor_info info;
+  ASSERT_EQ(dlc_tensor_list_describe(list.get(), 1, &info), DLC_OK);
+  EXPECT_STREQ(info.name, "b");
+  EXPECT_EQ(info.nbytes, 12);
+  EXPECT_EQ(info.data, nullptr); // Still in the file.
+  float got[3] = {};
+  ASSERT_EQ(dlc_tensor_list_copy(list.get(), 1, got, sizeof(got)), DLC_OK);
+  EXPECT_EQ(std::memcmp(got, b, 12), 0);
+  ASSERT_EQ(dlc_tensor_list_describe(list.get(), 1, &info), DLC_OK);
+  EXPECT_EQ(info.data, nullptr); // The copy kept nothing.
+  EXPECT_EQ(dlc_tensor_list_copy(list.get(), 1, got, 8),
+            DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorContains("tensor 'b' has 12 bytes, not 8"));
+
+  ASSERT_EQ(dlc_tensor_list_get(list.get(), 0, &info), DLC_OK);
+  ASSERT_NE(info.data, nullptr);
+  EXPECT_EQ(std::memcmp(info.data, a, 8), 0);
+  ASSERT_EQ(dlc_tensor_list_describe(list.get(), 0, &info), DLC_OK);
+  EXPECT_NE(info.data, nullptr); // Read once, kept.
+
+  // Truncated behind the list's back: b can no longer be read.
+  ASSERT_EQ(::truncate(path.c_str(), 8 + 8), 0);
+  EXPECT_EQ(dlc_tensor_list_get(list.get(), 1, &info), DLC_ERR_IO);
+  EXPECT_TRUE(errorContains("the file shrank")) << dlc_last_error();
+  EXPECT_EQ(dlc_tensor_list_copy(list.get(), 1, got, sizeof(got)), DLC_ERR_IO);
+  // a, read before, is still there.
+  ASSERT_EQ(dlc_tensor_list_get(list.get(), 0, &info), DLC_OK);
+  EXPECT_EQ(std::memcmp(info.data, a, 8), 0);
+}

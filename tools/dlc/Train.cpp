@@ -285,8 +285,13 @@ static bool readDataSet(StringRef flag, StringRef path, DataSet &d) {
   if (path.ends_with(".npz")) {
     ok = dlc::readNpz(path, &d.list, why);
   } else {
+    // Every array of a data set is used: read them all now, so that a file
+    // that cannot be read fails here.
     ok = dlc_tensor_file_read(path.str().c_str(), DLC_FILE_AUTO, &d.list) ==
          DLC_OK;
+    dlc_tensor_info t;
+    for (int32_t i = 0; ok && i < d.size(); ++i)
+      ok = dlc_tensor_list_get(d.list, i, &t) == DLC_OK;
     if (!ok)
       why = dlc_last_error();
   }

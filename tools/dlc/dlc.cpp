@@ -1030,7 +1030,7 @@ static int runMain(mlir::MLIRContext &ctx) {
       if (dlc_tensor_file_read(path.str().c_str(), DLC_FILE_NPY,
                                &file.list) == DLC_OK &&
           dlc_tensor_list_size(file.list) == 1 &&
-          dlc_tensor_list_get(file.list, 0, &info) == DLC_OK &&
+          dlc_tensor_list_describe(file.list, 0, &info) == DLC_OK &&
           info.dtype == DLC_I32)
         labelType = "i32";
     }
@@ -1125,8 +1125,10 @@ static int runMain(mlir::MLIRContext &ctx) {
                         : dlc_tensor_list_find(files[f].list, want.name);
       if (idx < 0)
         continue;
+      // The file's header is checked before its data is read, which goes
+      // straight into the model's memory.
       dlc_tensor_info got;
-      dlc_tensor_list_get(files[f].list, idx, &got);
+      dlc_tensor_list_describe(files[f].list, idx, &got);
       if (!sameType(got, want))
         return fail(Twine("input '") + want.name + "' must be " +
                         describe(want) + ", but '" + path + "' holds " +
@@ -1140,7 +1142,10 @@ static int runMain(mlir::MLIRContext &ctx) {
           DLC_OK)
         return failRuntime("cannot allocate input '" + Twine(want.name) +
                            "'");
-      std::memcpy(host, got.data, size_t(got.nbytes));
+      if (dlc_tensor_list_copy(files[f].list, idx, host, size_t(got.nbytes)) !=
+          DLC_OK)
+        return failRuntime("cannot read input '" + Twine(want.name) +
+                           "' from '" + path + "'");
       inPtrs[i] = host;
       found = true;
     }

@@ -52,6 +52,18 @@ DLC_API int32_t dlc_tensor_list_size(const dlc_tensor_list *list);
 DLC_API dlc_status dlc_tensor_list_get(const dlc_tensor_list *list, int32_t i,
                                        dlc_tensor_info *info);
 
+/* Like dlc_tensor_list_get, without the data: describes tensor `i` and sets
+ * `info->data` to NULL when the tensor is still in its file (see
+ * dlc_tensor_file_read). Check a file's shapes with it before reading them. */
+DLC_API dlc_status dlc_tensor_list_describe(const dlc_tensor_list *list,
+                                            int32_t i, dlc_tensor_info *info);
+
+/* Copies tensor `i`'s bytes (`nbytes`, which must be its size) to `dst`;
+ * a tensor still in its file is read from it into `dst` directly, without a
+ * copy in the list. */
+DLC_API dlc_status dlc_tensor_list_copy(const dlc_tensor_list *list, int32_t i,
+                                        void *dst, size_t nbytes);
+
 /* The index of the tensor called `name`; -1 (and an error message) when there
  * is none. */
 DLC_API int32_t dlc_tensor_list_find(const dlc_tensor_list *list,
@@ -72,7 +84,11 @@ DLC_API dlc_status dlc_tensor_list_add(dlc_tensor_list *list, const char *name,
  *  - .npy: one tensor, named after the file: its base name without a
  *    trailing ".npy" ("x" for "data/x.npy").
  *  - .safetensors: every tensor, in the order of their data in the file; the
- *    metadata is ignored. */
+ *    metadata is ignored.
+ * Only the header is read and checked here. A tensor's data is read when it
+ * is first used (dlc_tensor_list_get, dlc_tensor_list_copy, writing the
+ * list), from the file as it is then: the file stays open while the list
+ * lives, and a file truncated since is DLC_ERR_IO at that use. */
 DLC_API dlc_status dlc_tensor_file_read(const char *path,
                                         dlc_file_format format,
                                         dlc_tensor_list **out);
