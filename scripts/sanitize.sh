@@ -21,9 +21,18 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1
 
-configure() { # DIR SANITIZERS
-  cmake -G Ninja -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DDLC_SANITIZE="$2" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
+# Debian's clang 22 (the LLVM of MLIR 22): its libFuzzer builds the fuzz
+# targets of test/fuzz from the same objects as the sanitized suite.
+if ! command -v clang++-22 >/dev/null; then
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-22 libclang-rt-22-dev
+fi
+
+configure() { # DIR SANITIZERS [CMAKE OPTIONS...]
+  local dir=$1 kinds=$2; shift 2
+  cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DDLC_SANITIZE="$kinds" -DCMAKE_C_COMPILER=clang-22 \
+    -DCMAKE_CXX_COMPILER=clang++-22 "$@" >/dev/null
 }
 
 case "$what" in
@@ -38,7 +47,7 @@ case "$what" in
     ;;
   full)
     dir=build-san-address-undefined
-    configure "$dir" address,undefined
+    configure "$dir" address,undefined -DDLC_FUZZ=ON
     ninja -C "$dir" check-dlc
     ;;
   *)
