@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -16,6 +17,8 @@ using mlir::dlc::TensorInfo;
 std::string mlir::dlc::entrySymbol(StringRef model, StringRef entry) {
   return ("dlc_" + model + "_" + entry).str();
 }
+
+static constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
 
 static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
                                         Type type) {
@@ -31,8 +34,20 @@ static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
     return emitError(loc) << "'" << name << "' has unsupported element type "
                           << t.getElementType();
   info.shape.assign(t.getShape().begin(), t.getShape().end());
-  info.numel = t.getNumElements();
-  info.bytes = info.numel * (t.getElementTypeBitWidth() / 8);
+  // Below 2^48 bytes each (no machine has more), so that the sums of the
+  // memory plan and report cannot overflow.
+  int64_t numel = 1, bytes = 0;
+  for (int64_t d : info.shape)
+    if (llvm::MulOverflow(numel, d, numel))
+      numel = kMaxTensorBytes + 1;
+  if (numel > kMaxTensorBytes ||
+      llvm::MulOverflow(numel, int64_t(t.getElementTypeBitWidth() / 8), bytes) ||
+      bytes > kMaxTensorBytes)
+    return emitError(loc) << "'" << name << "' (" << type
+                          << ") needs more than 2^48 bytes (256 TiB), more "
+                             "than any machine's memory";
+  info.numel = numel;
+  info.bytes = bytes;
   return info;
 }
 

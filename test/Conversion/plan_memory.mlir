@@ -78,6 +78,16 @@ func.func private @helper() -> memref<4xf32> {
 
 // -----
 
+// Temporaries beyond any machine's memory: the offsets of the plan would
+// overflow int64.
+func.func @huge() attributes {dlc.entry} {
+  // expected-error @below {{needs more than 2^48 bytes (256 TiB), more than any machine's memory}}
+  %a = memref.alloc() : memref<1073741824x1073741824xf32>
+  return
+}
+
+// -----
+
 func.func @dynamic(%n: index) attributes {dlc.entry} {
   // expected-error @below {{has no static shape and identity layout}}
   %a = memref.alloc(%n) : memref<?xf32>

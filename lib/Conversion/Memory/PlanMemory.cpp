@@ -14,6 +14,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCPLANMEMORYPASS
@@ -34,6 +35,7 @@ struct Buffer {
   int64_t offset = -1;
 };
 
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 48;
 int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
 /// The position of the top-level op of `body` that contains `op`.
@@ -106,10 +108,22 @@ struct DlcPlanMemoryPass
                           "place it in the workspace");
         return WalkResult::interrupt();
       }
+      // No machine has more than 2^48 bytes; with every buffer below that,
+      // the offsets below cannot overflow.
+      int64_t bytes = 1, elementBytes = (t.getElementTypeBitWidth() + 7) / 8;
+      for (int64_t d : t.getShape())
+        if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxBufferBytes)
+          break;
+      if (bytes > kMaxBufferBytes ||
+          llvm::MulOverflow(bytes, elementBytes, bytes) ||
+          bytes > kMaxBufferBytes) {
+        alloc.emitOpError("needs more than 2^48 bytes (256 TiB), more than "
+                          "any machine's memory");
+        return WalkResult::interrupt();
+      }
       Buffer b;
       b.alloc = alloc;
-      b.bytes = alignUp(std::max<int64_t>(
-          1, t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8)));
+      b.bytes = alignUp(std::max<int64_t>(1, bytes));
       b.start = position.lookup(alloc);
       b.end = std::max(b.start, lastUse(body, alloc.getResult(), position));
       buffers.push_back(b);
@@ -143,7 +157,11 @@ struct DlcPlanMemoryPass
         offset = std::max(offset, c->offset + c->bytes);
       }
       b->offset = offset;
-      total = std::max(total, offset + b->bytes);
+      int64_t end;
+      if (llvm::AddOverflow(offset, b->bytes, end))
+        return b->alloc.emitOpError("does not fit in a workspace of 2^63 "
+                                    "bytes");
+      total = std::max(total, end);
       placed.push_back(b);
     }
 

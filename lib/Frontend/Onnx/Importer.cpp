@@ -462,6 +462,21 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
       }
       shape.assign(given->second.begin(), given->second.end());
     }
+    int64_t numel = 1;
+    for (int64_t d : shape)
+      if (d > 0 && numel <= kMaxElements / d)
+        numel *= d;
+      else if (d > 0)
+        numel = kMaxElements + 1;
+    if (numel > kMaxElements) {
+      emitError(loc, "graph input '" + in.name() + "' has more than 2^40 "
+                     "elements")
+              .attachNote()
+          << "hint: its shape is [" << ArrayRef<int64_t>(shape) << "]"
+          << "; set a smaller one with --input-shape " << in.name()
+          << "=D0,D1,... or --batch N";
+      return failure();
+    }
     types.push_back(RankedTensorType::get(shape, *et));
     names.push_back(in.name());
   }

@@ -894,6 +894,15 @@ def _conv_huge_pad(r):
               [init("w", f32(r, 1, 1, 3, 3))])
 
 
+@case("input_huge")
+def _input_huge(r):
+    # Two inputs of 2^60 elements each: their bytes summed past 2^63 and the
+    # model passed the memory check with a negative size.
+    s = [2**30, 2**30]
+    return mk([helper.make_node("Add", ["x", "z"], ["y"], name="add")],
+              [vi("x", s), vi("z", s)], [vi("y", s)])
+
+
 @case("conv_huge_dilation")
 def _conv_huge_dilation(r):
     return mk([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
