@@ -183,6 +183,14 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
             e.activationBytes +=
                 t.getNumElements() * (t.getElementTypeBitWidth() / 8);
     });
+    // A training step updates the params in place (the optimizer's and
+    // batch_norm's running statistics' assignments).
+    e.writesParams = f.walk([](Operation *op) {
+                        return isa<mlir::dlc::AssignOp,
+                                   mlir::dlc::OptimizerUpdateOp>(op)
+                                   ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+                      }).wasInterrupted();
     info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())
@@ -276,7 +284,7 @@ static void printShape(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
 std::string ModelInfo::descriptorText() const {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << "dlc-model 1\nname " << name << "\n";
+  os << "dlc-model 2\nname " << name << "\n";
   for (const ParamInfo &p : params) {
     if (p.optimizerState) {
       os << "state " << p.name << " " << p.dtype << " ";
@@ -294,6 +302,8 @@ std::string ModelInfo::descriptorText() const {
       os << "workspace " << e.workspaceBytes << "\n";
     if (e.workspaceBytes >= 0 && e.cudaWorkspaceBytes >= 0)
       os << "cuda_workspace " << e.cudaWorkspaceBytes << "\n";
+    if (!e.writesParams)
+      os << "concurrent\n";
     for (const TensorInfo &t : e.inputs) {
       os << "in " << t.name << " " << t.dtype << " ";
       printShape(os, t.shape);

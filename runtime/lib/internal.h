@@ -194,6 +194,10 @@ struct EntryDecl {
   /// The `cuda_workspace` line: the same on CUDA (the CUDA lowering keeps
   /// tensors the CPU code does not); the `workspace` one when absent.
   int64_t cudaWorkspaceBytes = 0;
+  /// The `concurrent` line: calls only read the params, so several may run
+  /// at once. Without it (and in version 1 texts) a call has the model to
+  /// itself.
+  bool concurrent = false;
 };
 
 struct ModelDecl {

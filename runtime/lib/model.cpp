@@ -11,9 +11,11 @@
 #include "cuda_backend.h"
 #include "internal.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 #include <map>
 #include <sys/mman.h>
 
@@ -29,7 +31,16 @@ struct dlc_model {
   /// The embedded initial value of each `data` param, else null.
   std::vector<const void *> initData;
   void *workspace = nullptr;     ///< Into the arena, after the params.
-  /// Entries share the workspace (on CUDA: the stream and staging too).
+  /// CPU runs: a `concurrent` entry's calls share it, any other call (a
+  /// training step, which writes the params the others read) holds it alone.
+  mutable std::shared_mutex runs;
+  /// CPU: the arena's workspace serves one call; calls running alongside it
+  /// take a spare one, allocated when first needed and kept for the next.
+  std::mutex workspaces;
+  bool arenaWorkspaceBusy = false;
+  std::vector<AlignedBuffer> spareWorkspaces;
+  /// The host memory and the measurement switch; on CUDA every run too (one
+  /// stream, one staging area).
   mutable std::mutex running;
 
   /// CUDA only: the device side, and the state of the host mirror.
@@ -44,8 +55,8 @@ struct dlc_model {
   std::map<void *, AlignedBuffer> hostBuffers;
   /// CPU only: dlc_model_measure_entries, and the last run's entry time
   /// (-1: none; on CUDA the context measures).
-  bool measuring = false;
-  double lastEntryUs = -1;
+  std::atomic<bool> measuring{false};
+  std::atomic<double> lastEntryUs{-1};
 
   void *data(size_t param) const { return paramData[param]; }
 };
@@ -87,6 +98,51 @@ dlc_status allocateArena(dlc_model &m) {
                                             : base + m.decl.paramBytes;
   return DLC_OK;
 }
+
+/// A CPU call's workspace: the arena's when no other call has it, else a
+/// spare one; given back when the call ends.
+class CallWorkspace {
+public:
+  explicit CallWorkspace(dlc_model &m) : M(m) {}
+  CallWorkspace(const CallWorkspace &) = delete;
+  CallWorkspace &operator=(const CallWorkspace &) = delete;
+  ~CallWorkspace() {
+    std::lock_guard<std::mutex> lock(M.workspaces);
+    if (Spare)
+      M.spareWorkspaces.push_back(std::move(Spare));
+    else if (Data)
+      M.arenaWorkspaceBusy = false;
+  }
+
+  dlc_status take() {
+    std::lock_guard<std::mutex> lock(M.workspaces);
+    if (!M.arenaWorkspaceBusy) {
+      M.arenaWorkspaceBusy = true;
+      Data = M.workspace;
+      return DLC_OK;
+    }
+    if (!M.spareWorkspaces.empty()) {
+      Spare = std::move(M.spareWorkspaces.back());
+      M.spareWorkspaces.pop_back();
+    } else {
+      Spare = allocateAligned(static_cast<size_t>(M.decl.workspaceBytes), 64);
+      if (!Spare)
+        return fail(DLC_ERR_OUT_OF_MEMORY,
+                    "model " + quote(M.decl.name) + ": cannot allocate " +
+                        std::to_string(M.decl.workspaceBytes) +
+                        " bytes of workspace for a call that runs alongside "
+                        "another");
+    }
+    Data = Spare.get();
+    return DLC_OK;
+  }
+  void *data() const { return Data; }
+
+private:
+  dlc_model &M;
+  AlignedBuffer Spare;
+  void *Data = nullptr;
+};
 
 /// CUDA: makes the host mirror current.
 dlc_status syncHost(const dlc_model &m) {
@@ -524,7 +580,7 @@ double dlc_model_last_entry_us(const dlc_model *m) {
     if (checkModel(m))
       return -1.0;
     std::lock_guard<std::mutex> lock(m->running);
-    return m->cuda ? m->cuda->lastEntryUs : m->lastEntryUs;
+    return m->cuda ? m->cuda->lastEntryUs : m->lastEntryUs.load();
   });
 }
 
@@ -649,12 +705,20 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
       args[k++] = const_cast<void *>(inputs[i]);
     for (size_t i = 0; i < entry.outputs.size(); ++i)
       args[k++] = outputs[i];
-    args[k++] = m->workspace;
 
-    // One call at a time per model: the entries share the workspace (and a
-    // training step writes the params the others read).
-    std::lock_guard<std::mutex> lock(m->running);
-    m->lastEntryUs = -1;
+    // Calls that only read the params run at once, each in a workspace of
+    // its own; a call that writes them runs alone.
+    std::shared_lock<std::shared_mutex> shared(m->runs, std::defer_lock);
+    std::unique_lock<std::shared_mutex> exclusive(m->runs, std::defer_lock);
+    if (entry.concurrent)
+      shared.lock();
+    else
+      exclusive.lock();
+    CallWorkspace workspace(*m);
+    if (dlc_status s = workspace.take())
+      return s;
+    args[k++] = workspace.data();
+
     if (!m->measuring) {
       m->desc->entries[e](args);
       return DLC_OK;

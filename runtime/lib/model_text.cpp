@@ -74,6 +74,8 @@ private:
   bool error(const std::string &message);
   bool expectFieldCount(size_t count, const char *syntax);
 
+  /// The text's version: 2 may mark entries `concurrent`.
+  int Version = 1;
   bool parseHeader();
   bool parseBody();
   bool parseParam(bool isState);
@@ -214,9 +216,10 @@ bool ModelTextParser::parseHeader() {
     return error("expected 'dlc-model 1' as the first line");
   if (!expectFieldCount(2, "dlc-model VERSION"))
     return false;
-  if (Fields[1] != "1")
+  if (Fields[1] != "1" && Fields[1] != "2")
     return error("unsupported model description version " + quote(Fields[1]) +
-                 " (this runtime reads version 1)");
+                 " (this runtime reads versions 1 and 2)");
+  Version = Fields[1][0] - '0';
 
   line = nextLine();
   if (line == Line::Bad)
@@ -357,6 +360,20 @@ bool ModelTextParser::parseBody() {
       if (Model.workspaceBytes > kMaxBytes - Model.paramBytes)
         return error("the params and the workspace exceed " +
                      std::to_string(kMaxBytes) + " bytes");
+    } else if (keyword == "concurrent") {
+      // Version 2: calls of the entry only read the params, so several may
+      // run at once (each with its own workspace).
+      if (Version < 2)
+        return error("'concurrent' needs version 2 of the description");
+      if (!inEntry)
+        return error("'concurrent' outside an entry block");
+      if (!expectFieldCount(1, "concurrent"))
+        return false;
+      EntryDecl &entry = Model.entries.back();
+      if (!entry.inputs.empty() || !entry.outputs.empty() || entry.concurrent)
+        return error("'concurrent' must come once, before the entry's 'in' "
+                     "and 'out' lines");
+      entry.concurrent = true;
     } else if (keyword == "in" || keyword == "out") {
       bool isOut = keyword == "out";
       if (!inEntry)
@@ -388,7 +405,7 @@ bool ModelTextParser::parseBody() {
     } else {
       return error("unknown keyword " + quote(keyword) +
                    " (expected param, state, entry, workspace, "
-                   "cuda_workspace, in, out or end)");
+                   "cuda_workspace, concurrent, in, out or end)");
     }
   }
   if (line == Line::Bad)

@@ -28,6 +28,26 @@ const char *const kDigits =
     "out loss f32 -\n"
     "end\n";
 
+// Version 2 marks the entries whose calls only read the params; version 1
+// has no such line, and every call of its entries runs alone.
+TEST(ModelTextTest, ConcurrentEntries) {
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText("dlc-model 2\nname m\nparam w f32 4 zeros 0\n"
+                             "entry forward\nworkspace 64\nconcurrent\n"
+                             "in x f32 4\nout y f32 4\nend\n"
+                             "entry train_step\nin x f32 4\nend\n",
+                             model, err))
+      << err;
+  ASSERT_EQ(model.entries.size(), 2u);
+  EXPECT_TRUE(model.entries[0].concurrent);
+  EXPECT_EQ(model.entries[0].workspaceBytes, 64);
+  EXPECT_FALSE(model.entries[1].concurrent);
+  ModelDecl v1;
+  ASSERT_TRUE(parseModelText(kDigits, v1, err)) << err;
+  EXPECT_FALSE(v1.entries[0].concurrent);
+}
+
 TEST(ModelTextTest, ParsesTheExample) {
   ModelDecl model;
   std::string err;
@@ -130,7 +150,17 @@ TEST_P(BadModelTextTest, IsRejectedWithItsLine) {
 
 const BadText kBadTexts[] = {
     {"", 1, "empty model description"},
-    {"dlc-model 2\nname m\n", 1, "unsupported model description version"},
+    {"dlc-model 3\nname m\n", 1, "unsupported model description version"},
+    {"dlc-model 1\nname m\nentry f\nconcurrent\nend\n", 4,
+     "'concurrent' needs version 2"},
+    {"dlc-model 2\nname m\nconcurrent\n", 3,
+     "'concurrent' outside an entry block"},
+    {"dlc-model 2\nname m\nentry f\nin x f32 4\nconcurrent\nend\n", 5,
+     "'concurrent' must come once, before the entry's 'in'"},
+    {"dlc-model 2\nname m\nentry f\nconcurrent\nconcurrent\nend\n", 5,
+     "'concurrent' must come once"},
+    {"dlc-model 2\nname m\nentry f\nconcurrent x\nend\n", 4,
+     "expected 'concurrent'"},
     {"dlc-modl 1\nname m\n", 1, "expected 'dlc-model 1'"},
     {"dlc-model 1 x\nname m\n", 1, "got 3 fields"},
     {"dlc-model 1\n", 2, "missing the 'name NAME' line"},

@@ -57,6 +57,9 @@ struct EntryInfo {
   /// Of the 16-bit casts of weights and inputs, the bytes that only matmuls
   /// read, rounded inside their packing instead of stored (CPU code).
   int64_t packedCastBytes = 0;
+  /// Whether a call writes the params (a training step): calls of the
+  /// other entries may run at once (the descriptor's `concurrent` line).
+  bool writesParams = false;
   int64_t ioBytes() const;
 };
 
