@@ -1,7 +1,7 @@
 // RUN: dlc-opt %s -dlc-lower-to-linalg -split-input-file | FileCheck %s
 // Lowering of the data-movement ops (lib/Conversion/DlcToLinalg/
 // DataMovement.cpp: dlc.concat, dlc.slice, dlc.slice_grad, dlc.where,
-// dlc.gather, dlc.gather_grad; one linalg.generic over the result, reading
+// dlc.compare, dlc.logical, dlc.gather, dlc.gather_grad; one linalg.generic over the result, reading
 // its inputs at computed indices, every map an identity) and of dlc.max and
 // its gradient (DlcToLinalg.cpp).
 
@@ -154,4 +154,26 @@ func.func @concat_cpu(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x7xf3
 func.func @concat_cpu_groups(%a0: tensor<1x2xf32>, %a1: tensor<1x2xf32>, %a2: tensor<1x2xf32>, %a3: tensor<1x2xf32>, %a4: tensor<1x2xf32>, %a5: tensor<1x2xf32>, %a6: tensor<1x2xf32>, %a7: tensor<1x2xf32>, %a8: tensor<1x2xf32>, %a9: tensor<1x2xf32>, %a10: tensor<1x2xf32>, %a11: tensor<1x2xf32>, %a12: tensor<1x2xf32>, %a13: tensor<1x2xf32>, %a14: tensor<1x2xf32>, %a15: tensor<1x2xf32>, %a16: tensor<1x2xf32>, %a17: tensor<1x2xf32>, %a18: tensor<1x2xf32>, %a19: tensor<1x2xf32>, %a20: tensor<1x2xf32>, %a21: tensor<1x2xf32>, %a22: tensor<1x2xf32>, %a23: tensor<1x2xf32>, %a24: tensor<1x2xf32>, %a25: tensor<1x2xf32>, %a26: tensor<1x2xf32>, %a27: tensor<1x2xf32>, %a28: tensor<1x2xf32>, %a29: tensor<1x2xf32>, %a30: tensor<1x2xf32>, %a31: tensor<1x2xf32>, %a32: tensor<1x2xf32>) -> tensor<33x2xf32> {
   %0 = dlc.concat %a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7, %a8, %a9, %a10, %a11, %a12, %a13, %a14, %a15, %a16, %a17, %a18, %a19, %a20, %a21, %a22, %a23, %a24, %a25, %a26, %a27, %a28, %a29, %a30, %a31, %a32 {dim = 0 : i64, dlc.device = #dlc.device<cpu>} : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<33x2xf32>
   return %0 : tensor<33x2xf32>
+}
+
+// -----
+
+// compare: ordered float comparisons, but ne (true for NaN); signed
+// integers; logical ops on i1; an integer fill.
+// CHECK-LABEL: func.func @masks
+// CHECK: arith.cmpf oge
+// CHECK: arith.cmpf une
+// CHECK: arith.constant 3 : i64
+// CHECK: linalg.fill
+// CHECK: arith.cmpi slt
+// CHECK: arith.andi
+// CHECK: arith.xori
+func.func @masks(%x: tensor<4x8xf32>, %z: tensor<8xf32>, %ids: tensor<4x8xi64>) -> tensor<4x8xi1> {
+  %a = dlc.compare ge, %x, %z : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  %b = dlc.compare ne, %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
+  %three = dlc.fill 3.0 : tensor<i64>
+  %c = dlc.compare lt, %ids, %three : (tensor<4x8xi64>, tensor<i64>) -> tensor<4x8xi1>
+  %ab = dlc.logical and, %a, %b : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
+  %r = dlc.logical xor, %ab, %c : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
+  return %r : tensor<4x8xi1>
 }

@@ -1,4 +1,4 @@
-//===- DataMovement.cpp - concat, slice, gather and their gradients -------===//
+//===- DataMovement.cpp - concat, slice, gather, masks and gradients ------===//
 //
 // Ops that move elements without arithmetic. Each becomes one
 // linalg.generic over its result whose body reads its inputs with
@@ -15,6 +15,8 @@
 //                    images of Convolution.cpp too);
 //   dlc.where        condition != 0 ? lhs : rhs, each operand broadcast
 //                    into the result by its indexing map;
+//   dlc.compare,     masks: arith.cmpf/cmpi and andi/ori/xori, the operands
+//   dlc.logical      broadcast the same way;
 //   dlc.gather       result[p, d] = table[row(indices[p]), d];
 //   dlc.gather_grad  a reduction over the positions p: out[v, d] adds
 //                    grad[p, d] where row(indices[p]) = v.
@@ -499,8 +501,64 @@ Value mlir::dlc::lowering::placeWindow(OpBuilder &b, Location loc, Value x,
       });
 }
 
+/// An elementwise comparison: ordered for floats but `ne` (true for NaN),
+/// signed for integers, unsigned for booleans.
+struct LowerCompare : OpRewritePattern<CompareOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CompareOp op,
+                                PatternRewriter &rewriter) const override {
+    ComparePredicate p = op.getPredicate();
+    rewriter.replaceOp(
+        op, elementwise(
+                rewriter, op.getLoc(), tensorTy(op.getResult()),
+                ValueRange{op.getLhs(), op.getRhs()},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  if (isa<FloatType>(a[0].getType())) {
+                    using F = arith::CmpFPredicate;
+                    F f = p == ComparePredicate::eq   ? F::OEQ
+                          : p == ComparePredicate::ne ? F::UNE
+                          : p == ComparePredicate::lt ? F::OLT
+                          : p == ComparePredicate::le ? F::OLE
+                          : p == ComparePredicate::gt ? F::OGT
+                                                      : F::OGE;
+                    return arith::CmpFOp::create(b, l, f, a[0], a[1]);
+                  }
+                  using I = arith::CmpIPredicate;
+                  bool u = a[0].getType().isInteger(1);
+                  I i = p == ComparePredicate::eq   ? I::eq
+                        : p == ComparePredicate::ne ? I::ne
+                        : p == ComparePredicate::lt ? (u ? I::ult : I::slt)
+                        : p == ComparePredicate::le ? (u ? I::ule : I::sle)
+                        : p == ComparePredicate::gt ? (u ? I::ugt : I::sgt)
+                                                    : (u ? I::uge : I::sge);
+                  return arith::CmpIOp::create(b, l, i, a[0], a[1]);
+                }));
+    return success();
+  }
+};
+
+struct LowerLogical : OpRewritePattern<LogicalOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogicalOp op,
+                                PatternRewriter &rewriter) const override {
+    LogicalKind k = op.getKind();
+    rewriter.replaceOp(
+        op, elementwise(rewriter, op.getLoc(), tensorTy(op.getResult()),
+                        ValueRange{op.getLhs(), op.getRhs()},
+                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                          if (k == LogicalKind::and_)
+                            return arith::AndIOp::create(b, l, a[0], a[1]);
+                          if (k == LogicalKind::or_)
+                            return arith::OrIOp::create(b, l, a[0], a[1]);
+                          return arith::XOrIOp::create(b, l, a[0], a[1]);
+                        }));
+    return success();
+  }
+};
+
 void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {
   patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere,
-               LowerGather, LowerGatherGrad>(patterns.getContext());
+               LowerCompare, LowerLogical, LowerGather, LowerGatherGrad>(
+      patterns.getContext());
 }

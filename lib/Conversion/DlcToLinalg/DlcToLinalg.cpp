@@ -64,7 +64,12 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType ty) {
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType ty,
                    double value) {
   Value init = emptyTensor(b, loc, ty);
-  Value c = floatConst(b, loc, ty.getElementType(), value);
+  Type et = ty.getElementType();
+  Value c = isa<IntegerType>(et)
+                ? arith::ConstantOp::create(
+                      b, loc, b.getIntegerAttr(et, static_cast<int64_t>(value)))
+                      .getResult()
+                : floatConst(b, loc, et, value);
   return linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{init})
       .getResult(0);
 }

@@ -91,6 +91,101 @@ LogicalResult OnnxImporter::importUnary(const onnx::NodeProto &node) {
   return success();
 }
 
+FailureOr<Value> OnnxImporter::maskOperand(const onnx::NodeProto &node, int i,
+                                           Type et) {
+  Item *item = lookup(node, i);
+  if (!item)
+    return nodeError(node, "needs input " + Twine(i)), failure();
+  if (item->value || item->constant->isFloat || !et ||
+      !isa<IntegerType>(et))
+    return tensor(node, i);
+  const Constant &c = *item->constant;
+  if (c.numel() != 1)
+    return tensor(node, i); // The "integer tensor used as data" error.
+  // One integer: exact in the fill's double up to 2^53 (fill's verifier).
+  int64_t v = c.ints[0];
+  if (et.isInteger(1))
+    v = v != 0;
+  if (v > (int64_t(1) << 53) || v < -(int64_t(1) << 53))
+    return nodeError(node, "the constant " + Twine(v) + " (input " + Twine(i) +
+                               ") is beyond 2^53, which dlc cannot compare "
+                               "exactly"),
+           failure();
+  builder.setInsertionPointToEnd(body);
+  return fill(nodeLoc(node), double(v), c.shape, et);
+}
+
+Value OnnxImporter::nonZero(Location loc, Value x) {
+  auto t = typeOf(x);
+  Value zero = fill(loc, 0.0, {}, t.getElementType());
+  return ddlc::CompareOp::create(
+      builder, loc, RankedTensorType::get(t.getShape(), builder.getI1Type()),
+      ddlc::ComparePredicate::ne, x, zero);
+}
+
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual of run-time values (the
+/// constant ones were folded): booleans.
+LogicalResult OnnxImporter::importCompare(const onnx::NodeProto &node) {
+  Item *a = lookup(node, 0), *b = lookup(node, 1);
+  if (!a || !b)
+    return nodeError(node, "needs two inputs");
+  // The element type comes from the run-time operand.
+  Type et = a->value ? typeOf(a->value).getElementType()
+                     : b->value ? typeOf(b->value).getElementType() : Type();
+  auto x = maskOperand(node, 0, et), y = maskOperand(node, 1, et);
+  if (failed(x) || failed(y))
+    return failure();
+  if (typeOf(*x).getElementType() != typeOf(*y).getElementType())
+    return nodeError(node, "compares ")
+           << typeOf(*x).getElementType() << " with "
+           << typeOf(*y).getElementType();
+  auto shape = broadcastShapes(typeOf(*x).getShape(), typeOf(*y).getShape());
+  if (!shape)
+    return nodeError(node, "operands of shapes that do not broadcast");
+  StringRef op = node.op_type();
+  auto p = op == "Equal"            ? ddlc::ComparePredicate::eq
+           : op == "Less"           ? ddlc::ComparePredicate::lt
+           : op == "LessOrEqual"    ? ddlc::ComparePredicate::le
+           : op == "Greater"        ? ddlc::ComparePredicate::gt
+                                    : ddlc::ComparePredicate::ge;
+  builder.setInsertionPointToEnd(body);
+  define(node, 0,
+         ddlc::CompareOp::create(
+             builder, nodeLoc(node),
+             RankedTensorType::get(*shape, builder.getI1Type()), p, *x, *y));
+  return success();
+}
+
+/// And, Or, Xor and Not of run-time booleans.
+LogicalResult OnnxImporter::importLogical(const onnx::NodeProto &node) {
+  Location loc = nodeLoc(node);
+  Type i1 = builder.getI1Type();
+  bool isNot = node.op_type() == "Not";
+  auto x = maskOperand(node, 0, i1);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> y = isNot ? FailureOr<Value>(fill(loc, 1.0, {}, i1))
+                             : maskOperand(node, 1, i1);
+  if (failed(y))
+    return failure();
+  for (Value v : {*x, *y})
+    if (!typeOf(v).getElementType().isInteger(1))
+      return nodeError(node, "takes booleans, not ")
+             << typeOf(v).getElementType();
+  auto shape = broadcastShapes(typeOf(*x).getShape(), typeOf(*y).getShape());
+  if (!shape)
+    return nodeError(node, "operands of shapes that do not broadcast");
+  StringRef op = node.op_type();
+  auto k = op == "And"  ? ddlc::LogicalKind::and_
+           : op == "Or" ? ddlc::LogicalKind::or_
+                        : ddlc::LogicalKind::xor_; // Xor; Not: xor true.
+  builder.setInsertionPointToEnd(body);
+  define(node, 0,
+         ddlc::LogicalOp::create(builder, loc, RankedTensorType::get(*shape, i1),
+                                 k, *x, *y));
+  return success();
+}
+
 /// Gelu (opset 20): the erf form, or the tanh one with approximate="tanh".
 LogicalResult OnnxImporter::importGelu(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);

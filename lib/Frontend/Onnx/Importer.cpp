@@ -32,6 +32,11 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
                            "Neg", "Erf"})
       onOp(op, 13, &OnnxImporter::importUnary);
     onOp("Pow", 13, &OnnxImporter::importPow);
+    for (const char *op : {"Equal", "Less", "Greater", "LessOrEqual",
+                           "GreaterOrEqual"})
+      onOp(op, 13, &OnnxImporter::importCompare);
+    for (const char *op : {"And", "Or", "Xor", "Not"})
+      onOp(op, 13, &OnnxImporter::importLogical);
     onOp("Gelu", 20, &OnnxImporter::importGelu);
     for (const char *op : {"LeakyRelu", "Abs", "Elu", "Softplus",
                            "HardSigmoid", "Clip", "Reciprocal"})

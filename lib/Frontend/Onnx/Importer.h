@@ -380,6 +380,14 @@ private:
   LogicalResult importDropout(const onnx::NodeProto &node);
   LogicalResult importBinary(const onnx::NodeProto &node);
   LogicalResult importUnary(const onnx::NodeProto &node);
+  LogicalResult importCompare(const onnx::NodeProto &node);
+  LogicalResult importLogical(const onnx::NodeProto &node);
+  /// Input `i` of a comparison or logical op, of element type `et` (that of
+  /// the op's other, run-time operand): a value, or a one-element integer
+  /// constant as a dlc.fill.
+  FailureOr<Value> maskOperand(const onnx::NodeProto &node, int i, Type et);
+  /// `x != 0` as booleans (a Cast to bool, a mask taken as a condition).
+  Value nonZero(Location loc, Value x);
   LogicalResult importPow(const onnx::NodeProto &node);
   LogicalResult importGelu(const onnx::NodeProto &node);
   LogicalResult importComposite(const onnx::NodeProto &node);

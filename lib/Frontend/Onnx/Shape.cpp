@@ -228,6 +228,11 @@ LogicalResult OnnxImporter::importCast(const onnx::NodeProto &node) {
     define(node, 0, *x);
     return success();
   }
+  if (to.isInteger(1)) {
+    // To bool: non-zero is true (NaN too, as in ONNX and PyTorch).
+    define(node, 0, nonZero(nodeLoc(node), *x));
+    return success();
+  }
   if (!isa<FloatType>(to))
     return nodeError(node, "a Cast of " +
                                (isa<FloatType>(t.getElementType())

@@ -386,3 +386,59 @@ func.func @attention_result(%q: tensor<8x16xf32>, %v: tensor<8x4xf32>) -> tensor
   %0 = dlc.attention %q, %q, %v {scale = 1.0 : f64} : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+func.func @compare_types(%a: tensor<4xf32>, %b: tensor<4xi64>) -> tensor<4xi1> {
+  // expected-error @+1 {{the operands must have one element type, got 'f32' and 'i64'}}
+  %0 = dlc.compare eq, %a, %b : (tensor<4xf32>, tensor<4xi64>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @compare_broadcast(%a: tensor<3xf32>, %b: tensor<4xf32>) -> tensor<4xi1> {
+  // expected-error @+1 {{operand 'tensor<3xf32>' does not broadcast to the result 'tensor<4xi1>'}}
+  %0 = dlc.compare lt, %a, %b : (tensor<3xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = dlc.compare lt, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @logical_floats(%a: tensor<4xf32>) -> tensor<4xi1> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = dlc.logical or, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @fill_not_integer() -> tensor<i64> {
+  // expected-error @+1 {{value 5.000000e-01 is not an integer that 'i64' holds}}
+  %0 = dlc.fill 0.5 : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @fill_beyond_double() -> tensor<i64> {
+  // expected-error @+1 {{is not an integer that 'i64' holds (and a double represents exactly)}}
+  %0 = dlc.fill 1.0e+17 : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @fill_bool() -> tensor<i1> {
+  // expected-error @+1 {{value 2.000000e+00 is not an integer that 'i1' holds}}
+  %0 = dlc.fill 2.0 : tensor<i1>
+  return %0 : tensor<i1>
+}

@@ -129,3 +129,22 @@ func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: ten
   %1 = dlc.attention %q, %k, %k {scale = 1.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>) -> tensor<2x4x8x16xf32>
   return %0, %1 : tensor<2x4x8x32xf32>, tensor<2x4x8x16xf32>
 }
+
+// Masks computed at run time: comparisons into booleans, boolean logic, and
+// an integer fill to compare token ids with.
+// CHECK-LABEL: func.func @compare_and_logic
+func.func @compare_and_logic(%x: tensor<4x8xf32>, %ids: tensor<4x8xi64>) -> tensor<4x8xi1> {
+  // CHECK: %[[Z:.*]] = dlc.fill 0.000000e+00 : tensor<i64>
+  %zero = dlc.fill 0.0 : tensor<i64>
+  // CHECK: dlc.compare ne, %{{.*}}, %[[Z]] : (tensor<4x8xi64>, tensor<i64>) -> tensor<4x8xi1>
+  %keep = dlc.compare ne, %ids, %zero : (tensor<4x8xi64>, tensor<i64>) -> tensor<4x8xi1>
+  // CHECK: dlc.compare ge, %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  %t = dlc.fill 0.5 : tensor<8xf32>
+  %big = dlc.compare ge, %x, %t : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  // CHECK: dlc.logical and, %{{.*}}, %{{.*}} : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
+  %both = dlc.logical and, %keep, %big : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
+  // CHECK: dlc.logical xor, %{{.*}}, %{{.*}} : (tensor<4x8xi1>, tensor<i1>) -> tensor<4x8xi1>
+  %true = dlc.fill 1.0 : tensor<i1>
+  %not = dlc.logical xor, %both, %true : (tensor<4x8xi1>, tensor<i1>) -> tensor<4x8xi1>
+  return %not : tensor<4x8xi1>
+}

@@ -811,6 +811,35 @@ def _cast_to_int(r):
               [vi("x", [2, 3])], [vi("y", [2, 3], I64)])
 
 
+@case("compare_ids_table")
+def _compare_ids_table(r):
+    # Token ids compared with a multi-element int64 constant: integer data
+    # dlc does not hold as a value.
+    n = helper.make_node
+    return mk([const_node("pads", i64([0, 1, 2, 3])),
+               n("Equal", ["ids", "pads"], ["m"], name="eq"),
+               n("Cast", ["m"], ["y"], name="cast", to=TensorProto.FLOAT)],
+              [vi("ids", [2, 4], I64)], [vi("y", [2, 4])])
+
+
+@case("compare_ids_huge")
+def _compare_ids_huge(r):
+    # A constant beyond 2^53, which a dlc.fill cannot hold exactly.
+    n = helper.make_node
+    return mk([const_node("big", i64([2**60 + 1])),
+               n("Less", ["ids", "big"], ["m"], name="lt"),
+               n("Cast", ["m"], ["y"], name="cast", to=TensorProto.FLOAT)],
+              [vi("ids", [2, 4], I64)], [vi("y", [2, 4])])
+
+
+@case("and_floats")
+def _and_floats(r):
+    n = helper.make_node
+    return mk([n("And", ["x", "x"], ["m"], name="and"),
+               n("Cast", ["m"], ["y"], name="cast", to=TensorProto.FLOAT)],
+              [vi("x", [2, 4])], [vi("y", [2, 4])])
+
+
 @case("trainable_scalars")
 def _trainable_scalars(r):
     # A Linear with one output (its bias "head.bias" has one element: a
@@ -1114,7 +1143,7 @@ def _group_norm_groups(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"einsum", "einsum_det", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
+CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_cubic", "resize_runtime_scales", "conv_transpose_auto_pad",

@@ -801,6 +801,23 @@ static LogicalResult verifyGatherShapes(Operation *op, RankedTensorType table,
   return success();
 }
 
+/// Checks that every operand broadcasts (NumPy rules) to the result's shape.
+static LogicalResult verifyBroadcastOperands(Operation *op,
+                                             RankedTensorType out) {
+  for (Value v : op->getOperands()) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() > out.getRank())
+      return op->emitOpError("operand ")
+             << t << " has a higher rank than the result " << out;
+    int64_t offset = out.getRank() - t.getRank();
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (t.getDimSize(d) != 1 && t.getDimSize(d) != out.getDimSize(d + offset))
+        return op->emitOpError("operand ")
+               << t << " does not broadcast to the result " << out;
+  }
+  return success();
+}
+
 LogicalResult WhereOp::verify() {
   auto out = cast<RankedTensorType>(getType());
   auto lhs = cast<RankedTensorType>(getLhs().getType());
@@ -811,18 +828,22 @@ LogicalResult WhereOp::verify() {
                        "type, got ")
            << lhs.getElementType() << ", " << rhs.getElementType() << " and "
            << out.getElementType();
-  for (Value v : {getCondition(), getLhs(), getRhs()}) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (t.getRank() > out.getRank())
-      return emitOpError("operand ") << t << " has a higher rank than the "
-                                     << "result " << out;
-    int64_t offset = out.getRank() - t.getRank();
-    for (int64_t d = 0; d < t.getRank(); ++d)
-      if (t.getDimSize(d) != 1 && t.getDimSize(d) != out.getDimSize(d + offset))
-        return emitOpError("operand ")
-               << t << " does not broadcast to the result " << out;
-  }
-  return success();
+  return verifyBroadcastOperands(*this, out);
+}
+
+LogicalResult CompareOp::verify() {
+  Type lhs = getElementTypeOrSelf(getLhs().getType());
+  Type rhs = getElementTypeOrSelf(getRhs().getType());
+  if (lhs != rhs)
+    return emitOpError("the operands must have one element type, got ")
+           << lhs << " and " << rhs;
+  if (!isa<FloatType, IntegerType>(lhs))
+    return emitOpError("compares floats or integers, not ") << lhs;
+  return verifyBroadcastOperands(*this, cast<RankedTensorType>(getType()));
+}
+
+LogicalResult LogicalOp::verify() {
+  return verifyBroadcastOperands(*this, cast<RankedTensorType>(getType()));
 }
 
 LogicalResult GatherOp::verify() {
@@ -989,6 +1010,17 @@ LogicalResult CrossEntropyOp::verify() {
 LogicalResult FillOp::verify() {
   if (!tensorTy(getResult()).hasStaticShape())
     return emitOpError("must have a static shape");
+  if (auto it = dyn_cast<IntegerType>(tensorTy(getResult()).getElementType())) {
+    double v = getValue().convertToDouble();
+    double limit = std::min(std::ldexp(1.0, 53),
+                            std::ldexp(1.0, int(it.getWidth()) - 1));
+    bool isBool = it.getWidth() == 1;
+    if (v != std::trunc(v) || (isBool ? (v != 0 && v != 1)
+                                      : (v < -limit || v >= limit)))
+      return emitOpError("value ")
+             << v << " is not an integer that " << it
+             << " holds (and a double represents exactly)";
+  }
   return success();
 }
 

@@ -1,6 +1,7 @@
 //===- DlcAttrs.td - dlc dialect attributes ----------------*- tablegen -*-===//
 //
-// Attributes of the `dlc` dialect: the device a value lives on.
+// Attributes of the `dlc` dialect: the device a value lives on, and the
+// kinds of the comparison and boolean ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,21 @@ def Dlc_DeviceAttr : EnumAttr<Dlc_Dialect, Dlc_Device, "device"> {
     ```
   }];
   let assemblyFormat = "`<` $value `>`";
+}
+
+def Dlc_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "an elementwise comparison", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
+def Dlc_LogicalKind : I32EnumAttr<"LogicalKind",
+    "an elementwise operation on booleans", [
+    I32EnumAttrCase<"and_", 0, "and">, I32EnumAttrCase<"or_", 1, "or">,
+    I32EnumAttrCase<"xor_", 2, "xor">]> {
+  let cppNamespace = "::mlir::dlc";
 }
 
 #endif // DLC_DIALECT_DLC_IR_DLCATTRS_TD

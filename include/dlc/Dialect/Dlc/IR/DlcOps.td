@@ -619,6 +619,47 @@ def Dlc_WhereOp : Dlc_Op<"where", [Pure, Dlc_Grad]> {
   let hasVerifier = 1;
 }
 
+def Dlc_CompareOp : Dlc_Op<"compare", [Pure]> {
+  let summary = "Elementwise comparison into booleans (NumPy broadcasting)";
+  let description = [{
+    `result = lhs PREDICATE rhs` elementwise, as `i1`, the operands (floats
+    or integers of one element type) broadcast to the result's shape.
+    Floats compare as IEEE ordered comparisons, except `ne`, which is true
+    for NaN (as in PyTorch and ONNX's `Not(Equal)`); integers compare
+    signed, booleans unsigned. ONNX's `Equal`, `Less`, `Greater`,
+    `LessOrEqual` and `GreaterOrEqual` on values become this op, and a
+    `Cast` to bool its `ne` against zero. It has no gradient: its result
+    is a mask (the condition of a `dlc.where`, or cast to a float).
+
+    ```mlir
+    %pad = dlc.compare eq, %ids, %zero : (tensor<4x16xi64>, tensor<i64>) -> tensor<4x16xi1>
+    ```
+  }];
+  let arguments = (ins Dlc_ComparePredicate:$predicate, AnyRankedTensor:$lhs,
+                       AnyRankedTensor:$rhs);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_LogicalOp : Dlc_Op<"logical", [Pure]> {
+  let summary = "Elementwise and, or, xor of booleans (NumPy broadcasting)";
+  let description = [{
+    `result = lhs KIND rhs` on `i1` tensors broadcast to the result's shape.
+    ONNX's `And`, `Or` and `Xor` on values become this op, and `Not` an
+    `xor` with true.
+
+    ```mlir
+    %keep = dlc.logical and, %a, %b : (tensor<4x16xi1>, tensor<16xi1>) -> tensor<4x16xi1>
+    ```
+  }];
+  let arguments = (ins Dlc_LogicalKind:$kind, RankedTensorOf<[I1]>:$lhs,
+                       RankedTensorOf<[I1]>:$rhs);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = "$kind `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Dlc_GatherOp : Dlc_Op<"gather", [Pure, Dlc_Grad]> {
   let summary = "Rows of a table at integer indices (an embedding lookup)";
   let description = [{
@@ -762,14 +803,17 @@ def Dlc_FillOp : Dlc_Op<"fill", [Pure]> {
   let summary = "A tensor with every element equal to a constant";
   let description = [{
     `dlc-build-train-step` seeds the backward pass with the gradient of the
-    loss with respect to itself, `dlc.fill 1.0 : tensor<f32>`.
+    loss with respect to itself, `dlc.fill 1.0 : tensor<f32>`. An integer
+    fill (a constant the ONNX importer compares a value with) must hold an
+    integer of the element type, at most 2^53 in magnitude (a double holds
+    those exactly).
 
     ```mlir
     %one = dlc.fill 1.000000e+00 : tensor<f32>
     ```
   }];
   let arguments = (ins F64Attr:$value);
-  let results = (outs Dlc_FloatTensor:$result);
+  let results = (outs AnyTypeOf<[Dlc_FloatTensor, Dlc_IntTensor]>:$result);
   let assemblyFormat = "$value attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
