@@ -444,6 +444,19 @@ def _lstm(r):
               opset=14)
 
 
+@case("lstm_seq")
+def _lstm_seq(r):
+    # An LSTM (hidden 32) whose sequence length T is a dimension the user
+    # sets (--input-shape x=T,4,16): the training step's saved activations
+    # grow linearly with T (lstm_memory.test).
+    x = helper.make_tensor_value_info("x", F32, ["T", 4, 16])
+    return mk([helper.make_node("LSTM", ["x", "W", "R", "B"], ["", "y"],
+                                name="/rnn/LSTM", hidden_size=32)],
+              [x], [vi("y", [1, 4, 32])],
+              [init("W", f32(r, 1, 128, 16)), init("R", f32(r, 1, 128, 32)),
+               init("B", f32(r, 1, 256))], opset=14)
+
+
 def _relu_model(opset):
     return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
               [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
