@@ -279,29 +279,37 @@ LogicalResult OnnxImporter::importComposite(const onnx::NodeProto &node) {
   auto maximum = [&](Value v, double lo) {
     return lo == 0 ? relu(v) : add(v, relu(sub(scalar(lo), v)));
   };
+  // Ops are built in source order: every call below creates at most one of
+  // its arguments' ops (argument evaluation order is the compiler's choice,
+  // and the IR must not depend on it).
   auto hardSigmoid = [&](Value v, double alpha, double beta) {
-    Value y = add(scale(v, alpha), scalar(beta));
+    Value scaled = scale(v, alpha);
+    Value y = add(scaled, scalar(beta));
     return minimum(maximum(y, 0.0), 1.0);
   };
   Value r;
   if (op == "LeakyRelu") {
     // relu(x) - alpha relu(-x): exact on both sides.
-    r = sub(relu(*x), scale(relu(neg(*x)), floatAttr(node, "alpha", 0.01f)));
+    Value pos = relu(*x);
+    r = sub(pos, scale(relu(neg(*x)), floatAttr(node, "alpha", 0.01f)));
   } else if (op == "Abs") {
-    r = add(relu(*x), relu(neg(*x)));
+    Value pos = relu(*x);
+    r = add(pos, relu(neg(*x)));
   } else if (op == "Reciprocal") {
     // 1 / x: exactly what ONNX computes (an RMSNorm's 1 / sqrt(...)).
     r = ddlc::DivOp::create(builder, loc, type, scalar(1.0), *x);
   } else if (op == "Elu") {
     // relu(x) + alpha (exp(-relu(-x)) - 1)
     Value e = ddlc::ExpOp::create(builder, loc, neg(relu(neg(*x))));
-    r = add(relu(*x),
-            scale(add(e, scalar(-1.0)), floatAttr(node, "alpha", 1.0f)));
+    Value pos = relu(*x);
+    r = add(pos, scale(add(e, scalar(-1.0)), floatAttr(node, "alpha", 1.0f)));
   } else if (op == "Softplus") {
     // relu(x) + log(1 + exp(-|x|)): no overflow for large |x|.
-    Value abs = add(relu(*x), relu(neg(*x)));
+    Value pos = relu(*x);
+    Value abs = add(pos, relu(neg(*x)));
     Value e = ddlc::ExpOp::create(builder, loc, neg(abs));
-    r = add(relu(*x), ddlc::LogOp::create(builder, loc, add(e, scalar(1.0))));
+    Value pos2 = relu(*x);
+    r = add(pos2, ddlc::LogOp::create(builder, loc, add(e, scalar(1.0))));
   } else if (op == "HardSigmoid") {
     r = hardSigmoid(*x, floatAttr(node, "alpha", 0.2f),
                     floatAttr(node, "beta", 0.5f));
