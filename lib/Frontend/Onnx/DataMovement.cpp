@@ -226,19 +226,45 @@ LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
     auto it = dyn_cast<RankedTensorType>(idxItem->value.getType());
     if (!it || !it.getElementType().isSignlessInteger())
       return nodeError(node, "the indices must be integers");
-    if (*axis != 0)
-      return nodeError(node, "dlc gathers by run-time indices along axis 0 "
-                             "only (an embedding lookup), not axis " +
-                                 Twine(*axis));
     if (!isa<FloatType>(t.getElementType()))
       return nodeError(node, "dlc gathers rows of float tensors only");
+    // Along another axis k: that axis moved to the front, its rows gathered,
+    // and the index dimensions moved back to k (x[:, ids], a gather of
+    // columns); the transposes are differentiable like the gather.
+    Location loc = nodeLoc(node);
+    int64_t rank = t.getRank(), k = *axis, q = it.getRank();
+    SmallVector<int64_t> toFront{k}, frontShape{t.getDimSize(k)};
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != k) {
+        toFront.push_back(d);
+        frontShape.push_back(t.getDimSize(d));
+      }
+    Value table = *x;
+    if (k != 0)
+      table = ddlc::TransposeOp::create(
+          builder, loc, RankedTensorType::get(frontShape, t.getElementType()),
+          table, builder.getDenseI64ArrayAttr(toFront));
     SmallVector<int64_t> shape(it.getShape());
-    shape.append(t.getShape().begin() + 1, t.getShape().end());
-    define(node, 0,
-           ddlc::GatherOp::create(
-               builder, nodeLoc(node),
-               RankedTensorType::get(shape, t.getElementType()), *x,
-               idxItem->value));
+    shape.append(frontShape.begin() + 1, frontShape.end());
+    Value r = ddlc::GatherOp::create(
+        builder, loc, RankedTensorType::get(shape, t.getElementType()), table,
+        idxItem->value);
+    if (k != 0) {
+      // [idx..., d_0..d_{k-1}, d_{k+1}...] -> [d_0..d_{k-1}, idx..., ...]
+      SmallVector<int64_t> perm, outShape;
+      for (int64_t d = 0; d < k; ++d)
+        perm.push_back(q + d);
+      for (int64_t d = 0; d < q; ++d)
+        perm.push_back(d);
+      for (int64_t d = q + k; d < int64_t(shape.size()); ++d)
+        perm.push_back(d);
+      for (int64_t p : perm)
+        outShape.push_back(shape[p]);
+      r = ddlc::TransposeOp::create(
+          builder, loc, RankedTensorType::get(outShape, t.getElementType()), r,
+          builder.getDenseI64ArrayAttr(perm));
+    }
+    define(node, 0, r);
     return success();
   }
   if (!idxItem->constant || idxItem->constant->isFloat)
@@ -277,7 +303,7 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
       idxItem->constant->external) {
     auto d = nodeError(node, "the indices must be an integer constant");
     d.attachNote() << "hint: dlc gathers by run-time indices with Gather "
-                      "along axis 0 (an embedding lookup)";
+                      "(along any axis)";
     return d;
   }
   const Constant &idx = *idxItem->constant;
