@@ -4,6 +4,7 @@
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -281,10 +282,13 @@ static void printShape(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
   llvm::interleave(shape, os, ",");
 }
 
-std::string ModelInfo::descriptorText() const {
+std::string
+ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "dlc-model 2\nname " << name << "\n";
+  if (!cpuFeatures.empty())
+    os << "cpu " << llvm::join(cpuFeatures, ",") << "\n";
   for (const ParamInfo &p : params) {
     if (p.optimizerState) {
       os << "state " << p.name << " " << p.dtype << " ";

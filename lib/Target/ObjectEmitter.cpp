@@ -77,6 +77,23 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
   return std::move(tm);
 }
 
+/// The x86 features among those libdlcrt checks (runtime/lib/cpu.cpp) that
+/// `tm` compiles for: the description's `cpu` line, so that an object
+/// compiled for AVX-512 refuses to run on a CPU without it instead of dying
+/// with SIGILL.
+static SmallVector<std::string> requiredCpuFeatures(const TargetMachine &tm) {
+  static const char *const kChecked[] = {
+      "sse4.2",   "avx",      "fma",        "f16c",       "bmi",
+      "avx2",     "bmi2",     "avx512f",    "avx512dq",   "avx512bw",
+      "avx512vl", "avx512vnni", "avx512bf16", "avx512fp16", "amx-bf16"};
+  SmallVector<std::string> out;
+  const MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  for (const char *f : kChecked)
+    if (sti && sti->checkFeatures(std::string("+") + f))
+      out.push_back(f);
+  return out;
+}
+
 /// `void <kernel>_packed(void *const *args)`: loads each data pointer from
 /// `args` and calls the kernel. Returns null if the kernel's arguments are
 /// not all pointers (the bare-pointer memref convention).
@@ -202,8 +219,8 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
     return wrappers.takeError();
   SmallVector<Constant *> entries = std::move(*wrappers);
 
-  Constant *text = ConstantDataArray::getString(llvmContext,
-                                                info.descriptorText(), true);
+  Constant *text = ConstantDataArray::getString(
+      llvmContext, info.descriptorText(requiredCpuFeatures(tm)), true);
   auto *textGlobal = new GlobalVariable(*m, text->getType(), true,
                                         GlobalValue::PrivateLinkage, text,
                                         "dlc_model_" + info.name + "_text");

@@ -211,7 +211,15 @@ struct ModelDecl {
   /// The largest entry CUDA workspace, a multiple of 64: in the device
   /// arena.
   int64_t cudaWorkspaceBytes = 0;
+  /// The `cpu` line: the x86 features the CPU code was compiled for.
+  std::vector<std::string> cpuFeatures;
 };
+
+/// Whether the runtime can check the x86 feature `name` (cpu.cpp).
+bool isKnownCpuFeature(std::string_view name);
+/// DLC_ERR_DEVICE_UNAVAILABLE naming the features of `model.cpuFeatures`
+/// that this CPU lacks; DLC_OK when it has them all.
+dlc_status checkCpuFeatures(const ModelDecl &model);
 
 /// Parses and validates a model description (docs/runtime-abi.md). On
 /// failure, `err` is "line N: message".

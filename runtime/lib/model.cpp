@@ -315,6 +315,11 @@ dlc_status dlc_model_create_on(const dlc_model_desc *desc,
         m->deviceDescription = m->cuda->description;
       }
     }
+    // On the CPU, the entries' instructions must exist: a missing feature
+    // is an error here, not a SIGILL in the first run.
+    if (m->device == DLC_DEVICE_CPU)
+      if (dlc_status s = checkCpuFeatures(m->decl))
+        return s;
     if (dlc_status s = allocateArena(*m))
       return s;
     for (size_t i = 0; i < m->decl.params.size(); ++i)

@@ -360,6 +360,28 @@ bool ModelTextParser::parseBody() {
       if (Model.workspaceBytes > kMaxBytes - Model.paramBytes)
         return error("the params and the workspace exceed " +
                      std::to_string(kMaxBytes) + " bytes");
+    } else if (keyword == "cpu") {
+      // Version 2: the x86 features of the CPU code, before the params.
+      if (Version < 2)
+        return error("'cpu' needs version 2 of the description");
+      if (!Model.params.empty() || !Model.entries.empty() ||
+          !Model.cpuFeatures.empty())
+        return error("'cpu' must come once, before the params and entries");
+      if (!expectFieldCount(2, "cpu FEATURE,FEATURE,..."))
+        return false;
+      std::string_view list = Fields[1];
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t end = list.find(',', start);
+        if (end == std::string_view::npos)
+          end = list.size();
+        std::string_view f = list.substr(start, end - start);
+        if (!isKnownCpuFeature(f))
+          return error("unknown CPU feature " + quote(f) +
+                       " (a newer dlc compiled this model: use its runtime)");
+        Model.cpuFeatures.emplace_back(f);
+        start = end + 1;
+      }
     } else if (keyword == "concurrent") {
       // Version 2: calls of the entry only read the params, so several may
       // run at once (each with its own workspace).
@@ -404,7 +426,7 @@ bool ModelTextParser::parseBody() {
       return error(quote(keyword) + " may only appear once, at the top");
     } else {
       return error("unknown keyword " + quote(keyword) +
-                   " (expected param, state, entry, workspace, "
+                   " (expected cpu, param, state, entry, workspace, "
                    "cuda_workspace, concurrent, in, out or end)");
     }
   }

@@ -46,6 +46,18 @@ TEST(ModelTextTest, ConcurrentEntries) {
   ModelDecl v1;
   ASSERT_TRUE(parseModelText(kDigits, v1, err)) << err;
   EXPECT_FALSE(v1.entries[0].concurrent);
+  EXPECT_TRUE(v1.cpuFeatures.empty());
+}
+
+TEST(ModelTextTest, CpuFeatures) {
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText("dlc-model 2\nname m\ncpu sse4.2,avx2,avx512bf16\n"
+                             "param w f32 4 zeros 0\n",
+                             model, err))
+      << err;
+  EXPECT_EQ(model.cpuFeatures,
+            (std::vector<std::string>{"sse4.2", "avx2", "avx512bf16"}));
 }
 
 TEST(ModelTextTest, ParsesTheExample) {
@@ -153,6 +165,13 @@ const BadText kBadTexts[] = {
     {"dlc-model 3\nname m\n", 1, "unsupported model description version"},
     {"dlc-model 1\nname m\nentry f\nconcurrent\nend\n", 4,
      "'concurrent' needs version 2"},
+    {"dlc-model 1\nname m\ncpu avx2\n", 3, "'cpu' needs version 2"},
+    {"dlc-model 2\nname m\ncpu avx2,avx1024\n", 3,
+     "unknown CPU feature 'avx1024'"},
+    {"dlc-model 2\nname m\ncpu avx2,\n", 3, "unknown CPU feature ''"},
+    {"dlc-model 2\nname m\nparam w f32 4 zeros 0\ncpu avx2\n", 4,
+     "'cpu' must come once, before the params"},
+    {"dlc-model 2\nname m\ncpu avx2\ncpu fma\n", 4, "'cpu' must come once"},
     {"dlc-model 2\nname m\nconcurrent\n", 3,
      "'concurrent' outside an entry block"},
     {"dlc-model 2\nname m\nentry f\nin x f32 4\nconcurrent\nend\n", 5,

@@ -88,8 +88,9 @@ struct ModelInfo {
   int64_t arenaBytes() const {
     return persistentArenaBytes() + workspaceBytes();
   }
-  /// The descriptor text of docs/runtime-abi.md.
-  std::string descriptorText() const;
+  /// The descriptor text of docs/runtime-abi.md; `cpuFeatures`, the x86
+  /// features the CPU code needs, become its `cpu` line.
+  std::string descriptorText(llvm::ArrayRef<std::string> cpuFeatures = {}) const;
 };
 
 /// Reads the model facts from a module in the dlc dialect (before lowering).
