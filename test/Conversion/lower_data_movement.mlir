@@ -1,7 +1,8 @@
 // RUN: dlc-opt %s -dlc-lower-to-linalg -split-input-file | FileCheck %s
 // Lowering of the data-movement ops (lib/Conversion/DlcToLinalg/
 // DataMovement.cpp: dlc.concat, dlc.slice, dlc.slice_grad, dlc.where,
-// dlc.compare, dlc.logical, dlc.gather, dlc.gather_grad; one linalg.generic over the result, reading
+// dlc.compare, dlc.logical, dlc.gather, dlc.gather_grad,
+// dlc.gather_elements, dlc.gather_elements_grad; one linalg.generic over the result, reading
 // its inputs at computed indices, every map an identity) and of dlc.max and
 // its gradient (DlcToLinalg.cpp).
 
@@ -176,4 +177,35 @@ func.func @masks(%x: tensor<4x8xf32>, %z: tensor<8xf32>, %ids: tensor<4x8xi64>) 
   %ab = dlc.logical and, %a, %b : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
   %r = dlc.logical xor, %ab, %c : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
   return %r : tensor<4x8xi1>
+}
+
+// -----
+
+// gather_elements: the index read at the result's position, wrapped if
+// negative (ONNX: it counts from the end) and clamped, in place of the
+// axis.
+// CHECK-LABEL: func.func @gather_elements
+// CHECK: %[[I:.*]] = tensor.extract %arg1
+// CHECK: %[[R:.*]] = arith.index_cast %[[I]]
+// CHECK: arith.cmpi slt, %[[R]]
+// CHECK: arith.addi %[[R]], %c10
+// CHECK: arith.minsi
+// CHECK: tensor.extract %arg0[%{{.*}}, %{{.*}}] : tensor<4x10xf32>
+func.func @gather_elements(%x: tensor<4x10xf32>, %i: tensor<4x3xi64>) -> tensor<4x3xf32> {
+  %0 = dlc.gather_elements %x, %i {axis = 1 : i64} : (tensor<4x10xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// gather_elements_grad: a reduction along the axis (the last loop), adding
+// where the index names the output's position.
+// CHECK-LABEL: func.func @gather_elements_grad
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: linalg.index 1 : index
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+func.func @gather_elements_grad(%g: tensor<4x3xf32>, %i: tensor<4x3xi64>) -> tensor<4x10xf32> {
+  %0 = dlc.gather_elements_grad %g, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
 }

@@ -19,7 +19,9 @@
 //   dlc.logical      broadcast the same way;
 //   dlc.gather       result[p, d] = table[row(indices[p]), d];
 //   dlc.gather_grad  a reduction over the positions p: out[v, d] adds
-//                    grad[p, d] where row(indices[p]) = v.
+//                    grad[p, d] where row(indices[p]) = v;
+//   dlc.gather_elements       result[i] = input[i, axis := row(indices[i])];
+//   dlc.gather_elements_grad  a reduction along the axis, as gather_grad.
 //
 //===----------------------------------------------------------------------===//
 
@@ -443,6 +445,75 @@ struct LowerGatherGrad : OpRewritePattern<GatherGradOp> {
   }
 };
 
+struct LowerGatherElements : OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t axis = op.getAxis();
+    int64_t dim = tensorTy(op.getInput()).getDimSize(axis);
+    Value r = generateFromIndex(
+        rewriter, op.getLoc(), tensorTy(op.getResult()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> index) -> Value {
+          Value i = tensor::ExtractOp::create(b, l, op.getIndices(), index);
+          SmallVector<Value> at(index);
+          at[axis] = tableRow(b, l, i, dim);
+          return tensor::ExtractOp::create(b, l, op.getInput(), at);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// out[d...] = sum over r of (row(indices[d, axis := r]) == d[axis] ?
+/// grad[d, axis := r] : 0): a reduction along the gathered axis, r in
+/// order (a GPU kernel per element, no atomics: deterministic).
+struct LowerGatherElementsGrad : OpRewritePattern<GatherElementsGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outTy = tensorTy(op.getResult());
+    int64_t rank = outTy.getRank(), axis = op.getAxis();
+    int64_t dim = outTy.getDimSize(axis);
+    MLIRContext *ctx = rewriter.getContext();
+    // Loops: d... (parallel), then r (reduction).
+    SmallVector<AffineExpr> readExprs, outExprs;
+    for (int64_t i = 0; i < rank; ++i) {
+      readExprs.push_back(getAffineDimExpr(i == axis ? rank : i, ctx));
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    }
+    AffineMap read = AffineMap::get(rank + 1, 0, readExprs, ctx);
+    SmallVector<AffineMap> maps{read, read,
+                                AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Type et = outTy.getElementType();
+    Type acc = accumulatorType(rewriter, et);
+    auto accTy = RankedTensorType::get(outTy.getShape(), acc);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{accTy},
+            ValueRange{op.getGrad(), op.getIndices()},
+            ValueRange{filledTensor(rewriter, loc, accTy, 0.0)}, maps,
+            iterators,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value row = tableRow(b, l, args[1], dim);
+              Value here = linalg::IndexOp::create(b, l, axis);
+              Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                                row, here);
+              Value g = convertFloat(b, l, args[0], acc);
+              Value add = arith::AddFOp::create(b, l, args[2], g);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::SelectOp::create(b, l, hit, add, args[2]).getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, convertTensor(rewriter, loc, sum, et));
+    return success();
+  }
+};
+
 } // namespace
 
 Value mlir::dlc::lowering::placeWindow(OpBuilder &b, Location loc, Value x,
@@ -559,6 +630,7 @@ struct LowerLogical : OpRewritePattern<LogicalOp> {
 void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {
   patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere,
-               LowerCompare, LowerLogical, LowerGather, LowerGatherGrad>(
+               LowerCompare, LowerLogical, LowerGather, LowerGatherGrad,
+               LowerGatherElements, LowerGatherElementsGrad>(
       patterns.getContext());
 }

@@ -288,6 +288,46 @@ LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
   return success();
 }
 
+/// GatherElements (torch.gather) by run-time integer indices.
+LogicalResult OnnxImporter::importGatherElements(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  auto axis = normAxis(node, intAttr(node, "axis", 0), t.getRank());
+  if (failed(axis))
+    return failure();
+  Item *idxItem = lookup(node, 1);
+  if (!idxItem)
+    return nodeError(node, "needs input 1 (indices)");
+  if (!idxItem->value)
+    return nodeError(node, "the indices must be computed at run time (a "
+                           "graph input or a value); constant indices are "
+                           "not supported");
+  auto it = typeOf(idxItem->value);
+  if (!it.getElementType().isSignlessInteger() ||
+      it.getElementType().isInteger(1))
+    return nodeError(node, "the indices must be integers");
+  if (!isa<FloatType>(t.getElementType()))
+    return nodeError(node, "dlc gathers elements of float tensors only");
+  if (it.getRank() != t.getRank())
+    return nodeError(node, "the indices have rank " + Twine(it.getRank()) +
+                               ", the data rank " + Twine(t.getRank()));
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (d != *axis && it.getDimSize(d) != t.getDimSize(d))
+      return nodeError(node, "the indices' dimension " + Twine(d) + " (" +
+                                 Twine(it.getDimSize(d)) +
+                                 ") differs from the data's (" +
+                                 Twine(t.getDimSize(d)) +
+                                 "); dlc needs them equal but along the axis");
+  define(node, 0,
+         ddlc::GatherElementsOp::create(
+             builder, nodeLoc(node),
+             RankedTensorType::get(it.getShape(), t.getElementType()), *x,
+             idxItem->value, builder.getI64IntegerAttr(*axis)));
+  return success();
+}
+
 /// GatherND with constant indices and batch_dims 0 (what PyTorch's dynamo
 /// exporter writes for an adaptive average pool whose output does not
 /// divide its input): the leading k dimensions of the data are viewed as

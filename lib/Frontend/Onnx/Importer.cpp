@@ -56,6 +56,7 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Cast", 13, &OnnxImporter::importCast);
     onOp("Gather", 13, &OnnxImporter::importGather);
     onOp("GatherND", 13, &OnnxImporter::importGatherND);
+    onOp("GatherElements", 13, &OnnxImporter::importGatherElements);
     onOp("Expand", 13, &OnnxImporter::importExpand);
     onOp("Where", 13, &OnnxImporter::importWhere);
     onOp("Tile", 13, &OnnxImporter::importTile);

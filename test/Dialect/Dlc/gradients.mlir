@@ -297,6 +297,23 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 
 // -----
 
+// gather_elements: the input's gradient is the scatter-add along the axis;
+// the integer indices get none.
+// CHECK-LABEL: func.func @train_step
+// CHECK: dlc.gather_elements_grad %{{.*}}, %arg0 {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x5xf32>
+module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<2x5xf32> {init = "ones"}
+  func.func @loss(%idx: tensor<2x3xi64> {dlc.name = "idx"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
+    %p = dlc.param @p : tensor<2x5xf32>
+    %e = dlc.gather_elements %p, %idx {axis = 1 : i64} : (tensor<2x5xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+    %s = dlc.mul %e, %e : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %l = dlc.sum %s {dims = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // where: each choice gets the gradient where it was chosen, summed back over
 // its broadcast dimensions; the mask gets none
 // CHECK-LABEL: func.func @train_step

@@ -442,3 +442,35 @@ func.func @fill_bool() -> tensor<i1> {
   %0 = dlc.fill 2.0 : tensor<i1>
   return %0 : tensor<i1>
 }
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<4x10xf32>, %i: tensor<4xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{the indices 'tensor<4xi64>' must have the rank of 'tensor<4x10xf32>'}}
+  %0 = dlc.gather_elements %x, %i {axis = 1 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_elements_other_dim(%x: tensor<4x10xf32>, %i: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{the indices 'tensor<3x2xi64>' must match 'tensor<4x10xf32>' but along axis 1}}
+  %0 = dlc.gather_elements %x, %i {axis = 1 : i64} : (tensor<4x10xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @gather_elements_axis(%x: tensor<4x10xf32>, %i: tensor<4x2xi64>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{axis 2 is not a dimension of 'tensor<4x10xf32>'}}
+  %0 = dlc.gather_elements %x, %i {axis = 2 : i64} : (tensor<4x10xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @gather_elements_grad_shape(%g: tensor<4x3xf32>, %i: tensor<4x2xi64>) -> tensor<4x9xf32> {
+  // expected-error @+1 {{gathering 'tensor<4x9xf32>' by 'tensor<4x2xi64>' gives 'tensor<4x2xf32>', not 'tensor<4x3xf32>'}}
+  %0 = dlc.gather_elements_grad %g, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x2xi64>) -> tensor<4x9xf32>
+  return %0 : tensor<4x9xf32>
+}

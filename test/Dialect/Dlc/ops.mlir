@@ -148,3 +148,12 @@ func.func @compare_and_logic(%x: tensor<4x8xf32>, %ids: tensor<4x8xi64>) -> tens
   %not = dlc.logical xor, %both, %true : (tensor<4x8xi1>, tensor<i1>) -> tensor<4x8xi1>
   return %not : tensor<4x8xi1>
 }
+
+// CHECK-LABEL: func.func @gather_elements
+func.func @gather_elements(%x: tensor<4x10xf32>, %i: tensor<4x3xi64>) -> tensor<4x10xf32> {
+  // CHECK: dlc.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<4x10xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
+  %0 = dlc.gather_elements %x, %i {axis = 1 : i64} : (tensor<4x10xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
+  // CHECK: dlc.gather_elements_grad %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x10xf32>
+  %1 = dlc.gather_elements_grad %0, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x10xf32>
+  return %1 : tensor<4x10xf32>
+}

@@ -845,6 +845,14 @@ def _compare_ids_huge(r):
               [vi("ids", [2, 4], I64)], [vi("y", [2, 4])])
 
 
+@case("gather_elements_const")
+def _gather_elements_const(r):
+    n = helper.make_node
+    return mk([const_node("idx", np.zeros([2, 1], np.int64)),
+               n("GatherElements", ["x", "idx"], ["y"], name="ge", axis=1)],
+              [vi("x", [2, 4])], [vi("y", [2, 1])])
+
+
 @case("and_floats")
 def _and_floats(r):
     n = helper.make_node

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Generate the end-to-end tests of ops on values computed at run time:
 comparisons and boolean logic (Equal, Less, Greater, LessOrEqual,
-GreaterOrEqual, And, Or, Xor, Not, Cast to bool, Where on them) and Gather
-by run-time indices along any axis: PyTorch exports and their references.
+GreaterOrEqual, And, Or, Xor, Not, Cast to bool, Where on them), Gather by
+run-time indices along any axis, and GatherElements: PyTorch exports and
+their references.
 
 Run with Debian's python3 (python3-torch 1.13, python3-numpy, python3-onnx):
 
@@ -16,7 +17,7 @@ test/e2e/onnx/<case>.test:
   y.npy       the reference: the module's forward pass in float64 from the
               float32 weights and inputs, stored as float32
 
-padding_mask and gather_axes also train: labels.npy (int64) and
+padding_mask, gather_axes and gather_elements also train: labels.npy (int64) and
 losses.npy, 5 steps of
 torch.optim.Adam(lr=1e-2) on F.cross_entropy, the module in float64 from
 the export's own float32 weights (the mask's comparisons get no gradient;
@@ -121,7 +122,24 @@ def _gather_axes(rng):
                "pos": np.array([[4, -1], [0, 2]], np.int64)}
 
 
-TRAINED = {"padding_mask", "gather_axes"}
+@case("gather_elements", "GatherElements (torch.gather) by run-time int64 "
+      "indices along axes 1 and 0, with repeated indices (their gradients add "
+      "up), into a classifier.")
+def _gather_elements(rng):
+    def fwd(m, x, idx, idx0):
+        h = m.fc1(x)                                     # [4, 10]
+        a = torch.gather(h, 1, idx)                      # [4, 3]
+        b = torch.gather(h.reshape(2, 2, 10), 0, idx0)   # [3, 2, 10]
+        return m.fc2(torch.cat([a, b.reshape(4, 15)], dim=1))
+    m = Fn(fwd, fc1=nn.Linear(6, 10), fc2=nn.Linear(18, 3))
+    # (torch.gather takes no negative indices; ONNX's do count from the end,
+    # which test/Conversion/lower_data_movement.mlir checks.)
+    idx = np.array([[0, 9, 9], [9, 3, 3], [5, 5, 0], [2, 7, 1]], np.int64)
+    idx0 = rng.integers(0, 2, (3, 2, 10)).astype(np.int64)
+    return m, {"x": values(rng, 4, 6), "idx": idx, "idx0": idx0}
+
+
+TRAINED = {"padding_mask", "gather_axes", "gather_elements"}
 
 
 def export(module, inputs):

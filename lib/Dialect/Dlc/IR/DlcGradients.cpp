@@ -493,6 +493,12 @@ SmallVector<Value> WhereOp::buildGradients(OpBuilder &b, Value g) {
           sumToShape(b, getLoc(), toRhs, tensorTy(getRhs()))};
 }
 
+SmallVector<Value> GatherElementsOp::buildGradients(OpBuilder &b, Value g) {
+  return {GatherElementsGradOp::create(b, getLoc(), tensorTy(getInput()), g,
+                                       getIndices(), getAxisAttr()),
+          Value()};
+}
+
 SmallVector<Value> GatherOp::buildGradients(OpBuilder &b, Value g) {
   // The indices are integers: no gradient.
   return {GatherGradOp::create(b, getLoc(), tensorTy(getTable()), g,

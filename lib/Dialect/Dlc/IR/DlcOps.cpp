@@ -858,6 +858,46 @@ LogicalResult GatherGradOp::verify() {
                             cast<RankedTensorType>(getGrad().getType()));
 }
 
+/// The shapes of dlc.gather_elements (and of its gradient, whose result is
+/// the input): one rank, the indices' shape the input's but along `axis`.
+static LogicalResult verifyGatherElements(Operation *op, RankedTensorType input,
+                                          RankedTensorType indices,
+                                          RankedTensorType elements,
+                                          int64_t axis) {
+  int64_t rank = input.getRank();
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ") << axis << " is not a dimension of "
+                                    << input;
+  if (indices.getRank() != rank)
+    return op->emitOpError("the indices ")
+           << indices << " must have the rank of " << input;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices.getDimSize(d) != input.getDimSize(d))
+      return op->emitOpError("the indices ")
+             << indices << " must match " << input << " but along axis "
+             << axis;
+  if (elements.getShape() != indices.getShape() ||
+      elements.getElementType() != input.getElementType())
+    return op->emitOpError("gathering ")
+           << input << " by " << indices << " gives "
+           << RankedTensorType::get(indices.getShape(),
+                                    input.getElementType())
+           << ", not " << elements;
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  return verifyGatherElements(*this, tensorTy(getInput()),
+                              tensorTy(getIndices()), tensorTy(getResult()),
+                              getAxis());
+}
+
+LogicalResult GatherElementsGradOp::verify() {
+  return verifyGatherElements(*this, tensorTy(getResult()),
+                              tensorTy(getIndices()), tensorTy(getGrad()),
+                              getAxis());
+}
+
 LogicalResult TransposeOp::verify() {
   auto in = tensorTy(getInput()), out = tensorTy(getResult());
   ArrayRef<int64_t> perm = getPermutation();

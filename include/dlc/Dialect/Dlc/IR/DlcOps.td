@@ -720,6 +720,46 @@ class Dlc_ReductionOp<string mnemonic, string what> : Dlc_Op<mnemonic, [Pure, Dl
   let hasVerifier = 1;
 }
 
+def Dlc_GatherElementsOp : Dlc_Op<"gather_elements", [Pure, Dlc_Grad]> {
+  let summary = "Elements of a tensor at integer indices along one axis";
+  let description = [{
+    `result[i...] = input[i_0, ..., indices[i...], ..., i_n]`, the index
+    taking the place of dimension `axis`: ONNX's `GatherElements` and
+    PyTorch's `torch.gather`. `indices` has the input's rank and, but along
+    `axis`, its shape; the result has the indices' shape. A negative index
+    counts from the end; one outside `[-dim, dim)` reads the nearest
+    element (the generated code has no way to raise). Its gradient is
+    `dlc.gather_elements_grad`.
+
+    ```mlir
+    %r = dlc.gather_elements %x, %idx {axis = 1 : i64} : (tensor<4x10xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$input, Dlc_IntTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherElementsGradOp : Dlc_Op<"gather_elements_grad", [Pure]> {
+  let summary = "The gradient of dlc.gather_elements: a scatter-add";
+  let description = [{
+    A zero tensor of the input's type to which every `grad[i...]` is added
+    at the element `dlc.gather_elements` read it from (repeated indices add
+    up, in index order along `axis`).
+
+    ```mlir
+    %g = dlc.gather_elements_grad %d, %idx {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$grad, Dlc_IntTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Dlc_SumOp : Dlc_ReductionOp<"sum", "the sum">;
 def Dlc_MeanOp : Dlc_ReductionOp<"mean", "the mean">;
 // NaN propagates, and the gradient is shared evenly among the elements
