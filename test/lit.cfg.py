@@ -36,12 +36,20 @@ config.substitutions.append(("%dlc_src", config.dlc_src_root))
 config.substitutions.append(("%dlc_obj", config.dlc_obj_root))
 config.substitutions.append(("%dlcrt_bin", config.dlcrt_bin_dir))
 config.substitutions.append(("%nm", config.cmake_nm))
-# Compile and link a C program against a model object and libdlcrt.
+# Compile and link a C program against a model object and libdlcrt; in a
+# sanitizer build (scripts/sanitize.sh) with the same sanitizers, whose
+# runtime the program then provides to the instrumented libdlcrt.
+sanitize = getattr(config, "dlc_sanitize", "")
 config.substitutions.append(
     ("%link_model",
-     "%s -std=c11 -Wall -Werror -I%s -L%s -Wl,-rpath,%s" %
+     "%s -std=c11 -Wall -Werror -I%s -L%s -Wl,-rpath,%s%s" %
      (config.host_cc, config.dlcrt_include_dir, config.dlcrt_lib_dir,
-      config.dlcrt_lib_dir)))
+      config.dlcrt_lib_dir,
+      " -fsanitize=" + sanitize if sanitize else "")))
+# Tests that load libdlcrt into a program that is not instrumented (Python's
+# ctypes) cannot run in a sanitizer build: `UNSUPPORTED: sanitized`.
+if sanitize:
+    config.available_features.add("sanitized")
 
 # NVIDIA's PTX assembler checks every PTX the compiler emits, where the CUDA
 # toolkit is installed (on PATH, under $CUDA_HOME, or in its default place).
