@@ -222,7 +222,12 @@ bool dlc::readNpz(StringRef path, dlc_tensor_list **out, std::string &error) {
                                       /*RequiresNullTerminator=*/false);
   if (!buffer)
     return error = buffer.getError().message(), false;
-  StringRef bytes = (*buffer)->getBuffer();
+  return readNpzBytes((*buffer)->getBuffer(), out, error);
+}
+
+bool dlc::readNpzBytes(StringRef bytes, dlc_tensor_list **out,
+                       std::string &error) {
+  *out = nullptr;
   Reader r(bytes);
 
   // The end-of-central-directory record: the last 22 bytes, or earlier by

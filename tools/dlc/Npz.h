@@ -24,6 +24,11 @@ namespace dlc {
 /// false with `*out` null and the reason in `error` (no path in it).
 bool readNpz(llvm::StringRef path, dlc_tensor_list **out, std::string &error);
 
+/// readNpz of an archive held in memory (the fuzz target's entry point,
+/// test/fuzz/fuzz_npz.cpp); the list holds copies of the arrays.
+bool readNpzBytes(llvm::StringRef bytes, dlc_tensor_list **out,
+                  std::string &error);
+
 /// Parses the .npy file `bytes` (format 1.0, 2.0 or 3.0; the dtypes of
 /// dlc_io.h, little-endian, C order) and appends it to `list` as `name`.
 bool parseNpy(llvm::StringRef bytes, llvm::StringRef name,

@@ -1,0 +1,70 @@
+//===- fuzz_onnx_importer.cpp - libFuzzer target: the ONNX importer -------===//
+//
+// Each input is an ONNX ModelProto, optionally followed by the separator
+// line below and the bytes of its external data file:
+//
+//   <model bytes>\n--dlc-fuzz-external-data--\n<data bytes>
+//
+// The data part is written to `model.onnx.data` in a private temporary
+// directory (one per process) and the model is imported as
+// `<that directory>/model.onnx`, so tensors whose location is
+// "model.onnx.data" go through the importer's external-data reader; without
+// a separator that file does not exist. The model is read as `dlc
+// MODEL.onnx` reads it: importOnnxModel (protobuf parsing, the graph
+// checks, constant folding, every op's import), then the module verifier. A
+// finding is a crash, a sanitizer report, a hang, a leak, or a failed import
+// that emitted no error diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scratch.h"
+
+#include "dlc/Frontend/OnnxImporter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+namespace {
+constexpr llvm::StringLiteral kSeparator = "\n--dlc-fuzz-external-data--\n";
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const std::string modelPath =
+      dlc::fuzz::Scratch::path("model.onnx");
+  static const std::string dataPath =
+      dlc::fuzz::Scratch::path("model.onnx.data");
+  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
+  auto [model, external] = input.split(kSeparator);
+  if (model.size() == input.size())
+    unlink(dataPath.c_str());
+  else
+    dlc::fuzz::Scratch::write(dataPath, external.data(), external.size());
+
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  bool sawError = false;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    sawError |= d.getSeverity() == mlir::DiagnosticSeverity::Error;
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = dlc::importOnnxModel(
+      model, modelPath, ctx, dlc::OnnxImportOptions());
+  if (module && mlir::failed(mlir::verify(*module)) && !sawError) {
+    llvm::errs() << "fuzz_onnx_importer: the module fails to verify "
+                    "silently\n";
+    std::abort();
+  }
+  if (!module && !sawError) {
+    llvm::errs() << "fuzz_onnx_importer: the import failed without an "
+                    "error\n";
+    std::abort();
+  }
+  return 0;
+}
