@@ -181,6 +181,15 @@ bool dlc::parseNpy(StringRef bytes, StringRef name, dlc_tensor_list *list,
 static bool inflateRaw(StringRef in, uint64_t size, std::vector<char> &out,
                        std::string &error) {
 #ifdef DLC_HAVE_ZLIB
+  // Deflate expands its input at most 1032 times (two 1-bit codes per
+  // 258-byte match): a larger size is a corrupt header, refused before it
+  // is allocated (a fuzzed 75-byte member claimed 1 GiB; a zip64 size of
+  // 2^64 - 1 threw from the allocation and aborted).
+  if (size / 1032 > in.size() + 1)
+    return error = "corrupt archive: " + std::to_string(size) +
+                   " bytes cannot inflate from " + std::to_string(in.size()) +
+                   " compressed ones",
+           false;
   out.resize(size);
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
