@@ -339,9 +339,35 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
   if (intAttr(node, "batch_dims", 0) != 0)
     return nodeError(node, "only batch_dims = 0 is supported");
   Item *idxItem = lookup(node, 1);
+  if (idxItem && idxItem->value) {
+    // Run-time index tuples of one entry ([..., 1]: the dynamo exporter's
+    // x[:, ids], after a transpose): rows of the data, as Gather takes them.
+    auto it = typeOf(idxItem->value), t = typeOf(*x);
+    if (!it.getElementType().isSignlessInteger() ||
+        it.getElementType().isInteger(1) || it.getRank() < 1 ||
+        it.getShape().back() != 1) {
+      auto d = nodeError(node, "run-time indices must be integer tuples of "
+                               "one entry ([..., 1])");
+      d.attachNote() << "hint: longer tuples are supported as constants";
+      return d;
+    }
+    if (!isa<FloatType>(t.getElementType()))
+      return nodeError(node, "dlc gathers rows of float tensors only");
+    auto rows = reshape(node, idxItem->value, it.getShape().drop_back());
+    if (failed(rows))
+      return failure();
+    SmallVector<int64_t> shape(it.getShape().drop_back());
+    shape.append(t.getShape().begin() + 1, t.getShape().end());
+    define(node, 0,
+           ddlc::GatherOp::create(
+               builder, nodeLoc(node),
+               RankedTensorType::get(shape, t.getElementType()), *x, *rows));
+    return success();
+  }
   if (!idxItem || !idxItem->constant || idxItem->constant->isFloat ||
       idxItem->constant->external) {
-    auto d = nodeError(node, "the indices must be an integer constant");
+    auto d = nodeError(node, "the indices must be an integer constant, or "
+                             "tuples of one entry computed at run time");
     d.attachNote() << "hint: dlc gathers by run-time indices with Gather "
                       "(along any axis)";
     return d;

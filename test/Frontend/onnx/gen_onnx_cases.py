@@ -757,6 +757,21 @@ def _gather_nd(r):
               [vi("x", [4, 5, 3])], [vi("y", [3, 2, 3])])
 
 
+@case("gather_nd_rows")
+def _gather_nd_rows(r):
+    # GatherND by run-time index tuples of one entry ([2, 2, 1], one
+    # negative) of a [4, 5, 3] value: rows, as the dynamo exporter writes
+    # x[:, ids] after a transpose. Writes gather_nd_rows_{x,idx,y}.npy.
+    x = f32(r, 4, 5, 3)
+    idx = np.array([[[3], [-4]], [[1], [1]]], np.int64)
+    y = x[idx[..., 0]]
+    for k, v in (("x", x), ("idx", idx), ("y", y)):
+        np.save(os.path.join(INPUTS, "gather_nd_rows_%s.npy" % k), v)
+    return mk([helper.make_node("GatherND", ["x", "idx"], ["y"], name="gnd")],
+              [vi("x", [4, 5, 3]), vi("idx", [2, 2, 1], TensorProto.INT64)],
+              [vi("y", [2, 2, 5, 3])])
+
+
 @case("gather_nd_runtime")
 def _gather_nd_runtime(r):
     return mk([helper.make_node("GatherND", ["x", "idx"], ["y"], name="gnd")],
