@@ -82,13 +82,27 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
   auto t = typeOf(*x);
   SmallVector<int64_t> shape, offsets(all.begin(), all.begin() + rank),
       strides(rank, 1);
-  for (int64_t d = 0; d < rank; ++d)
+  int64_t n = 1;
+  for (int64_t d = 0; d < rank; ++d) {
     shape.push_back(t.getDimSize(d) + all[d] + all[d + rank]);
+    if (shape.back() > 0 && n > kMaxElements / shape.back())
+      return nodeError(node, "the padded tensor has more than 2^40 elements");
+    n *= shape.back();
+  }
+  // A non-zero value fills the border through a constant mask of the
+  // output's size, built here: bounded before it is allocated.
+  constexpr int64_t kMaxPadMask = int64_t(1) << 24;
+  if (value != 0 && n > kMaxPadMask) {
+    auto d = nodeError(node, "padding with the value " + formatNumber(value) +
+                                 " needs a constant mask of the output's " +
+                                 Twine(n) + " elements, more than 2^24");
+    d.attachNote() << "hint: pad with zeros, or pad a smaller tensor";
+    return d;
+  }
   auto type = RankedTensorType::get(shape, t.getElementType());
   Location loc = nodeLoc(node);
   Value r = ddlc::SliceGradOp::create(builder, loc, type, *x, offsets, strides);
   if (value != 0) {
-    int64_t n = numElements(shape);
     std::vector<double> inside(n, 0.0);
     for (int64_t i = 0; i < n; ++i) {
       int64_t rem = i;
@@ -654,6 +668,8 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
     double s = scale[a];
     if (o == in && s == 1.0)
       continue;
+    if (in == 0)
+      return nodeError(node, "cannot resize an empty dimension");
     // The source coordinate of each output position (ONNX's formulas).
     auto source = [&](int64_t i) -> double {
       if (ctm == "align_corners")
@@ -670,36 +686,26 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
       }
       return (double(i) + 0.5) / s - 0.5;
     };
-    // Column i of the [in, out] weights: (input index, weight) pairs.
-    std::vector<double> weights(size_t(in) * size_t(o), 0.0);
-    bool repeats = mode == "nearest" && o % in == 0;
-    for (int64_t i = 0; i < o; ++i) {
+    // The input index that nearest mode reads for output position i.
+    auto nearest = [&](int64_t i) -> int64_t {
       double src = source(i);
-      if (mode == "nearest") {
-        double f = std::floor(src);
-        double r;
-        if (nearestMode == "floor")
-          r = f;
-        else if (nearestMode == "ceil")
-          r = std::ceil(src);
-        else if (src - f == 0.5)
-          r = nearestMode == "round_prefer_floor" ? f : f + 1;
-        else
-          r = std::round(src);
-        int64_t k = std::clamp<int64_t>(int64_t(r), 0, in - 1);
-        weights[size_t(k) * o + i] = 1.0;
-        repeats = repeats && k == i / (o / in);
-        continue;
-      }
-      src = std::clamp(src, 0.0, double(in - 1));
-      int64_t i0 = int64_t(std::floor(src));
-      int64_t i1 = std::min(i0 + 1, in - 1);
-      double l = src - double(i0);
-      weights[size_t(i0) * o + i] += 1.0 - l;
-      weights[size_t(i1) * o + i] += l;
-    }
+      double f = std::floor(src);
+      double r;
+      if (nearestMode == "floor")
+        r = f;
+      else if (nearestMode == "ceil")
+        r = std::ceil(src);
+      else if (src - f == 0.5)
+        r = nearestMode == "round_prefer_floor" ? f : f + 1;
+      else
+        r = std::round(src);
+      return std::clamp<int64_t>(int64_t(r), 0, in - 1);
+    };
     auto ty = typeOf(y);
     SmallVector<int64_t> shape(ty.getShape());
+    bool repeats = mode == "nearest" && o % in == 0;
+    for (int64_t i = 0; repeats && i < o; ++i)
+      repeats = nearest(i) == i / (o / in);
     if (repeats) {
       // [..., in, ...] -> [..., in, k, ...] -> [..., in * k, ...].
       SmallVector<int64_t> split(shape);
@@ -718,10 +724,25 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
       y = *merged;
       continue;
     }
-    if (size_t(in) * size_t(o) > (size_t(1) << 26))
+    // Checked before the matrix is allocated (in * o could also wrap).
+    if (in > (int64_t(1) << 26) / o)
       return nodeError(node, "resizing " + Twine(in) + " to " + Twine(o) +
                                  " positions is too large for dlc's "
                                  "interpolation matrix");
+    // Column i of the [in, out] weights: (input index, weight) pairs.
+    std::vector<double> weights(size_t(in) * size_t(o), 0.0);
+    for (int64_t i = 0; i < o; ++i) {
+      if (mode == "nearest") {
+        weights[size_t(nearest(i)) * o + i] = 1.0;
+        continue;
+      }
+      double src = std::clamp(source(i), 0.0, double(in - 1));
+      int64_t i0 = int64_t(std::floor(src));
+      int64_t i1 = std::min(i0 + 1, in - 1);
+      double l = src - double(i0);
+      weights[size_t(i0) * o + i] += 1.0 - l;
+      weights[size_t(i1) * o + i] += l;
+    }
     // Move the axis last, multiply by the weights, move it back.
     SmallVector<int64_t> perm;
     for (int64_t d = 0; d < rank; ++d)

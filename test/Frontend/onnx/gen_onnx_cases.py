@@ -1176,6 +1176,52 @@ def _group_norm_groups(r):
               [init("s", f32(r, 4)), init("b", f32(r, 4))], opset=18)
 
 
+@case("pad_huge")
+def _pad_huge(r):
+    # A non-zero Pad of 2^30 on each side of two dimensions: 2^62 output
+    # elements (the border mask's allocation threw and aborted).
+    n = helper.make_node
+    big = 2**30
+    return mk([const_node("pads", i64([0, 0, big, big, 0, 0, big, big])),
+               const_node("value", np.array(1.5, np.float32)),
+               n("Pad", ["x", "pads", "value"], ["y"], name="pad")],
+              [vi("x", [1, 1, 8, 8])],
+              [vi("y", [1, 1, 2 * big + 8, 2 * big + 8])])
+
+
+@case("pad_big_mask")
+def _pad_big_mask(r):
+    # A non-zero Pad to 10008x10008: a border mask of 10^8 elements, built
+    # in the importer (800 MB, found by test/fuzz/fuzz_onnx_importer).
+    n = helper.make_node
+    return mk([const_node("pads", i64([0, 0, 5000, 5000, 0, 0, 5000, 5000])),
+               const_node("value", np.array(1.5, np.float32)),
+               n("Pad", ["x", "pads", "value"], ["y"], name="pad")],
+              [vi("x", [1, 1, 8, 8])], [vi("y", [1, 1, 10008, 10008])])
+
+
+@case("resize_wrap")
+def _resize_wrap(r):
+    # Linear Resize of 2^33 positions to 2^31: the [in, out] matrix's size
+    # wrapped to 0 and was written out of bounds.
+    return mk([helper.make_node("Resize", ["x", "", "", "sz"], ["y"],
+                                name="down", mode="linear")],
+              [vi("x", [2**33])], [vi("y", [2**31])],
+              [init("sz", i64([2**31]))])
+
+
+@case("resize_empty")
+def _resize_empty(r):
+    # An empty dimension (of a constant: graph inputs have none) resized to
+    # 4 (it read outside the empty matrix).
+    return mk([helper.make_node("Resize", ["e", "", "", "sz"], ["r"],
+                                name="up", mode="linear"),
+               helper.make_node("Add", ["x", "r"], ["y"], name="add")],
+              [vi("x", [1, 4])], [vi("y", [1, 4])],
+              [init("e", np.zeros((1, 0), np.float32)),
+               init("sz", i64([1, 4]))])
+
+
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
@@ -1183,7 +1229,8 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_cubic", "resize_runtime_scales", "conv_transpose_auto_pad",
-                  "conv_transpose_huge_stride", "gather_nd_runtime"}
+                  "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
+                  "pad_big_mask", "resize_wrap", "resize_empty"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
