@@ -2,7 +2,7 @@
 // Lowering of the data-movement ops (lib/Conversion/DlcToLinalg/
 // DataMovement.cpp: dlc.concat, dlc.slice, dlc.slice_grad, dlc.where,
 // dlc.compare, dlc.logical, dlc.gather, dlc.gather_grad,
-// dlc.gather_elements, dlc.gather_elements_grad; one linalg.generic over the result, reading
+// dlc.gather_elements, dlc.gather_elements_grad, dlc.int_arith, dlc.cumsum; one linalg.generic over the result, reading
 // its inputs at computed indices, every map an identity) and of dlc.max and
 // its gradient (DlcToLinalg.cpp).
 
@@ -208,4 +208,23 @@ func.func @gather_elements(%x: tensor<4x10xf32>, %i: tensor<4x3xi64>) -> tensor<
 func.func @gather_elements_grad(%g: tensor<4x3xf32>, %i: tensor<4x3xi64>) -> tensor<4x10xf32> {
   %0 = dlc.gather_elements_grad %g, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// int_arith: arith on integers; cumsum: a reduction over the axis of the
+// elements up to the position (sle; exclusive: slt; reverse: sge/sgt).
+// CHECK-LABEL: func.func @int_ops
+// CHECK: arith.muli
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: arith.cmpi sle, %[[J]], %[[I]]
+// CHECK: arith.addi
+// CHECK: arith.cmpi sgt
+func.func @int_ops(%a: tensor<2x8xi32>) -> (tensor<2x8xi32>, tensor<2x8xi32>) {
+  %m = dlc.int_arith mul, %a, %a : (tensor<2x8xi32>, tensor<2x8xi32>) -> tensor<2x8xi32>
+  %c = dlc.cumsum %m {axis = 1 : i64} : tensor<2x8xi32>
+  %r = dlc.cumsum %m {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x8xi32>
+  return %c, %r : tensor<2x8xi32>, tensor<2x8xi32>
 }

@@ -17,6 +17,8 @@
 //                    into the result by its indexing map;
 //   dlc.compare,     masks: arith.cmpf/cmpi and andi/ori/xori, the operands
 //   dlc.logical      broadcast the same way;
+//   dlc.int_arith    integer addi/subi/muli, broadcast likewise;
+//   dlc.cumsum       a reduction over the axis of the elements in range;
 //   dlc.gather       result[p, d] = table[row(indices[p]), d];
 //   dlc.gather_grad  a reduction over the positions p: out[v, d] adds
 //                    grad[p, d] where row(indices[p]) = v;
@@ -445,6 +447,68 @@ struct LowerGatherGrad : OpRewritePattern<GatherGradOp> {
   }
 };
 
+struct LowerIntArith : OpRewritePattern<IntArithOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(IntArithOp op,
+                                PatternRewriter &rewriter) const override {
+    IntArithKind k = op.getKind();
+    rewriter.replaceOp(
+        op, elementwise(rewriter, op.getLoc(), tensorTy(op.getResult()),
+                        ValueRange{op.getLhs(), op.getRhs()},
+                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                          if (k == IntArithKind::add)
+                            return arith::AddIOp::create(b, l, a[0], a[1]);
+                          if (k == IntArithKind::sub)
+                            return arith::SubIOp::create(b, l, a[0], a[1]);
+                          return arith::MulIOp::create(b, l, a[0], a[1]);
+                        }));
+    return success();
+  }
+};
+
+/// out[.., i, ..] = sum over j along the axis of (j in range of i ?
+/// input[.., j, ..] : 0): a reduction over the axis (quadratic in its
+/// length, as short as a sequence of token positions; exact, integers).
+struct LowerCumSum : OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ty = tensorTy(op.getResult());
+    int64_t rank = ty.getRank(), axis = op.getAxis();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> readExprs, outExprs;
+    for (int64_t i = 0; i < rank; ++i) {
+      readExprs.push_back(getAffineDimExpr(i == axis ? rank : i, ctx));
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, readExprs, ctx),
+                                AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    using P = arith::CmpIPredicate;
+    P pred = op.getReverse() ? (op.getExclusive() ? P::sgt : P::sge)
+                             : (op.getExclusive() ? P::slt : P::sle);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{ty}, ValueRange{op.getInput()},
+            ValueRange{filledTensor(rewriter, loc, ty, 0.0)}, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value j = linalg::IndexOp::create(b, l, rank);
+              Value i = linalg::IndexOp::create(b, l, axis);
+              Value in = arith::CmpIOp::create(b, l, pred, j, i);
+              Value add = arith::AddIOp::create(b, l, args[1], args[0]);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::SelectOp::create(b, l, in, add, args[1]).getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
+
 struct LowerGatherElements : OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherElementsOp op,
@@ -631,6 +695,6 @@ void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {
   patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere,
                LowerCompare, LowerLogical, LowerGather, LowerGatherGrad,
-               LowerGatherElements, LowerGatherElementsGrad>(
-      patterns.getContext());
+               LowerGatherElements, LowerGatherElementsGrad, LowerIntArith,
+               LowerCumSum>(patterns.getContext());
 }

@@ -1534,11 +1534,20 @@ struct LowerCast : OpRewritePattern<CastOp> {
                                                utils::IteratorType::parallel),
               [&](OpBuilder &nb, Location l, ValueRange a) {
                 Type et = outTy.getElementType();
-                Value v = it.getWidth() == 1
-                              ? arith::UIToFPOp::create(nb, l, et, a[0])
-                                    .getResult()
-                              : arith::SIToFPOp::create(nb, l, et, a[0])
-                                    .getResult();
+                Value v;
+                if (auto ot = dyn_cast<IntegerType>(et))
+                  // Integers: a bool zero-extends, the others sign-extend
+                  // or truncate (wrapping, as C and PyTorch do).
+                  v = ot.getWidth() < it.getWidth()
+                          ? arith::TruncIOp::create(nb, l, et, a[0]).getResult()
+                      : ot.getWidth() == it.getWidth() ? a[0]
+                      : it.getWidth() == 1
+                          ? arith::ExtUIOp::create(nb, l, et, a[0]).getResult()
+                          : arith::ExtSIOp::create(nb, l, et, a[0]).getResult();
+                else
+                  v = it.getWidth() == 1
+                          ? arith::UIToFPOp::create(nb, l, et, a[0]).getResult()
+                          : arith::SIToFPOp::create(nb, l, et, a[0]).getResult();
                 linalg::YieldOp::create(nb, l, v);
               })
               .getResult(0);

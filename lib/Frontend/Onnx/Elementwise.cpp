@@ -51,6 +51,12 @@ LogicalResult OnnxImporter::importDropout(const onnx::NodeProto &node) {
 }
 
 LogicalResult OnnxImporter::importBinary(const onnx::NodeProto &node) {
+  // Integer values (position ids computed from a mask): dlc.int_arith.
+  Item *ia = lookup(node, 0), *ib = lookup(node, 1);
+  for (Item *item : {ia, ib})
+    if (item && item->value &&
+        isa<IntegerType>(typeOf(item->value).getElementType()))
+      return importIntArith(node, typeOf(item->value).getElementType());
   auto a = tensor(node, 0);
   if (failed(a))
     return failure();
@@ -121,6 +127,60 @@ Value OnnxImporter::nonZero(Location loc, Value x) {
   return ddlc::CompareOp::create(
       builder, loc, RankedTensorType::get(t.getShape(), builder.getI1Type()),
       ddlc::ComparePredicate::ne, x, zero);
+}
+
+LogicalResult OnnxImporter::importIntArith(const onnx::NodeProto &node,
+                                           Type et) {
+  StringRef op = node.op_type();
+  if (op != "Add" && op != "Sub" && op != "Mul")
+    return nodeError(node, "integer values support Add, Sub and Mul, not " +
+                               op);
+  auto x = maskOperand(node, 0, et), y = maskOperand(node, 1, et);
+  if (failed(x) || failed(y))
+    return failure();
+  if (typeOf(*x).getElementType() != et || typeOf(*y).getElementType() != et)
+    return nodeError(node, "combines ")
+           << typeOf(*x).getElementType() << " with "
+           << typeOf(*y).getElementType();
+  auto shape = broadcastShapes(typeOf(*x).getShape(), typeOf(*y).getShape());
+  if (!shape)
+    return nodeError(node, "operands of shapes that do not broadcast");
+  auto k = op == "Add"   ? ddlc::IntArithKind::add
+           : op == "Sub" ? ddlc::IntArithKind::sub
+                         : ddlc::IntArithKind::mul;
+  builder.setInsertionPointToEnd(body);
+  define(node, 0,
+         ddlc::IntArithOp::create(builder, nodeLoc(node),
+                                  RankedTensorType::get(*shape, et), k, *x,
+                                  *y));
+  return success();
+}
+
+/// CumSum of integer values (position ids from an attention mask).
+LogicalResult OnnxImporter::importCumSum(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
+  auto t = typeOf(*x);
+  if (!isa<IntegerType>(t.getElementType()) ||
+      t.getElementType().isInteger(1))
+    return nodeError(node, "dlc computes CumSum of integers only (position "
+                           "ids), not of ")
+           << t.getElementType();
+  auto axisConst = constInput(node, 1, "the axis");
+  if (failed(axisConst))
+    return failure();
+  if ((*axisConst)->numel() != 1 || (*axisConst)->isFloat)
+    return nodeError(node, "the axis must be one integer");
+  auto axis = normAxis(node, (*axisConst)->ints[0], t.getRank());
+  if (failed(axis))
+    return failure();
+  define(node, 0,
+         ddlc::CumSumOp::create(builder, nodeLoc(node), t, *x,
+                                builder.getI64IntegerAttr(*axis),
+                                builder.getBoolAttr(intAttr(node, "exclusive", 0)),
+                                builder.getBoolAttr(intAttr(node, "reverse", 0))));
+  return success();
 }
 
 /// Equal, Less, Greater, LessOrEqual, GreaterOrEqual of run-time values (the

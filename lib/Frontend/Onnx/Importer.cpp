@@ -57,6 +57,7 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Gather", 13, &OnnxImporter::importGather);
     onOp("GatherND", 13, &OnnxImporter::importGatherND);
     onOp("GatherElements", 13, &OnnxImporter::importGatherElements);
+    onOp("CumSum", 13, &OnnxImporter::importCumSum);
     onOp("Expand", 13, &OnnxImporter::importExpand);
     onOp("Where", 13, &OnnxImporter::importWhere);
     onOp("Tile", 13, &OnnxImporter::importTile);

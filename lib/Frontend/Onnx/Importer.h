@@ -381,6 +381,8 @@ private:
   LogicalResult importBinary(const onnx::NodeProto &node);
   LogicalResult importUnary(const onnx::NodeProto &node);
   LogicalResult importCompare(const onnx::NodeProto &node);
+  LogicalResult importIntArith(const onnx::NodeProto &node, Type et);
+  LogicalResult importCumSum(const onnx::NodeProto &node);
   LogicalResult importGatherElements(const onnx::NodeProto &node);
   LogicalResult importLogical(const onnx::NodeProto &node);
   /// Input `i` of a comparison or logical op, of element type `et` (that of

@@ -233,6 +233,13 @@ LogicalResult OnnxImporter::importCast(const onnx::NodeProto &node) {
     define(node, 0, nonZero(nodeLoc(node), *x));
     return success();
   }
+  if (isa<IntegerType>(to) && isa<IntegerType>(t.getElementType())) {
+    // Integers (a bool mask, int32 positions) to another integer type.
+    define(node, 0,
+           ddlc::CastOp::create(builder, nodeLoc(node),
+                                RankedTensorType::get(t.getShape(), to), *x));
+    return success();
+  }
   if (!isa<FloatType>(to))
     return nodeError(node, "a Cast of " +
                                (isa<FloatType>(t.getElementType())

@@ -474,3 +474,27 @@ func.func @gather_elements_grad_shape(%g: tensor<4x3xf32>, %i: tensor<4x2xi64>) 
   %0 = dlc.gather_elements_grad %g, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x2xi64>) -> tensor<4x9xf32>
   return %0 : tensor<4x9xf32>
 }
+
+// -----
+
+func.func @cast_float_to_int(%x: tensor<4xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{converts integers to integers, not 'f32' to 'i64'}}
+  %0 = dlc.cast %x : tensor<4xf32> to tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @int_arith_types(%a: tensor<4xi32>, %b: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{operands and result must have one element type}}
+  %0 = dlc.int_arith add, %a, %b : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @cumsum_axis(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{axis 1 is not a dimension of 'tensor<4xi32>'}}
+  %0 = dlc.cumsum %a {axis = 1 : i64} : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -157,3 +157,19 @@ func.func @gather_elements(%x: tensor<4x10xf32>, %i: tensor<4x3xi64>) -> tensor<
   %1 = dlc.gather_elements_grad %0, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x10xf32>
   return %1 : tensor<4x10xf32>
 }
+
+// Integer arithmetic on values: position ids from a mask.
+// CHECK-LABEL: func.func @int_arith
+func.func @int_arith(%m: tensor<2x8xi1>) -> tensor<2x8xi64> {
+  // CHECK: dlc.cast %{{.*}} : tensor<2x8xi1> to tensor<2x8xi32>
+  %i = dlc.cast %m : tensor<2x8xi1> to tensor<2x8xi32>
+  // CHECK: dlc.cumsum %{{.*}} {axis = 1 : i64} : tensor<2x8xi32>
+  %c = dlc.cumsum %i {axis = 1 : i64} : tensor<2x8xi32>
+  // CHECK: dlc.int_arith mul, %{{.*}}, %{{.*}} : (tensor<2x8xi32>, tensor<2x8xi32>) -> tensor<2x8xi32>
+  %p = dlc.int_arith mul, %c, %i : (tensor<2x8xi32>, tensor<2x8xi32>) -> tensor<2x8xi32>
+  %w = dlc.cast %p : tensor<2x8xi32> to tensor<2x8xi64>
+  %one = dlc.fill 1.0 : tensor<i64>
+  // CHECK: dlc.int_arith add, %{{.*}}, %{{.*}} : (tensor<2x8xi64>, tensor<i64>) -> tensor<2x8xi64>
+  %r = dlc.int_arith add, %w, %one : (tensor<2x8xi64>, tensor<i64>) -> tensor<2x8xi64>
+  return %r : tensor<2x8xi64>
+}

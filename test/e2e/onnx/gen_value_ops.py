@@ -2,7 +2,8 @@
 """Generate the end-to-end tests of ops on values computed at run time:
 comparisons and boolean logic (Equal, Less, Greater, LessOrEqual,
 GreaterOrEqual, And, Or, Xor, Not, Cast to bool, Where on them), Gather by
-run-time indices along any axis, and GatherElements: PyTorch exports and
+run-time indices along any axis, GatherElements, and integer arithmetic
+(Cast between integer types, Add, Sub, Mul, CumSum): PyTorch exports and
 their references.
 
 Run with Debian's python3 (python3-torch 1.13, python3-numpy, python3-onnx):
@@ -17,7 +18,7 @@ test/e2e/onnx/<case>.test:
   y.npy       the reference: the module's forward pass in float64 from the
               float32 weights and inputs, stored as float32
 
-padding_mask, gather_axes and gather_elements also train: labels.npy (int64) and
+padding_mask, gather_axes, gather_elements and position_ids also train: labels.npy (int64) and
 losses.npy, 5 steps of
 torch.optim.Adam(lr=1e-2) on F.cross_entropy, the module in float64 from
 the export's own float32 weights (the mask's comparisons get no gradient;
@@ -139,7 +140,24 @@ def _gather_elements(rng):
     return m, {"x": values(rng, 4, 6), "idx": idx, "idx0": idx0}
 
 
-TRAINED = {"padding_mask", "gather_axes", "gather_elements"}
+@case("position_ids", "Position ids computed from the token ids, as "
+      "RoBERTa does (ids != pad, cast to int32, CumSum, Mul, cast to int64, "
+      "Add): integer arithmetic on values, into a position embedding.")
+def _position_ids(rng):
+    def fwd(m, ids):
+        mask = ids.ne(1).int()
+        pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
+        h = m.word(ids) + m.pos(pos)
+        return m.fc(h.mean(1))
+    m = Fn(fwd, word=nn.Embedding(20, 8), pos=nn.Embedding(14, 8),
+           fc=nn.Linear(8, 3))
+    ids = rng.integers(2, 20, (4, 10)).astype(np.int64)
+    for i, n in enumerate([10, 6, 2, 8]):
+        ids[i, n:] = 1
+    return m, {"ids": ids}
+
+
+TRAINED = {"padding_mask", "gather_axes", "gather_elements", "position_ids"}
 
 
 def export(module, inputs):

@@ -1207,6 +1207,26 @@ LogicalResult CastOp::verify() {
   if (in.getShape() != out.getShape())
     return emitOpError("must keep the shape: ")
            << shapeStr(in.getShape()) << " to " << shapeStr(out.getShape());
+  if (isa<IntegerType>(out.getElementType()) &&
+      !isa<IntegerType>(in.getElementType()))
+    return emitOpError("converts integers to integers, not ")
+           << in.getElementType() << " to " << out.getElementType();
+  return success();
+}
+
+LogicalResult IntArithOp::verify() {
+  Type lhs = getElementTypeOrSelf(getLhs().getType());
+  if (lhs != getElementTypeOrSelf(getRhs().getType()) ||
+      lhs != getElementTypeOrSelf(getType()))
+    return emitOpError("operands and result must have one element type");
+  return verifyBroadcastOperands(*this, cast<RankedTensorType>(getType()));
+}
+
+LogicalResult CumSumOp::verify() {
+  int64_t rank = tensorTy(getInput()).getRank();
+  if (getAxis() < 0 || getAxis() >= rank)
+    return emitOpError("axis ") << getAxis() << " is not a dimension of "
+                                << getInput().getType();
   return success();
 }
 

@@ -56,4 +56,11 @@ def Dlc_LogicalKind : I32EnumAttr<"LogicalKind",
   let cppNamespace = "::mlir::dlc";
 }
 
+def Dlc_IntArithKind : I32EnumAttr<"IntArithKind",
+    "an elementwise operation on integers", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
+    I32EnumAttrCase<"mul", 2>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
 #endif // DLC_DIALECT_DLC_IR_DLCATTRS_TD

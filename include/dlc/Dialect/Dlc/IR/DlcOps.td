@@ -660,6 +660,46 @@ def Dlc_LogicalOp : Dlc_Op<"logical", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Dlc_IntArithOp : Dlc_Op<"int_arith", [Pure]> {
+  let summary = "Elementwise add, sub, mul of integers (NumPy broadcasting)";
+  let description = [{
+    `result = lhs KIND rhs` on integer tensors of one element type,
+    broadcast to the result's shape, wrapping on overflow as PyTorch's and
+    ONNX's integer tensors do. ONNX's `Add`, `Sub` and `Mul` of integer
+    values become this op (the position ids exporters compute from an
+    attention mask: `cumsum(mask) * mask + pad`); it has no gradient.
+
+    ```mlir
+    %p = dlc.int_arith mul, %c, %m : (tensor<2x8xi32>, tensor<2x8xi32>) -> tensor<2x8xi32>
+    ```
+  }];
+  let arguments = (ins Dlc_IntArithKind:$kind, Dlc_IntTensor:$lhs,
+                       Dlc_IntTensor:$rhs);
+  let results = (outs Dlc_IntTensor:$result);
+  let assemblyFormat = "$kind `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dlc_CumSumOp : Dlc_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "Running sums of integers along one axis";
+  let description = [{
+    `result[.., i, ..] = sum of input[.., j, ..]` over `j <= i` (`j < i`
+    when `exclusive`; `j >= i`, or `j > i`, when `reverse`), wrapping on
+    overflow: ONNX's `CumSum` of integer values (position ids from a mask).
+    It has no gradient.
+
+    ```mlir
+    %c = dlc.cumsum %m {axis = 1 : i64} : tensor<2x8xi32>
+    ```
+  }];
+  let arguments = (ins Dlc_IntTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Dlc_IntTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Dlc_GatherOp : Dlc_Op<"gather", [Pure, Dlc_Grad]> {
   let summary = "Rows of a table at integer indices (an embedding lookup)";
   let description = [{
@@ -1074,14 +1114,16 @@ def Dlc_CastOp : Dlc_Op<"cast", [Pure, Dlc_Grad]> {
     back fold away (the round trip is exact); the other order does not (it
     rounds). The input may also be an integer tensor (an attention mask
     given as int64 ids, ONNX's `Cast` to float): each value is converted
-    (an `i1` as 0 or 1), and it gets no gradient.
+    (an `i1` as 0 or 1), and it gets no gradient. An integer converts to
+    another integer type too (sign-extended, an `i1` zero-extended, or
+    truncated); a float never converts to an integer.
 
     ```mlir
     %h = dlc.cast %w : tensor<256x784xf32> to tensor<256x784xbf16>
     ```
   }];
   let arguments = (ins AnyTypeOf<[Dlc_FloatTensor, Dlc_IntTensor]>:$input);
-  let results = (outs Dlc_FloatTensor:$result);
+  let results = (outs AnyTypeOf<[Dlc_FloatTensor, Dlc_IntTensor]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
