@@ -181,7 +181,7 @@ const char *dlc_last_error(void) {
 }
 
 const char *dlc_status_name(dlc_status status) {
-  switch (status) {
+  switch (enumBits(status)) {
   case DLC_OK:
     return "DLC_OK";
   case DLC_ERR_INVALID_ARGUMENT:
@@ -212,11 +212,16 @@ const char *dlc_device_name(dlc_device_kind device) {
   return "unknown";
 }
 
+// The enum is read as an integer before anything copies it: a copy of an
+// out-of-range enum value is undefined behaviour in C++.
 const char *dlc_dtype_name(dlc_dtype dtype) {
-  const char *name = dtypeName(dtype);
-  return name ? name : "unknown";
+  const DTypeRow *row = findDType(enumBits(dtype));
+  return row ? row->name : "unknown";
 }
 
-size_t dlc_dtype_size(dlc_dtype dtype) { return dtypeSize(dtype); }
+size_t dlc_dtype_size(dlc_dtype dtype) {
+  const DTypeRow *row = findDType(enumBits(dtype));
+  return row ? row->size : 0;
+}
 
 } // extern "C"
