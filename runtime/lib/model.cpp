@@ -110,14 +110,15 @@ public:
     std::lock_guard<std::mutex> lock(M.workspaces);
     if (Spare)
       M.spareWorkspaces.push_back(std::move(Spare));
-    else if (Data)
+    else if (UsesArena)
       M.arenaWorkspaceBusy = false;
   }
 
   dlc_status take() {
     std::lock_guard<std::mutex> lock(M.workspaces);
     if (!M.arenaWorkspaceBusy) {
-      M.arenaWorkspaceBusy = true;
+      // (Null for a model without a workspace, which needs none.)
+      M.arenaWorkspaceBusy = UsesArena = true;
       Data = M.workspace;
       return DLC_OK;
     }
@@ -142,6 +143,7 @@ private:
   dlc_model &M;
   AlignedBuffer Spare;
   void *Data = nullptr;
+  bool UsesArena = false;
 };
 
 /// CUDA: makes the host mirror current.

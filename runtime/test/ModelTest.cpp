@@ -758,6 +758,28 @@ TEST(ModelTest, ConcurrentEntriesRunAtOnceAndBitExact) {
   EXPECT_EQ(TrainOverlaps.load(), 0);
 }
 
+// A model without params or workspace: each call in turn gets the arena's
+// (null) workspace back, not a spare one.
+void *SeenWorkspace = reinterpret_cast<void *>(1);
+void recordWorkspace(void *const *args) { SeenWorkspace = args[2]; }
+
+TEST(ModelTest, SequentialCallsReuseTheArenaWorkspace) {
+  const char *text = "dlc-model 2\nname nows\nentry f\nconcurrent\n"
+                     "in x f32 4\nout y f32 4\nend\n";
+  const dlc_entry_fn entries[] = {recordWorkspace};
+  const dlc_model_desc desc = {DLC_ABI_VERSION, text, 1, entries, nullptr,
+                               nullptr};
+  ModelPtr m = create(desc);
+  float x[4] = {}, y[4];
+  const void *in[] = {x};
+  void *out[] = {y};
+  for (int i = 0; i < 3; ++i) {
+    SeenWorkspace = reinterpret_cast<void *>(1);
+    ASSERT_EQ(dlc_model_run(m.get(), 0, in, out), DLC_OK);
+    EXPECT_EQ(SeenWorkspace, nullptr) << "call " << i;
+  }
+}
+
 // A version 1 description has no `concurrent` lines: every call has the
 // model to itself, as before.
 TEST(ModelTest, VersionOneEntriesRunOneAtATime) {
