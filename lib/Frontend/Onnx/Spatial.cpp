@@ -563,11 +563,12 @@ LogicalResult OnnxImporter::importConvTranspose(const onnx::NodeProto &node) {
   return success();
 }
 
-/// Resize, modes `nearest` and `linear` (bilinear and trilinear are linear
-/// along each axis in turn), every coordinate transformation but
-/// `tf_crop_and_resize`. Along each resized axis the output is a fixed
-/// linear map of the input, applied as a matmul with an `[in, out]`
-/// constant of interpolation weights (one or two non-zeros per column);
+/// Resize, modes `nearest`, `linear` (bilinear and trilinear are linear
+/// along each axis in turn) and `cubic` (bicubic likewise), every
+/// coordinate transformation but `tf_crop_and_resize`. Along each resized
+/// axis the output is a fixed linear map of the input, applied as a matmul
+/// with an `[in, out]` constant of interpolation weights (one, two or four
+/// non-zeros per column);
 /// a nearest upsampling by an integer factor that repeats every element
 /// (PyTorch's `nearest`) is a broadcast instead.
 LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
@@ -577,14 +578,17 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
   auto t = typeOf(*x);
   int64_t rank = t.getRank();
   std::string mode = stringAttr(node, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") {
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") {
     auto d = nodeError(node, "mode '" + mode +
-                                 "' is not supported; dlc supports nearest "
-                                 "and linear");
+                                 "' is not supported; dlc supports nearest, "
+                                 "linear and cubic");
     d.attachNote() << "hint: export F.interpolate with mode='nearest', "
-                      "'linear', 'bilinear' or 'trilinear'";
+                      "'linear', 'bilinear', 'trilinear' or 'bicubic'";
     return d;
   }
+  // Cubic convolution (Keys): A = -0.75 as PyTorch's bicubic exports it.
+  double cubicA = floatAttr(node, "cubic_coeff_a", -0.75f);
+  bool excludeOutside = intAttr(node, "exclude_outside", 0) != 0;
   std::string ctm =
       stringAttr(node, "coordinate_transformation_mode", "half_pixel");
   if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
@@ -656,7 +660,7 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
       out[a] = int64_t(o);
     }
   }
-  if (intAttr(node, "antialias", 0) && mode == "linear")
+  if (intAttr(node, "antialias", 0) && mode != "nearest")
     for (int64_t a = 0; a < rank; ++a)
       if (out[a] < t.getDimSize(a))
         return nodeError(node, "antialiased downsampling is not supported");
@@ -734,6 +738,35 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
     for (int64_t i = 0; i < o; ++i) {
       if (mode == "nearest") {
         weights[size_t(nearest(i)) * o + i] = 1.0;
+        continue;
+      }
+      if (mode == "cubic") {
+        // Four taps around the source coordinate (not clamped: PyTorch's
+        // and ONNX's cubic read the edge for taps outside), each index
+        // clamped to the input; with exclude_outside, outside taps weigh 0
+        // and the others are renormalised.
+        double src = source(i);
+        double f = std::floor(src), tt = src - f;
+        auto keys = [&](double d) {
+          d = std::fabs(d);
+          return d <= 1 ? ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1
+                 : d < 2 ? ((cubicA * d - 5 * cubicA) * d + 8 * cubicA) * d -
+                               4 * cubicA
+                         : 0.0;
+        };
+        double w[4], sum = 0;
+        int64_t idx[4];
+        for (int k = 0; k < 4; ++k) {
+          int64_t j = int64_t(f) - 1 + k;
+          w[k] = keys(tt + 1 - k);
+          if (excludeOutside && (j < 0 || j >= in))
+            w[k] = 0;
+          idx[k] = std::clamp<int64_t>(j, 0, in - 1);
+          sum += w[k];
+        }
+        for (int k = 0; k < 4; ++k)
+          weights[size_t(idx[k]) * o + i] +=
+              excludeOutside && sum != 0 ? w[k] / sum : w[k];
         continue;
       }
       double src = std::clamp(source(i), 0.0, double(in - 1));

@@ -132,6 +132,21 @@ def _resize1d(rng):
     return Fn(fwd), randn(rng, 2, 3, 5)
 
 
+@case("resize_bicubic", "Resize cubic (bicubic, A = -0.75): x2 (half_pixel, "
+      "taps past the edge read the edge), to a size with align_corners, and "
+      "downsampling without antialias.")
+def _resize_bicubic(rng):
+    def fwd(m, x):
+        h = F.interpolate(x, scale_factor=2, mode="bicubic",
+                          align_corners=False)
+        h = m.conv(h)
+        h = F.interpolate(h, size=(9, 13), mode="bicubic", align_corners=True)
+        return F.interpolate(h, size=(5, 6), mode="bicubic",
+                             align_corners=False)
+    m = Fn(fwd, conv=nn.Conv2d(3, 4, 3, padding=1))
+    return m, randn(rng, 2, 3, 4, 5)
+
+
 def export(module, x, constant_folding=True):
     f = io.BytesIO()
     torch.onnx.export(module, (torch.from_numpy(x),), f, opset_version=17,

@@ -1224,8 +1224,9 @@ LogicalResult IntArithOp::verify() {
 
 LogicalResult CumSumOp::verify() {
   int64_t rank = tensorTy(getInput()).getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError("axis ") << getAxis() << " is not a dimension of "
+  auto axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is not a dimension of "
                                 << getInput().getType();
   return success();
 }
