@@ -231,13 +231,9 @@ dlc_status checkBuffers(const char *what, const std::vector<TensorDecl> &decls,
   return DLC_OK;
 }
 
-} // namespace
-
-extern "C" {
-
-dlc_status dlc_model_create_on(const dlc_model_desc *desc,
-                               dlc_device_kind device, int32_t ordinal,
-                               dlc_model **out) {
+/// dlc_model_create_on with the device as the caller's integer.
+dlc_status createModel(const dlc_model_desc *desc, int device, int32_t ordinal,
+                       dlc_model **out) {
   return guardStatus([&] {
     if (!out)
       return fail(DLC_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -296,7 +292,7 @@ dlc_status dlc_model_create_on(const dlc_model_desc *desc,
 
     DeviceChoice choice;
     if (dlc_status s =
-            resolveDevice(enumBits(device), ordinal, cuda != nullptr, choice))
+            resolveDevice(device, ordinal, cuda != nullptr, choice))
       return s;
     m->device = choice.device;
     m->fallbackReason = std::move(choice.whyNotCuda);
@@ -334,10 +330,21 @@ dlc_status dlc_model_create_on(const dlc_model_desc *desc,
     return DLC_OK;
   });
 }
+} // namespace
+
+extern "C" {
+
+dlc_status dlc_model_create_on(const dlc_model_desc *desc,
+                               dlc_device_kind device, int32_t ordinal,
+                               dlc_model **out) {
+  return createModel(desc, enumBits(device), ordinal, out);
+}
 
 dlc_status dlc_model_create(const dlc_model_desc *desc, dlc_device_kind device,
                             dlc_model **out) {
-  return dlc_model_create_on(desc, device, -1, out);
+  // The caller's integer, not the enum: loading an out-of-range enum value
+  // is undefined behaviour in C++.
+  return createModel(desc, enumBits(device), -1, out);
 }
 
 void dlc_model_destroy(dlc_model *m) { delete m; }
