@@ -97,7 +97,8 @@ for t in "${targets[@]}"; do
   if ((rc)); then
     failed+=("$t")
     echo "   FINDING (exit $rc): $(ls "$dir" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' | sed "s|^|$dir/|" | tr '\n' ' ')"
-    grep -E 'ERROR|SUMMARY|runtime error|fuzz_' "$dir/log" | head -5 | sed 's/^/   /'
+    grep -E '^==[0-9]+== ?ERROR|^SUMMARY|runtime error|^fuzz_[a-z_]+: ' \
+      "$dir/log" | head -4 | sed 's/^/   /'
   else
     echo "   ok: ${execs:-?} executions, ${cov:-cov ?}, $units corpus files"
   fi
