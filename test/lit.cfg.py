@@ -46,6 +46,9 @@ config.substitutions.append(
      (config.host_cc, config.dlcrt_include_dir, config.dlcrt_lib_dir,
       config.dlcrt_lib_dir,
       " -fsanitize=" + sanitize if sanitize else "")))
+# The same flags for a program built by hand against libdlcrt.
+config.substitutions.append(
+    ("%sanitize_flags", "-fsanitize=" + sanitize if sanitize else ""))
 # Tests that load libdlcrt into a program that is not instrumented (Python's
 # ctypes) cannot run in a sanitizer build: `UNSUPPORTED: sanitized`.
 if sanitize:
