@@ -7,7 +7,13 @@
 
 #include "Importer.h"
 
+#include <cmath>
+
 namespace dlc::onnx_import {
+
+/// The normalisations divide by sqrt(var + epsilon): a zero, negative or
+/// non-finite epsilon is the importer's error (dlc's ops verify it).
+static bool validEpsilon(float eps) { return eps > 0 && std::isfinite(eps); }
 
 LogicalResult OnnxImporter::importSoftmax(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
@@ -88,6 +94,10 @@ LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
 }
 
 LogicalResult OnnxImporter::importLayerNorm(const onnx::NodeProto &node) {
+  float eps = floatAttr(node, "epsilon", 1e-5f);
+  if (!validEpsilon(eps))
+    return nodeError(node, "epsilon " + formatNumber(eps) +
+                               " must be positive and finite");
   auto x = tensor(node, 0);
   if (failed(x))
     return failure();
@@ -134,7 +144,7 @@ LogicalResult OnnxImporter::importLayerNorm(const onnx::NodeProto &node) {
     return failure();
   Value r = ddlc::LayerNormOp::create(
       builder, loc, input.getType(), input, *scale, *bias,
-      builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+      builder.getF64FloatAttr(eps));
   auto out = reshape(node, r, t.getShape());
   if (failed(out))
     return failure();
@@ -144,6 +154,10 @@ LogicalResult OnnxImporter::importLayerNorm(const onnx::NodeProto &node) {
 
 
 LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
+  float eps = floatAttr(node, "epsilon", 1e-5f);
+  if (!validEpsilon(eps))
+    return nodeError(node, "epsilon " + formatNumber(eps) +
+                               " must be positive and finite");
   if (intAttr(node, "training_mode", 0))
     return nodeError(node, "training_mode = 1 is not supported; dlc imports "
                            "BatchNormalization in inference form");
@@ -168,7 +182,7 @@ LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
   }
   Value r = ddlc::BatchNormOp::create(
       builder, nodeLoc(node), t, *x, params[0], params[1], params[2],
-      params[3], builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+      params[3], builder.getF64FloatAttr(eps));
   define(node, 0, r);
   return success();
 }
@@ -180,6 +194,10 @@ LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
 /// `[N * G, C/G * prod(d)]` view, then scaled and shifted per channel (or
 /// per group: GroupNormalization before opset 21).
 LogicalResult OnnxImporter::importGroupNorm(const onnx::NodeProto &node) {
+  float eps = floatAttr(node, "epsilon", 1e-5f);
+  if (!validEpsilon(eps))
+    return nodeError(node, "epsilon " + formatNumber(eps) +
+                               " must be positive and finite");
   bool instance = node.op_type() == "InstanceNormalization";
   auto x = tensor(node, 0);
   if (failed(x))
@@ -221,7 +239,7 @@ LogicalResult OnnxImporter::importGroupNorm(const onnx::NodeProto &node) {
   Value y = ddlc::LayerNormOp::create(
       builder, loc, typeOf(*rows), *rows, fill(loc, 1.0, {inner}, et),
       fill(loc, 0.0, {inner}, et),
-      builder.getF64FloatAttr(floatAttr(node, "epsilon", 1e-5f)));
+      builder.getF64FloatAttr(eps));
   auto view = reshape(node, y, {n, per, n * groups * inner / (n * per)});
   if (failed(view))
     return failure();

@@ -1223,6 +1223,28 @@ def _resize_empty(r):
                init("sz", i64([1, 4]))])
 
 
+@case("norm_nan_epsilon")
+def _norm_nan_epsilon(r):
+    # A NaN epsilon passed the op's verifier (NaN <= 0 is false) and
+    # compiled to NaN outputs.
+    return mk([helper.make_node("LayerNormalization",
+                                ["x", "ln.weight", "ln.bias"], ["y"],
+                                name="ln", axis=-1, epsilon=float("nan"))],
+              [vi("x", [2, 16])], [vi("y", [2, 16])],
+              [init("ln.weight", f32(r, 16)), init("ln.bias", f32(r, 16))],
+              opset=17)
+
+
+@case("norm_negative_epsilon")
+def _norm_negative_epsilon(r):
+    # A negative epsilon reached dlc.layer_norm, whose verifier refused it
+    # (found by test/fuzz/fuzz_onnx_importer).
+    return mk([helper.make_node("InstanceNormalization", ["x", "s", "b"],
+                                ["y"], name="inorm", epsilon=-1e-5)],
+              [vi("x", [1, 2, 3, 3])], [vi("y", [1, 2, 3, 3])],
+              [init("s", f32(r, 2)), init("b", f32(r, 2))])
+
+
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
@@ -1231,7 +1253,8 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_lanczos", "resize_runtime_scales", "conv_transpose_auto_pad",
                   "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
-                  "pad_big_mask", "resize_wrap", "resize_empty"}
+                  "pad_big_mask", "resize_wrap", "resize_empty", "norm_nan_epsilon",
+                  "norm_negative_epsilon"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
