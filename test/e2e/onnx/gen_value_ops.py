@@ -200,9 +200,6 @@ TEST = """# End-to-end numeric test of data/{name}/model.onnx (opset 17;
 # {note}
 # RUN: dlc run %S/data/{name}/model.onnx {feeds} --output %t.y.npy
 # RUN: %python %S/../compare.py %t.y.npy %S/data/{name}/y.npy --rtol 1e-5
-# The CUDA lowering, run by its emulation:
-# RUN: dlc run %S/data/{name}/model.onnx --cuda-emulate {feeds} --output %t.emu.npy
-# RUN: %python %S/../compare.py %t.emu.npy %S/data/{name}/y.npy --rtol 1e-5
 """
 
 TRAIN = """# Training through it: 5 Adam steps (lr 1e-2) of cross_entropy from
