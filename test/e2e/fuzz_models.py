@@ -2,7 +2,7 @@
 """Random models, run by every code path of `dlc run` and compared.
 
     fuzz_models.py WORKDIR [--seeds A:B,N,...] [--train] [--torch] [--keep]
-                   [--configs cpu,emu,...] [--jobs N]
+                   [--configs cpu,emu,...] [--jobs N] [--break-gradient F]
                    [--precision bf16|fp16 [--precision-tol T]]
 
 For each seed, a random model in dlc's language: one or two inputs, 4 to 12
@@ -15,27 +15,43 @@ batch_norm2d); shapes from 1 to 130 wide, odd sizes included, so that both
 the small GEMM kernels and the cuBLASLt calls of the CUDA lowering are hit.
 Its weights and inputs are drawn by NumPy from the seed.
 
-Every configuration runs the forward entry (and with --train, three
-training steps of a random loss and optimizer):
+Every configuration runs the forward entry, and with --train one training
+step that shows its gradients and three steps of a random loss and
+optimizer:
 
   cpu           the x86 code
   emu           the CUDA lowering, kernels emulated on the host
   emu-rev       the same, each kernel's threads run last first (races)
   emu-cublas    the same, every GEMM a cuBLASLt call (its epilogues)
 
-and is compared with `cpu` (outputs scaled max-abs within 1e-5, losses and
-weights within 1e-5 relative), and, with --torch, with PyTorch: the forward
-in float64 from the same float32 weights (within 1e-4, scaled), the
-training steps with torch.optim in float64 (losses and weights within
-1e-4, or four times PyTorch's own float32 error where that is larger).
---torch needs PyTorch (Debian's python3-torch); with it, the differences
-from `cpu` are reported, not checked (paths that are each close to PyTorch
-differ by at most the sum of their errors); without it the configurations
-are checked against each other only.
+With --torch, each is compared with PyTorch: the forward in float64 from the
+same float32 weights (scaled max-abs error within 1e-4); the first step's
+gradients with PyTorch's float64 gradients, element by element, within 1e-4
+of the tensor's largest, 256 times PyTorch's own float32 error on it, or
+float32's unit roundoff times the model's loss or largest gradient,
+whichever is largest (GRAD_TOL, GRAD_FLOOR: the floors are what a gradient
+that is zero but for rounding can be compared by); the three steps with
+torch.optim in float64: losses within 1e-4, weights within 1e-4 relative,
+or four times PyTorch's own float32 error where that is larger. Weights are
+compared only where the first gradient is larger than the error allowed it:
+where it is rounding noise, Adam's first step is a full +-lr of either sign. --torch
+needs PyTorch (Debian's python3-torch); with it, the differences from `cpu`
+are reported, not checked (paths that are each close to PyTorch differ by at
+most the sum of their errors).
+
+Without it, each configuration is checked against `cpu`: outputs within
+1e-5 (scaled); gradients within 1e-4 of the tensor's largest or 64 unit
+roundoffs of the model's loss or largest gradient (PATH_NOISE), whichever
+is larger; losses within 1e-4; weights, where the CPU's first gradient is
+larger than the error allowed it, within 1e-4 relative or four times the
+relative difference of the two first gradients, whichever is larger.
 
 With --precision, every configuration runs the forward with autocast
 (`--precision=bf16` or `fp16`) instead, checked against the fp32 reference
 for gross errors only (scaled error within --precision-tol, 5e-2).
+
+--break-gradient F scales the gradients of the last configuration by 1 + F
+before they are compared: a check that the comparison can fail.
 
 Prints one line per seed and a summary; exit status 1 if any seed failed.
 A failing seed's model, data and logs stay in WORKDIR/<seed> (all of them
@@ -62,6 +78,38 @@ CONFIGS = {
     "emu-cublas": ["--cuda-emulate", "--cuda-small-gemm-fmas=0"],
 }
 MAX_ELEMENTS = 6144
+# --train: the first step's gradients. One step of SGD with momentum and no
+# weight decay leaves each parameter's gradient, unrounded, in its momentum
+# buffer (the first step sets buf = g, in dlc as in PyTorch), so the
+# checkpoint of this run holds every gradient that a configuration computes.
+GRADIENT_STEP = ["--steps", "1", "--print-loss", "--optimizer", "sgd",
+                 "--lr", "0.01", "--momentum", "0.9", "--weight-decay", "0"]
+# Against PyTorch's float64 gradients (of the same float32 weights and
+# inputs), an element is wrong when its error exceeds GRAD_TOL of the largest
+# reference gradient of its tensor, GRAD_FLOOR times PyTorch's own float32
+# error on the tensor (the largest over its elements) and float32's unit
+# roundoff times the model's scale (its loss or largest gradient, whichever
+# is larger). The floors are what make a gradient that is zero or small but
+# for rounding comparable: there every float32 computation is noise, of a
+# size that depends on the order of its sums. dlc sums in loop order where
+# PyTorch's kernels sum in vector lanes and blocks, whose error grows more
+# slowly with the length, so dlc's error may be many times PyTorch's: 98
+# times in seed 1120 (the mean of 100 equal values, sequential against
+# pairwise, made a layer_norm's normalised zeros 2.6e-6 where PyTorch's were
+# 2.7e-8), and where PyTorch's float32 happens to be exact, any number of
+# times: the model's scale bounds that (seed 168: a mean of a softmax along
+# its dim, whose gradient dlc makes 3e-9, 1.6e-9 of the loss).
+GRAD_TOL = 1e-4
+GRAD_FLOOR = 256
+UNIT_ROUNDOFF = 2.0 ** -24
+# Without PyTorch, a configuration's gradients are compared with the CPU's:
+# within GRAD_TOL of the tensor's largest CPU gradient or PATH_NOISE unit
+# roundoffs of the model's scale, whichever is larger. With no float32 error
+# to measure, the model's scale is the only floor, and it must cover the
+# worst-conditioned gradients: seed 108's layer_norm of two softmax
+# probabilities makes the gradients before it 4e-4 with rounding errors of
+# 3e-7 (7 unit roundoffs of the scale) in PyTorch's float32 as in dlc's.
+PATH_NOISE = 64
 WIDTHS = [1, 2, 3, 5, 8, 16, 17, 32, 33, 64, 100, 130]
 
 
@@ -500,22 +548,21 @@ def torch_forward(m, torch):
     return {o: env[o].numpy() for o in m.outputs}
 
 
-def noise_gradients(m, torch):
-    """The parameters whose gradient at the initial weights is zero but for
-    rounding (float64: a bias that a softmax cancels, a layer_norm over one
-    element): Adam turns such noise into full-sized updates of any sign, so
-    their weights after training are not comparable."""
-    p = {k: torch.tensor(v, dtype=torch.float64, requires_grad=k not in m.buffers)
+def torch_gradients(m, torch, dtype):
+    """The gradient of the loss at the initial weights, by trained parameter,
+    in float64 (a zero one where the loss does not depend on it), and the
+    loss."""
+    p = {k: torch.tensor(v, dtype=dtype, requires_grad=k not in m.buffers)
          for k, v in m.params.items()}
-    env = {k: torch.tensor(v, dtype=torch.float64) if v.dtype == np.float32
+    env = {k: torch.tensor(v, dtype=dtype) if v.dtype == np.float32
            else torch.tensor(v) for k, v in m.inputs.items()}
     for name, fn in m.steps:
         env[name] = fn(env, p, torch)
-    m.loss[1](env, torch).backward()
-    norms = {k: float(v.grad.norm()) if v.grad is not None else 0.0
-             for k, v in p.items() if k not in m.buffers}
-    top = max(norms.values(), default=0.0)
-    return {k for k, n in norms.items() if n <= 1e-9 * top}
+    loss = m.loss[1](env, torch)
+    loss.backward()
+    return ({k: v.grad.numpy().astype(np.float64) if v.grad is not None
+             else np.zeros(v.shape) for k, v in p.items() if k not in m.buffers},
+            float(loss))
 
 
 def torch_train(m, torch, steps, dtype):
@@ -699,68 +746,200 @@ def check_fp32(args, torch, m, d, model, weights, feeds, fwd_inputs, log):
                     problems.append("%s forward %s: scaled error %.3g against PyTorch" % (cfg, o, err))
 
     if args.train:
-        steps = 3
-        trained = {}
-        for cfg in args.configs:
-            ckpt = os.path.join(d, "ckpt-%s.safetensors" % cfg)
-            p = run([args.dlc, "run", model, "--train", "--weights", weights] + feeds
-                    + ["--steps", str(steps), "--print-loss", "--save", ckpt]
-                    + CONFIGS[cfg], log)
-            if p.returncode != 0:
-                problems.append("%s train: exit %d: %s" % (cfg, p.returncode,
-                                                            p.stderr.strip()[-300:]))
-                continue
-            losses = [float(line.split()[3]) for line in p.stdout.splitlines()
-                      if line.startswith("step ")]
-            trained[cfg] = (np.array(losses), read_safetensors(ckpt))
-        diverged = [c for c, (l, _) in trained.items()
-                    if not np.all(np.isfinite(l)) or np.max(np.abs(l)) > 1e6]
-        if diverged and len(diverged) == len(trained):
-            # every configuration diverges: nothing to compare
-            trained = {}
-            worst["diverged"] += 1
-        noise = noise_gradients(m, torch) if torch is not None else set()
-        # References: (name, losses, weights, tolerance of the losses,
-        # tolerance of a weight). PyTorch's is its float64 training; where
-        # its own float32 training is further from that than 1e-4 (Adam on
-        # tiny gradients), four times that distance.
-        refs = []
-        if torch is not None:
-            l64, w64 = torch_train(m, torch, steps, torch.float64)
-            l32, w32 = torch_train(m, torch, steps, torch.float32)
-            lt = max(1e-4, 4 * loss_error(l32, l64))
-            wt = {k: max(1e-4, 4 * relative_norm_error(w32[k], e)) for k, e in w64.items()}
-            refs.append(("PyTorch", l64, w64, lt, wt))
-        if "cpu" in trained:
-            # Against the CPU: within 1e-5; with PyTorch, reported only (as
-            # for the forward).
-            bound = 1e-5 if torch is None else float("inf")
-            cl, cw = trained["cpu"]
-            refs.insert(0, ("cpu", cl, cw, bound,
-                            collections.defaultdict(lambda: bound)))
-        for cfg, (losses, ck) in trained.items():
-            for rname, rl, rw, lt, wt in refs:
-                if rname == cfg:
-                    continue
-                err = loss_error(losses, rl)
-                key = "loss vs " + ("cpu" if rname == "cpu" else "torch")
-                worst[key] = max(worst[key], err)
-                if not err <= lt:
-                    problems.append("%s losses %s: relative error %.3g against %s"
-                                    % (cfg, losses, err, rname))
-                # The parameters; the optimizer's state shows in them (a
-                # state tensor alone can be all rounding noise: the gradient
-                # of a bias that a softmax cancels).
-                for k, e in rw.items():
-                    if k.startswith("optimizer.") or k in noise:
-                        continue
-                    err = relative_norm_error(ck.get(k, np.zeros(0)), e)
-                    key = "weights vs " + ("cpu" if rname == "cpu" else "torch")
-                    worst[key] = max(worst[key], err)
-                    if not err <= wt[k]:
-                        problems.append("%s weight %s: relative error %.3g against %s"
-                                        % (cfg, k, err, rname))
+        check_training(args, torch, m, d, model, weights, feeds, log,
+                       problems, worst)
     return problems, worst
+
+
+def step_losses(stdout):
+    return np.array([float(line.split()[3]) for line in stdout.splitlines()
+                     if line.startswith("step ")])
+
+
+def dlc_gradients(args, m, d, model, weights, feeds, cfg, log):
+    """The first training step's gradients by configuration `cfg`, by
+    trained parameter, and its loss; or None, None and why not."""
+    ckpt = os.path.join(d, "grad-%s.safetensors" % cfg)
+    p = run([args.dlc, "run", model, "--train", "--weights", weights] + feeds
+            + GRADIENT_STEP + ["--save", ckpt] + CONFIGS[cfg], log)
+    if p.returncode != 0:
+        return None, None, "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:])
+    state = read_safetensors(ckpt)
+    # A parameter that the loss does not depend on has no state (it is not
+    # trained).
+    grads = {k: state.get("optimizer.%s.momentum_buffer" % k,
+                          np.zeros(v.shape, np.float32)).astype(np.float64)
+             for k, v in m.params.items() if k not in m.buffers}
+    losses = step_losses(p.stdout)
+    return grads, float(losses[0]) if len(losses) else float("nan"), ""
+
+
+def compare_gradients(cfg, got, ref, bound, against, checked, problems,
+                      worst):
+    """Every element of every gradient within `bound` (by parameter) of
+    `ref`; the worst error as a fraction of its bound goes to `worst`."""
+    key = "grad vs " + ("torch" if against == "PyTorch" else against)
+    for k, e in ref.items():
+        g = got[k]
+        if g.shape != e.shape:
+            problems.append("%s gradient %s: shape %s, %s's %s"
+                            % (cfg, k, g.shape, against, e.shape))
+            continue
+        if not np.all(np.isfinite(g)):
+            problems.append("%s gradient %s: not finite" % (cfg, k))
+            continue
+        err = np.abs(g - e)
+        over = err / np.where(bound[k] > 0, bound[k], np.inf)
+        over[(err > 0) & (bound[k] == 0)] = np.inf
+        if not over.size:
+            continue
+        i = np.unravel_index(int(np.argmax(over)), over.shape)
+        worst[key + " (of bound)"] = max(worst[key + " (of bound)"], float(over[i]))
+        if checked and over[i] > 1:
+            problems.append(
+                "%s gradient %s%s: %.6g, %s's %.6g (error %.3g, bound %.3g; "
+                "%d of %d elements off)"
+                % (cfg, k, list(i), g[i], against, e[i], err[i], bound[k],
+                   int(np.sum(over > 1)), over.size))
+
+
+def largest(a):
+    return float(np.max(np.abs(a), initial=0))
+
+
+def model_scale(loss, grads):
+    """The loss or the largest gradient, whichever is larger."""
+    return max([abs(loss)] + [largest(v) for v in grads.values()])
+
+
+def masked_norm_error(a, e, mask):
+    """relative_norm_error over the elements of `mask`."""
+    a = np.asarray(a)
+    if a.shape != e.shape:
+        return float("inf")
+    return relative_norm_error(a[mask], e[mask]) if np.any(mask) else 0.0
+
+
+def check_training(args, torch, m, d, model, weights, feeds, log, problems,
+                   worst):
+    """--train: the first step's gradients by every configuration against
+    PyTorch's float64 gradients, or without PyTorch against the CPU's; then
+    three steps of the model's own loss and optimizer, whose losses and
+    weights are compared where the first gradients determine them."""
+    grads, first_loss = {}, {}
+    for cfg in args.configs:
+        g, loss, why = dlc_gradients(args, m, d, model, weights, feeds, cfg, log)
+        if g is None:
+            problems.append("%s gradients: %s" % (cfg, why))
+            continue
+        if args.break_gradient and cfg == args.configs[-1]:
+            g = {k: v * (1 + args.break_gradient) for k, v in g.items()}
+        grads[cfg], first_loss[cfg] = g, loss
+
+    # The gradient references: (name, gradients, bound by parameter,
+    # checked), and by parameter the elements whose first gradient is larger
+    # than the error allowed it (resolved): where it is not, its sign is
+    # rounding, Adam's first step a full +-lr of either sign, and the
+    # weights after training are not comparable there.
+    refs, resolved = [], {}
+    if torch is not None:
+        g64, loss64 = torch_gradients(m, torch, torch.float64)
+        g32, _ = torch_gradients(m, torch, torch.float32)
+        if np.isfinite(loss64) and all(np.all(np.isfinite(v)) for v in g64.values()):
+            floor = UNIT_ROUNDOFF * model_scale(loss64, g64)
+            noise = {k: max(GRAD_FLOOR * largest(g32[k] - e), floor)
+                     for k, e in g64.items()}
+            bound = {k: max(GRAD_TOL * largest(e), noise[k])
+                     for k, e in g64.items()}
+            refs.append(("PyTorch", g64, bound, True))
+            resolved = {k: np.abs(e) > bound[k] for k, e in g64.items()}
+    if "cpu" in grads and np.isfinite(first_loss["cpu"]):
+        gc = grads["cpu"]
+        noise = PATH_NOISE * UNIT_ROUNDOFF * model_scale(first_loss["cpu"], gc)
+        bound = {k: max(GRAD_TOL * largest(v), noise) for k, v in gc.items()}
+        # With PyTorch, reported only (as for the forward).
+        refs.insert(0, ("cpu", gc, bound, torch is None))
+        if torch is None:
+            resolved = {k: np.abs(v) > bound[k] for k, v in gc.items()}
+    for cfg, g in grads.items():
+        for rname, ref, bound, checked in refs:
+            if rname != cfg:
+                compare_gradients(cfg, g, ref, bound, rname, checked, problems,
+                                  worst)
+
+    # Three steps of the model's loss and optimizer.
+    steps = 3
+    trained = {}
+    for cfg in args.configs:
+        ckpt = os.path.join(d, "ckpt-%s.safetensors" % cfg)
+        p = run([args.dlc, "run", model, "--train", "--weights", weights] + feeds
+                + ["--steps", str(steps), "--print-loss", "--save", ckpt]
+                + CONFIGS[cfg], log)
+        if p.returncode != 0:
+            problems.append("%s train: exit %d: %s" % (cfg, p.returncode,
+                                                        p.stderr.strip()[-300:]))
+            continue
+        trained[cfg] = (step_losses(p.stdout), read_safetensors(ckpt))
+    diverged = [c for c, (l, _) in trained.items()
+                if not np.all(np.isfinite(l)) or np.max(np.abs(l)) > 1e6]
+    if diverged and len(diverged) == len(trained):
+        # every configuration diverges: nothing to compare
+        trained = {}
+        worst["diverged"] += 1
+    # References: (name, losses, weights, tolerance of the losses, tolerance
+    # of a weight by configuration and parameter). PyTorch's is its float64
+    # training; where its own float32 training is further from that than
+    # 1e-4, four times that distance.
+    refs = []
+
+    def comparable(k):
+        return resolved.get(k, np.ones(m.params[k].shape, bool))
+    if torch is not None and trained:
+        l64, w64 = torch_train(m, torch, steps, torch.float64)
+        l32, w32 = torch_train(m, torch, steps, torch.float32)
+        lt = max(1e-4, 4 * loss_error(l32, l64))
+        torch_wt = {k: max(1e-4, 4 * masked_norm_error(w32[k], e, comparable(k)))
+                    for k, e in w64.items()}
+        refs.append(("PyTorch", l64, w64, lt, lambda cfg, k: torch_wt[k]))
+    if "cpu" in trained:
+        # Against the CPU, as against PyTorch: losses within 1e-4 (a loss
+        # can be worse conditioned than the output it is computed from: the
+        # square of a small difference of a sum of 800 values and its label
+        # in seed 1110); weights within 1e-4, or four times the relative
+        # difference of the first gradients where that is larger (Adam's
+        # later steps divide each gradient's error by its size: seed 108's
+        # gradients before a layer_norm of two softmax probabilities differ
+        # by 7e-4 and move weights 6e-5 apart). With PyTorch, reported only.
+        def path_wt(cfg, k):
+            if torch is not None:
+                return float("inf")
+            if cfg not in grads or k not in grads["cpu"]:
+                return 1e-4
+            return max(1e-4, 4 * masked_norm_error(grads[cfg][k], grads["cpu"][k],
+                                                   comparable(k)))
+        cl, cw = trained["cpu"]
+        refs.insert(0, ("cpu", cl, cw, 1e-4 if torch is None else float("inf"),
+                        path_wt))
+    for cfg, (losses, ck) in trained.items():
+        for rname, rl, rw, lt, wt in refs:
+            if rname == cfg:
+                continue
+            against = "cpu" if rname == "cpu" else "torch"
+            err = loss_error(losses, rl)
+            worst["loss vs " + against] = max(worst["loss vs " + against], err)
+            if not err <= lt:
+                problems.append("%s losses %s: relative error %.3g against %s"
+                                % (cfg, losses, err, rname))
+            # The parameters (the optimizer's state shows in them), where
+            # the first gradient is resolved.
+            for k, e in rw.items():
+                if k.startswith("optimizer."):
+                    continue
+                err = masked_norm_error(ck.get(k, np.zeros(0)), e, comparable(k))
+                worst["weights vs " + against] = max(worst["weights vs " + against], err)
+                if not err <= wt(cfg, k):
+                    problems.append("%s weight %s: relative error %.3g against %s"
+                                    % (cfg, k, err, rname))
 
 
 def main(argv=None):
@@ -776,6 +955,10 @@ def main(argv=None):
     ap.add_argument("--precision-tol", type=float, default=5e-2,
                     help="with --precision: the scaled error allowed (default 5e-2)")
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--break-gradient", type=float, default=0.0, metavar="F",
+                    help="with --train: scale the gradients of the last "
+                    "configuration by 1 + F before comparing them (a check "
+                    "that the comparison can fail)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--dlc", default="dlc")
     args = ap.parse_args(argv)
