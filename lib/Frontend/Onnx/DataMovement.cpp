@@ -422,6 +422,8 @@ LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
   if ((*shapeIn)->isFloat)
     return nodeError(node, "the shape must be integers");
   auto t = typeOf(*x);
+  if (!isa<FloatType>(t.getElementType()))
+    return nodeError(node, "dlc expands float tensors only");
   SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
   auto shape = broadcastShapes(t.getShape(), want);
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
@@ -455,6 +457,8 @@ LogicalResult OnnxImporter::importTile(const onnx::NodeProto &node) {
   int64_t rank = t.getRank();
   if ((*reps)->isFloat || int64_t((*reps)->ints.size()) != rank)
     return nodeError(node, "repeats must be " + Twine(rank) + " integers");
+  if (!isa<FloatType>(t.getElementType()))
+    return nodeError(node, "dlc tiles float tensors only");
   SmallVector<int64_t> split, spread, tiled;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t r = (*reps)->ints[d], n = t.getDimSize(d);

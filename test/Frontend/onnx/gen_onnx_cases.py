@@ -1245,6 +1245,27 @@ def _norm_negative_epsilon(r):
               [init("s", f32(r, 2)), init("b", f32(r, 2))])
 
 
+@case("tile_int")
+def _tile_int(r):
+    # Tile and Expand of an integer value: their dlc.broadcast_to takes
+    # floats, and its verifier refused it (found by
+    # test/fuzz/fuzz_onnx_importer).
+    n = helper.make_node
+    return mk([const_node("reps", i64([2, 3])),
+               n("Tile", ["x", "reps"], ["y"], name="tile")],
+              [vi("x", [2, 3], TensorProto.INT32)],
+              [vi("y", [4, 9], TensorProto.INT32)])
+
+
+@case("expand_int")
+def _expand_int(r):
+    n = helper.make_node
+    return mk([const_node("shape", i64([4, 2, 3])),
+               n("Expand", ["x", "shape"], ["y"], name="expand")],
+              [vi("x", [2, 3], TensorProto.INT32)],
+              [vi("y", [4, 2, 3], TensorProto.INT32)])
+
+
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
@@ -1254,7 +1275,7 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "resize_lanczos", "resize_runtime_scales", "conv_transpose_auto_pad",
                   "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
                   "pad_big_mask", "resize_wrap", "resize_empty", "norm_nan_epsilon",
-                  "norm_negative_epsilon"}
+                  "norm_negative_epsilon", "tile_int", "expand_int"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
