@@ -468,15 +468,21 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       }
       if (d < 0)
         return nodeError(node, "a negative dimension in the shape");
+      // Checked: a product that wrapped around to the element count was
+      // taken for a match.
+      if (d > 0 && known > kMaxElements / d)
+        return nodeError(node, "cannot reshape " + Twine(a->numel()) +
+                                   " elements into a shape of more than "
+                                   "2^40");
       shape.push_back(d);
       known *= d;
     }
     if (infer >= 0)
       shape[infer] = known ? a->numel() / known : 0;
-    if (numElements(shape) != a->numel())
+    int64_t total = infer >= 0 ? known * shape[infer] : known;
+    if (total != a->numel())
       return nodeError(node, "cannot reshape " + Twine(a->numel()) +
-                                 " elements into " +
-                                 Twine(numElements(shape)));
+                                 " elements into " + Twine(total));
     return copied(shape, a,
                   [&](int64_t i) { return std::make_pair(a, i); });
   }

@@ -1266,6 +1266,19 @@ def _expand_int(r):
               [vi("y", [4, 2, 3], TensorProto.INT32)])
 
 
+@case("fold_reshape_wrap")
+def _fold_reshape_wrap(r):
+    # A constant of 4 elements reshaped to [2^62 + 1, 4]: the product of the
+    # dimensions wrapped around to 4 and the folded constant took that shape
+    # (signed overflow, found by test/fuzz/fuzz_onnx_importer under UBSan).
+    n = helper.make_node
+    return mk([const_node("a", np.array([1, 2, 3, 4], np.float32)),
+               const_node("s", i64([2**62 + 1, 4])),
+               n("Reshape", ["a", "s"], ["r"], name="reshape"),
+               n("Add", ["x", "r"], ["y"], name="add")],
+              [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
@@ -1275,7 +1288,8 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "resize_lanczos", "resize_runtime_scales", "conv_transpose_auto_pad",
                   "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
                   "pad_big_mask", "resize_wrap", "resize_empty", "norm_nan_epsilon",
-                  "norm_negative_epsilon", "tile_int", "expand_int"}
+                  "norm_negative_epsilon", "tile_int", "expand_int",
+                  "fold_reshape_wrap"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
