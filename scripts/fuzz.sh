@@ -89,14 +89,21 @@ for t in "${targets[@]}"; do
   [[ -f test/fuzz/$name.dict ]] && flags+=(-dict="test/fuzz/$name.dict")
   echo "== $t: $seconds s, corpus $dir/corpus"
   rc=0
+  touch "$dir/.start"
   "$build/bin/$t" "${flags[@]}" "${extra[@]}" "$dir/corpus" \
     >"$dir/log" 2>&1 || rc=$?
+  # Reproducers of this run (with -fork and -ignore_crashes libFuzzer goes
+  # on after a finding and exits with 0).
+  found=$(find "$dir" -maxdepth 1 -newer "$dir/.start" \
+    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+       -o -name 'oom-*' \) | sort | tr '\n' ' ')
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
+  [[ -n $execs ]] || execs=$(grep -o '^#[0-9]*' "$dir/log" | tail -1 | tr -d '#')
   cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$dir/log" | tail -1 || true)
   units=$(find "$dir/corpus" -type f | wc -l)
-  if ((rc)); then
+  if ((rc)) || [[ -n $found ]]; then
     failed+=("$t")
-    echo "   FINDING (exit $rc): $(ls "$dir" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' | sed "s|^|$dir/|" | tr '\n' ' ')"
+    echo "   FINDING (exit $rc): $found"
     grep -E '^==[0-9]+== ?ERROR|^SUMMARY|runtime error|^fuzz_[a-z_]+: ' \
       "$dir/log" | head -4 | sed 's/^/   /'
   else
