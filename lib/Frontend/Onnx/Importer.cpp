@@ -584,8 +584,54 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
                                Twine(it->second.since) +
                                " and later; this model imports opset " +
                                Twine(opset));
+  if (failed(checkFloatInputs(node)))
+    return failure();
   builder.setInsertionPointToEnd(body);
   return (this->*(it->second.handle))(node);
+}
+
+/// Ops whose dlc ops compute on float tensors only, and which of their
+/// inputs are such data: input 0, or (true) every input. An integer value
+/// there (a graph input of token ids, an integer Cast) is refused at the
+/// node; it used to reach the verifier of the op built from it.
+static const llvm::StringMap<bool> &floatDataOps() {
+  static const llvm::StringMap<bool> ops = [] {
+    llvm::StringMap<bool> m;
+    for (const char *op :
+         {"Relu", "Tanh", "Sigmoid", "Sqrt", "Exp", "Log", "Neg", "Erf", "Pow",
+          "Gelu", "LeakyRelu", "Abs", "Elu", "Softplus", "HardSigmoid", "Clip",
+          "Reciprocal", "HardSwish", "Softmax", "LogSoftmax", "ReduceMean",
+          "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "MaxPool",
+          "AveragePool", "GlobalAveragePool", "Resize"})
+      m[op] = false;
+    for (const char *op :
+         {"Gemm", "MatMul", "Conv", "ConvTranspose", "LayerNormalization",
+          "BatchNormalization", "InstanceNormalization", "GroupNormalization"})
+      m[op] = true;
+    return m;
+  }();
+  return ops;
+}
+
+LogicalResult OnnxImporter::checkFloatInputs(const onnx::NodeProto &node) {
+  auto it = floatDataOps().find(node.op_type());
+  if (it == floatDataOps().end())
+    return success();
+  for (int i = 0, e = it->second ? node.input_size() : 1; i < e; ++i) {
+    Item *in = lookup(node, i);
+    if (!in || !in->value)
+      continue;
+    Type et = typeOf(in->value).getElementType();
+    if (isa<FloatType>(et))
+      continue;
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << et;
+    return nodeError(node, node.op_type() + " computes on float tensors; "
+                           "input " + Twine(i) + " ('" + node.input(i) +
+                           "') holds " + type);
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -274,6 +274,8 @@ public:
   };
   /// The op table (Importer.cpp): op type -> handler.
   static const llvm::StringMap<OpHandler> &handlers();
+  /// Refuses an integer value where the op computes on floats only.
+  LogicalResult checkFloatInputs(const onnx::NodeProto &node);
 
   OnnxImporter(MLIRContext &ctx, StringRef fileName,
                const ::dlc::OnnxImportOptions &options)

@@ -1279,6 +1279,22 @@ def _fold_reshape_wrap(r):
               [vi("x", [1, 4])], [vi("y", [1, 4])])
 
 
+@case("relu_int")
+def _relu_int(r):
+    # An integer graph input into an op that computes on floats: it reached
+    # the verifier of dlc.relu (found by test/fuzz/fuzz_onnx_importer).
+    return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", [2, 3], I64)], [vi("y", [2, 3], I64)])
+
+
+@case("matmul_int")
+def _matmul_int(r):
+    # ... and into any input of a MatMul.
+    return mk([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+              [vi("x", [2, 3]), vi("w", [3, 4], TensorProto.INT32)],
+              [vi("y", [2, 4])])
+
+
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
@@ -1289,7 +1305,7 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
                   "pad_big_mask", "resize_wrap", "resize_empty", "norm_nan_epsilon",
                   "norm_negative_epsilon", "tile_int", "expand_int",
-                  "fold_reshape_wrap"}
+                  "fold_reshape_wrap", "relu_int", "matmul_int"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
