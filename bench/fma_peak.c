@@ -49,10 +49,18 @@ int main(void) {
         c10 = SET1(10), c11 = SET1(11);
     double t = now();
     for (long i = 0; i < iters; ++i) {
-      c0 = FMA(c0, a, b); c1 = FMA(c1, a, b); c2 = FMA(c2, a, b);
-      c3 = FMA(c3, a, b); c4 = FMA(c4, a, b); c5 = FMA(c5, a, b);
-      c6 = FMA(c6, a, b); c7 = FMA(c7, a, b); c8 = FMA(c8, a, b);
-      c9 = FMA(c9, a, b); c10 = FMA(c10, a, b); c11 = FMA(c11, a, b);
+      c0 = FMA(c0, a, b);
+      c1 = FMA(c1, a, b);
+      c2 = FMA(c2, a, b);
+      c3 = FMA(c3, a, b);
+      c4 = FMA(c4, a, b);
+      c5 = FMA(c5, a, b);
+      c6 = FMA(c6, a, b);
+      c7 = FMA(c7, a, b);
+      c8 = FMA(c8, a, b);
+      c9 = FMA(c9, a, b);
+      c10 = FMA(c10, a, b);
+      c11 = FMA(c11, a, b);
     }
     t = now() - t;
     vec s = ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7)));

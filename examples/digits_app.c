@@ -13,7 +13,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "create failed: %s\n", dlc_last_error());
     return 1;
   }
-  dlc_status st = argc > 1 ? digits_load(model, argv[1]) : digits_init(model, 0);
+  dlc_status st =
+      argc > 1 ? digits_load(model, argv[1]) : digits_init(model, 0);
   if (st != DLC_OK) {
     fprintf(stderr, "weights: %s\n", dlc_last_error());
     digits_destroy(model);
@@ -43,8 +44,8 @@ int main(int argc, char **argv) {
     for (int c = 1; c < 10; ++c)
       if (logits[n * 10 + c] > logits[n * 10 + best])
         best = c;
-    printf("sample %ld: logits[0..2] = %.6f %.6f %.6f  predicted class %d\n",
-           n, logits[n * 10], logits[n * 10 + 1], logits[n * 10 + 2], best);
+    printf("sample %ld: logits[0..2] = %.6f %.6f %.6f  predicted class %d\n", n,
+           logits[n * 10], logits[n * 10 + 1], logits[n * 10 + 2], best);
   }
   digits_destroy(model);
   return 0;

@@ -1563,8 +1563,8 @@ Value MLIRGenImpl::imageArg(Call &c, unsigned i) {
     return {};
   if (tensorType(x).getRank() != 4)
     return error(c.argLoc(i),
-                 "'" + c.name() + "' expects an image batch [N, C, H, W], got " +
-                     typeStr(x),
+                 "'" + c.name() +
+                     "' expects an image batch [N, C, H, W], got " + typeStr(x),
                  "conv2d, max_pool2d, avg_pool2d and batch_norm2d take NCHW "
                  "tensors; reshape(x, [N, C, H, W]) makes one");
   return x;
@@ -1595,8 +1595,10 @@ MLIRGenImpl::sizesArg(Call &c, unsigned i, llvm::ArrayRef<int64_t> defaultValue,
         e.value > mlir::dlc::kMaxWindowAttr)
       return error(e.loc,
                    "'" + c.name() + "' needs " +
-                       (padding ? "non-negative" : "positive") + " sizes of "
-                       "at most " + Twine(mlir::dlc::kMaxWindowAttr) + " in '" +
+                       (padding ? "non-negative" : "positive") +
+                       " sizes of "
+                       "at most " +
+                       Twine(mlir::dlc::kMaxWindowAttr) + " in '" +
                        c.paramName(i) + "', got " + Twine(e.value),
                    usage(c.spec));
   llvm::SmallVector<int64_t> v;
@@ -1615,12 +1617,12 @@ static std::optional<std::pair<int64_t, int64_t>>
 windowResult(RankedTensorType x, llvm::ArrayRef<int64_t> kernel,
              llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> padding,
              llvm::ArrayRef<int64_t> dilation) {
-  int64_t oh = mlir::dlc::windowOutputSize(x.getDimSize(2), kernel[0],
-                                           stride[0], padding[0], padding[2],
-                                           dilation[0]);
-  int64_t ow = mlir::dlc::windowOutputSize(x.getDimSize(3), kernel[1],
-                                           stride[1], padding[1], padding[3],
-                                           dilation[1]);
+  int64_t oh =
+      mlir::dlc::windowOutputSize(x.getDimSize(2), kernel[0], stride[0],
+                                  padding[0], padding[2], dilation[0]);
+  int64_t ow =
+      mlir::dlc::windowOutputSize(x.getDimSize(3), kernel[1], stride[1],
+                                  padding[1], padding[3], dilation[1]);
   if (oh < 1 || ow < 1)
     return std::nullopt;
   return std::make_pair(oh, ow);
@@ -1674,22 +1676,20 @@ Value MLIRGenImpl::emitConv2d(Call &c) {
                      "the value that feeds this layer");
   if (*groups < 1 || channels % *groups != 0 || *out % *groups != 0)
     return error(c.argLoc(6),
-                 "'conv2d' cannot split " + Twine(channels) +
-                     " input and " + Twine(*out) + " output channels into " +
-                     Twine(*groups) + " groups",
+                 "'conv2d' cannot split " + Twine(channels) + " input and " +
+                     Twine(*out) + " output channels into " + Twine(*groups) +
+                     " groups",
                  "groups must divide both the input's channels and out");
   auto size = windowResult(xType, *kernel, *stride, *padding, *dilation);
   if (!size)
-    return error(c.loc(),
-                 "'conv2d' kernel " + Twine((*kernel)[0]) + "x" +
-                     Twine((*kernel)[1]) + " does not fit the padded " +
-                     Twine(xType.getDimSize(2) + (*padding)[0] +
-                           (*padding)[2]) +
-                     "x" +
-                     Twine(xType.getDimSize(3) + (*padding)[1] +
-                           (*padding)[3]) +
-                     " image of " + typeStr(xType),
-                 "use a smaller kernel_size or dilation, or more padding");
+    return error(
+        c.loc(),
+        "'conv2d' kernel " + Twine((*kernel)[0]) + "x" + Twine((*kernel)[1]) +
+            " does not fit the padded " +
+            Twine(xType.getDimSize(2) + (*padding)[0] + (*padding)[2]) + "x" +
+            Twine(xType.getDimSize(3) + (*padding)[1] + (*padding)[3]) +
+            " image of " + typeStr(xType),
+        "use a smaller kernel_size or dilation, or more padding");
   if (failed(claimLayer(*name, c.argLoc(7))))
     return {};
 
@@ -1697,15 +1697,16 @@ Value MLIRGenImpl::emitConv2d(Call &c) {
   int64_t perGroup = channels / *groups;
   RankedTensorType weightType = makeType(
       c.loc(), {*out, perGroup, (*kernel)[0], (*kernel)[1]}, elementType);
-  RankedTensorType resultType = makeType(
-      c.loc(), {xType.getDimSize(0), *out, size->first, size->second},
-      elementType);
+  RankedTensorType resultType =
+      makeType(c.loc(), {xType.getDimSize(0), *out, size->first, size->second},
+               elementType);
   if (!weightType || !resultType)
     return {};
   // PyTorch's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the weight
   // and the bias, fan_in = C/groups * KH * KW.
-  double bound = 1.0 / std::sqrt(static_cast<double>(
-                           perGroup * (*kernel)[0] * (*kernel)[1]));
+  double bound =
+      1.0 /
+      std::sqrt(static_cast<double>(perGroup * (*kernel)[0] * (*kernel)[1]));
   Value weight =
       declareParameter(c, *name + ".weight", weightType, "uniform", bound);
   Value bias;
@@ -1757,24 +1758,21 @@ Value MLIRGenImpl::emitPool2d(Call &c) {
     if ((*padding)[i] > effective / 2)
       return error(c.argLoc(3),
                    "'" + c.name() + "' padding " + Twine((*padding)[i]) +
-                       " is more than half the kernel size " +
-                       Twine(effective),
+                       " is more than half the kernel size " + Twine(effective),
                    "like PyTorch, a pool's padding must be at most "
                    "kernel_size / 2");
   }
   RankedTensorType xType = tensorType(x);
   auto size = windowResult(xType, *kernel, *stride, *padding, dilation);
   if (!size)
-    return error(c.loc(),
-                 "'" + c.name() + "' kernel " + Twine((*kernel)[0]) + "x" +
-                     Twine((*kernel)[1]) + " does not fit the padded " +
-                     Twine(xType.getDimSize(2) + (*padding)[0] +
-                           (*padding)[2]) +
-                     "x" +
-                     Twine(xType.getDimSize(3) + (*padding)[1] +
-                           (*padding)[3]) +
-                     " image of " + typeStr(xType),
-                 "use a smaller kernel_size, or more padding");
+    return error(
+        c.loc(),
+        "'" + c.name() + "' kernel " + Twine((*kernel)[0]) + "x" +
+            Twine((*kernel)[1]) + " does not fit the padded " +
+            Twine(xType.getDimSize(2) + (*padding)[0] + (*padding)[2]) + "x" +
+            Twine(xType.getDimSize(3) + (*padding)[1] + (*padding)[3]) +
+            " image of " + typeStr(xType),
+        "use a smaller kernel_size, or more padding");
   auto resultType = RankedTensorType::get(
       {xType.getDimSize(0), xType.getDimSize(1), size->first, size->second},
       xType.getElementType());
@@ -1786,11 +1784,11 @@ Value MLIRGenImpl::emitPool2d(Call &c) {
                builder.getDenseI64ArrayAttr(*padding),
                builder.getDenseI64ArrayAttr(dilation))
         .getResult();
-  return mlir::dlc::AvgPool2DOp::create(
-             builder, l, resultType, x, builder.getDenseI64ArrayAttr(*kernel),
-             builder.getDenseI64ArrayAttr(*stride),
-             builder.getDenseI64ArrayAttr(*padding),
-             builder.getBoolAttr(countIncludePad))
+  return mlir::dlc::AvgPool2DOp::create(builder, l, resultType, x,
+                                        builder.getDenseI64ArrayAttr(*kernel),
+                                        builder.getDenseI64ArrayAttr(*stride),
+                                        builder.getDenseI64ArrayAttr(*padding),
+                                        builder.getBoolAttr(countIncludePad))
       .getResult();
 }
 
@@ -1819,7 +1817,8 @@ Value MLIRGenImpl::emitBatchNorm2d(Call &c) {
   Value bias = declareParameter(c, *name + ".bias", paramType, "zeros", 0.0);
   Value mean =
       declareParameter(c, *name + ".running_mean", paramType, "zeros", 0.0);
-  Value var = declareParameter(c, *name + ".running_var", paramType, "ones", 0.0);
+  Value var =
+      declareParameter(c, *name + ".running_var", paramType, "ones", 0.0);
   return mlir::dlc::BatchNormOp::create(builder, loc(c.loc()), xType, x, weight,
                                         bias, mean, var,
                                         builder.getF64FloatAttr(*eps))

@@ -45,15 +45,19 @@ static std::string ident(llvm::StringRef s) {
 /// wrapper's own names (which start with `dlc_`) nor a C or C++ keyword.
 static std::string paramName(llvm::StringRef tensor) {
   static const char *reserved[] = {
-      "auto", "bool", "break", "case", "catch", "char", "class", "const",
-      "constexpr", "continue", "default", "delete", "do", "double", "else",
-      "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new",
-      "noexcept", "nullptr", "operator", "private", "protected", "public",
-      "register", "restrict", "return", "short", "signed", "sizeof",
-      "static", "struct", "switch", "template", "this", "throw", "true",
-      "try", "typedef", "typename", "union", "unsigned", "using", "virtual",
-      "void", "volatile", "while", "_Bool", "_Complex", "_Static_assert"};
+      "auto",     "bool",          "break",    "case",      "catch",
+      "char",     "class",         "const",    "constexpr", "continue",
+      "default",  "delete",        "do",       "double",    "else",
+      "enum",     "explicit",      "extern",   "false",     "float",
+      "for",      "friend",        "goto",     "if",        "inline",
+      "int",      "long",          "mutable",  "namespace", "new",
+      "noexcept", "nullptr",       "operator", "private",   "protected",
+      "public",   "register",      "restrict", "return",    "short",
+      "signed",   "sizeof",        "static",   "struct",    "switch",
+      "template", "this",          "throw",    "true",      "try",
+      "typedef",  "typename",      "union",    "unsigned",  "using",
+      "virtual",  "void",          "volatile", "while",     "_Bool",
+      "_Complex", "_Static_assert"};
   std::string id = ident(tensor);
   // ONNX names such as "191" or "input.1" (TorchScript exports).
   if (id.empty() || llvm::isDigit(id[0]))
@@ -133,7 +137,8 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
     os << "#define " << M << "_NUM_STATES " << numStates << "\n";
     os << "#define " << M << "_STATE_BYTES " << info.stateBytes() << "LL\n";
   }
-  os << "/* The memory plan (docs/memory.md): the model allocates MEMORY_BYTES\n"
+  os << "/* The memory plan (docs/memory.md): the model allocates "
+        "MEMORY_BYTES\n"
         " * once, at creation (params and optimizer state, then one workspace "
         "for\n * the largest entry); nothing is allocated while an entry "
         "runs. */\n";
@@ -165,8 +170,8 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
 
   os << "/* Creates the model on `device` (DLC_DEVICE_AUTO: the best usable "
         "one;\n * the environment variable DLC_DEVICE overrides AUTO). "
-        "Parameters start at\n * zero: call " << m << "_init or " << m
-     << "_load next. */\n";
+        "Parameters start at\n * zero: call "
+     << m << "_init or " << m << "_load next. */\n";
   os << "static inline dlc_status " << m << "_create(dlc_device_kind device, "
      << m << "_model **model) {\n  return dlc_model_create(&dlc_model_" << m
      << ", device, model);\n}\n";
@@ -204,11 +209,11 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
     // The wrapper's own names start with `dlc_`; tensor parameters never do.
     EntryNames names = entryNames(e);
     size_t nIn = e.inputs.size();
-    os << "static inline dlc_status " << m << "_" << ident(e.name) << "("
-       << m << "_model *dlc_m";
+    os << "static inline dlc_status " << m << "_" << ident(e.name) << "(" << m
+       << "_model *dlc_m";
     for (size_t i = 0; i < names.tensors.size(); ++i)
-      os << ", " << (i < nIn ? "const " : "")
-         << cType(names.tensors[i]->dtype) << " *" << names.params[i];
+      os << ", " << (i < nIn ? "const " : "") << cType(names.tensors[i]->dtype)
+         << " *" << names.params[i];
     os << ") {\n";
     os << "  const void *dlc_in[] = {";
     for (size_t i = 0; i < nIn; ++i)

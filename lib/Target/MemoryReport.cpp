@@ -86,8 +86,8 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
     if (u.workspace > 0)
       os << "    (the workspace's " << withCommas(u.buffers)
          << " bytes of buffers share " << withCommas(u.workspace)
-         << ": reuse factor " << llvm::format("%.2f", double(u.buffers) / u.workspace)
-         << ")\n";
+         << ": reuse factor "
+         << llvm::format("%.2f", double(u.buffers) / u.workspace) << ")\n";
     if (e.cudaWorkspaceBytes >= 0)
       os << "    (on CUDA the workspace is " << withCommas(e.cudaWorkspaceBytes)
          << " bytes, in device memory)\n";
@@ -99,8 +99,8 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
 }
 
 void mlir::dlc::printPrecisionSaving(const ModelInfo &info,
-                                     const ModelInfo &fp32,
-                                     StringRef precision, raw_ostream &os) {
+                                     const ModelInfo &fp32, StringRef precision,
+                                     raw_ostream &os) {
   os << "against fp32 (" << precision << " activations, fp32 master "
      << "weights), bytes\n";
   for (const EntryInfo &e : info.entries) {
@@ -116,12 +116,11 @@ void mlir::dlc::printPrecisionSaving(const ModelInfo &info,
     if (e.packedCastBytes)
       os << " (" << withCommas(e.packedCastBytes)
          << " bytes of 16-bit casts rounded in the matmul packing, not stored)";
-    os << "; saved activations "
-       << withCommas(u.savedActivations) << " (fp32: "
-       << withCommas(v.savedActivations) << "); workspace "
+    os << "; saved activations " << withCommas(u.savedActivations)
+       << " (fp32: " << withCommas(v.savedActivations) << "); workspace "
        << withCommas(u.workspace) << " (fp32: " << withCommas(v.workspace)
-       << "); peak " << withCommas(u.peak) << " (fp32: "
-       << withCommas(v.peak) << ", " << (v.peak >= u.peak ? "saves " : "costs ")
+       << "); peak " << withCommas(u.peak) << " (fp32: " << withCommas(v.peak)
+       << ", " << (v.peak >= u.peak ? "saves " : "costs ")
        << humanBytes(v.peak >= u.peak ? v.peak - u.peak : u.peak - v.peak)
        << ")\n";
   }

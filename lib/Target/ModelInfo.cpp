@@ -42,7 +42,8 @@ static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
     if (llvm::MulOverflow(numel, d, numel))
       numel = kMaxTensorBytes + 1;
   if (numel > kMaxTensorBytes ||
-      llvm::MulOverflow(numel, int64_t(t.getElementTypeBitWidth() / 8), bytes) ||
+      llvm::MulOverflow(numel, int64_t(t.getElementTypeBitWidth() / 8),
+                        bytes) ||
       bytes > kMaxTensorBytes)
     return emitError(loc) << "'" << name << "' (" << type
                           << ") needs more than 2^48 bytes (256 TiB), more "
@@ -153,18 +154,18 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     e.symbol = entrySymbol(info.name, e.name);
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       auto n = f.getArgAttrOfType<StringAttr>(i, mlir::dlc::kNameAttrName);
-      auto t = tensorInfo(f.getLoc(),
-                          n ? n.getValue() : StringRef("arg" + std::to_string(i)),
-                          f.getArgumentTypes()[i]);
+      auto t = tensorInfo(
+          f.getLoc(), n ? n.getValue() : StringRef("arg" + std::to_string(i)),
+          f.getArgumentTypes()[i]);
       if (failed(t))
         return failure();
       e.inputs.push_back(*t);
     }
     for (unsigned i = 0; i < f.getNumResults(); ++i) {
       auto n = f.getResultAttrOfType<StringAttr>(i, mlir::dlc::kNameAttrName);
-      auto t = tensorInfo(f.getLoc(),
-                          n ? n.getValue() : StringRef("out" + std::to_string(i)),
-                          f.getResultTypes()[i]);
+      auto t = tensorInfo(
+          f.getLoc(), n ? n.getValue() : StringRef("out" + std::to_string(i)),
+          f.getResultTypes()[i]);
       if (failed(t))
         return failure();
       e.outputs.push_back(*t);
@@ -186,17 +187,17 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     });
     // A training step updates the params in place (the optimizer's and
     // batch_norm's running statistics' assignments).
-    e.writesParams = f.walk([](Operation *op) {
-                        return isa<mlir::dlc::AssignOp,
-                                   mlir::dlc::OptimizerUpdateOp>(op)
-                                   ? WalkResult::interrupt()
-                                   : WalkResult::advance();
-                      }).wasInterrupted();
+    e.writesParams =
+        f.walk([](Operation *op) {
+           return isa<mlir::dlc::AssignOp, mlir::dlc::OptimizerUpdateOp>(op)
+                      ? WalkResult::interrupt()
+                      : WalkResult::advance();
+         }).wasInterrupted();
     info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())
     return module.emitError("the module has no entry point")
-           .attachNote(module.getLoc())
+               .attachNote(module.getLoc())
            << "hint: mark a func.func with the 'dlc.entry' attribute";
 
   if (auto opt = module->getAttrOfType<DictionaryAttr>("dlc.optimizer")) {
@@ -282,8 +283,7 @@ static void printShape(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
   llvm::interleave(shape, os, ",");
 }
 
-std::string
-ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
+std::string ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "dlc-model 2\nname " << name << "\n";

@@ -6,9 +6,9 @@
 // `dlc_model_<name>` points to the descriptor text and the wrappers.
 //
 //===----------------------------------------------------------------------===//
+#include "dlc/Support/ReleasePages.h"
 #include "dlc/Target/ModelInfo.h"
 #include "dlc/Target/Pipeline.h"
-#include "dlc/Support/ReleasePages.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -16,19 +16,19 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
-#include "llvm/Object/ELFObjectFile.h"
-#include "llvm/Object/ObjectFile.h"
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -83,8 +83,8 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
 /// with SIGILL.
 static SmallVector<std::string> requiredCpuFeatures(const TargetMachine &tm) {
   static const char *const kChecked[] = {
-      "sse4.2",   "avx",      "fma",        "f16c",       "bmi",
-      "avx2",     "bmi2",     "avx512f",    "avx512dq",   "avx512bw",
+      "sse4.2",   "avx",        "fma",        "f16c",       "bmi",
+      "avx2",     "bmi2",       "avx512f",    "avx512dq",   "avx512bw",
       "avx512vl", "avx512vnni", "avx512bf16", "avx512fp16", "amx-bf16"};
   SmallVector<std::string> out;
   const MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
@@ -148,8 +148,8 @@ static Function *createPackedWrapper(Module &m, Function *kernel) {
 
 /// The LLVM module of an LLVM-dialect module, for `tm`.
 static Expected<std::unique_ptr<Module>>
-translateModule(mlir::ModuleOp module, StringRef name,
-                LLVMContext &llvmContext, TargetMachine &tm) {
+translateModule(mlir::ModuleOp module, StringRef name, LLVMContext &llvmContext,
+                TargetMachine &tm) {
   // dlc's own attributes have served their purpose: they are not LLVM's.
   module.walk([](mlir::LLVM::LLVMFuncOp f) {
     f->removeAttr("dlc.entry");
@@ -204,7 +204,8 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
     return translated.takeError();
   std::unique_ptr<Module> m = std::move(*translated);
   if (cuda) {
-    auto cudaModule = translateModule(cuda, info.name + "_cuda", llvmContext, tm);
+    auto cudaModule =
+        translateModule(cuda, info.name + "_cuda", llvmContext, tm);
     if (!cudaModule)
       return cudaModule.takeError();
     if (Linker::linkModules(*m, std::move(*cudaModule)))
@@ -221,14 +222,14 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
 
   Constant *text = ConstantDataArray::getString(
       llvmContext, info.descriptorText(requiredCpuFeatures(tm)), true);
-  auto *textGlobal = new GlobalVariable(*m, text->getType(), true,
-                                        GlobalValue::PrivateLinkage, text,
-                                        "dlc_model_" + info.name + "_text");
+  auto *textGlobal =
+      new GlobalVariable(*m, text->getType(), true, GlobalValue::PrivateLinkage,
+                         text, "dlc_model_" + info.name + "_text");
   auto *entriesTy = ArrayType::get(ptr, entries.size());
-  auto *entriesGlobal = new GlobalVariable(
-      *m, entriesTy, true, GlobalValue::PrivateLinkage,
-      ConstantArray::get(entriesTy, entries),
-      "dlc_model_" + info.name + "_entries");
+  auto *entriesGlobal =
+      new GlobalVariable(*m, entriesTy, true, GlobalValue::PrivateLinkage,
+                         ConstantArray::get(entriesTy, entries),
+                         "dlc_model_" + info.name + "_entries");
   // The initial values of `data` params, 64-byte aligned, in .rodata.
   SmallVector<Constant *> paramData;
   bool anyData = false;
@@ -245,10 +246,9 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
         placeholder
             ? ConstantAggregateZero::get(ArrayType::get(i8, bytes.size()))
             : ConstantDataArray::getRaw(bytes, bytes.size(), i8);
-    auto *g = new GlobalVariable(*m, init->getType(), true,
-                                 GlobalValue::PrivateLinkage, init,
-                                 "dlc_model_" + info.name + "_param" +
-                                     std::to_string(i));
+    auto *g = new GlobalVariable(
+        *m, init->getType(), true, GlobalValue::PrivateLinkage, init,
+        "dlc_model_" + info.name + "_param" + std::to_string(i));
     g->setAlignment(llvm::Align(64));
     if (placeholder)
       g->setSection(kPlaceholderSection.str() + std::to_string(i));
@@ -258,10 +258,10 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
   Constant *paramDataGlobal = ConstantPointerNull::get(ptr);
   if (anyData) {
     auto *dataTy = ArrayType::get(ptr, paramData.size());
-    paramDataGlobal = new GlobalVariable(
-        *m, dataTy, true, GlobalValue::PrivateLinkage,
-        ConstantArray::get(dataTy, paramData),
-        "dlc_model_" + info.name + "_param_data");
+    paramDataGlobal =
+        new GlobalVariable(*m, dataTy, true, GlobalValue::PrivateLinkage,
+                           ConstantArray::get(dataTy, paramData),
+                           "dlc_model_" + info.name + "_param_data");
   }
   // struct dlc_model_desc { uint32_t; const char *; int32_t; const fn *;
   //                         const void *const *param_data;  (version 2)
@@ -301,9 +301,8 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
     auto *cudaTy = StructType::get(llvmContext, {ptr, i32, ptr, ptr});
     auto *cudaDesc = new GlobalVariable(
         *m, cudaTy, true, GlobalValue::PrivateLinkage,
-        ConstantStruct::get(cudaTy,
-                            {ptx, ConstantInt::get(i32, names.size()),
-                             namesGlobal, cudaEntries}),
+        ConstantStruct::get(cudaTy, {ptx, ConstantInt::get(i32, names.size()),
+                                     namesGlobal, cudaEntries}),
         prefix);
     fields.push_back(ptr);
     values.push_back(cudaDesc);
@@ -362,8 +361,8 @@ Error mlir::dlc::writeWeights(StringRef objectPath, const ModelInfo &info) {
     constexpr size_t kChunk = size_t(16) << 20;
     for (size_t done = 0; done < bytes.size();) {
       size_t n = std::min(kChunk, bytes.size() - done);
-      ssize_t w = ::pwrite(fd, bytes.data() + done, n,
-                           off_t(it->second.first + done));
+      ssize_t w =
+          ::pwrite(fd, bytes.data() + done, n, off_t(it->second.first + done));
       if (w < 0 && errno == EINTR)
         continue;
       if (w <= 0)
@@ -376,7 +375,7 @@ Error mlir::dlc::writeWeights(StringRef objectPath, const ModelInfo &info) {
 }
 
 Error mlir::dlc::emitMachineCode(Module &module, TargetMachine &tm,
-                           raw_pwrite_stream &os, bool assembly) {
+                                 raw_pwrite_stream &os, bool assembly) {
   legacy::PassManager codegen;
   if (tm.addPassesToEmitFile(codegen, os, nullptr,
                              assembly ? CodeGenFileType::AssemblyFile

@@ -32,8 +32,8 @@ static LogicalResult runPipeline(ModuleOp module, StringRef text) {
 }
 
 LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
-                                       const TrainOptions *train,
-                                       StringRef precision) {
+                                        const TrainOptions *train,
+                                        StringRef precision) {
   // Imported subgraphs become dlc ops first, so that they autocast and
   // fuse like native ones.
   std::string passes = "inline,canonicalize,dlc-raise-decompositions,";
@@ -47,16 +47,18 @@ LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
       passes += "dlc-insert-loss-scaling{init-scale=" +
                 std::to_string(train->initLossScale) + "},canonicalize,";
   }
-  return runPipeline(module, "builtin.module(" + passes + "dlc-fuse-layers,cse)");
+  return runPipeline(module,
+                     "builtin.module(" + passes + "dlc-fuse-layers,cse)");
 }
 
 LogicalResult mlir::dlc::runPlacementPipeline(ModuleOp module,
-                                             StringRef device) {
-  return runPipeline(module, "builtin.module(dlc-place-devices{device=" +
-                                 device.str() + "})");
+                                              StringRef device) {
+  return runPipeline(
+      module, "builtin.module(dlc-place-devices{device=" + device.str() + "})");
 }
 
-LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, const ModelInfo &info,
+LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module,
+                                           const ModelInfo &info,
                                            StringRef device) {
   if (failed(runPlacementPipeline(module, device)))
     return failure();
@@ -92,21 +94,22 @@ mlir::dlc::runMemoryPlanPipeline(ModuleOp module,
       module,
       "builtin.module("
       // Fuse elementwise producers into their consumers (epilogues, softmax
-      // steps; reshapes stay off the matmuls), then bufferize. No eliminate-empty-tensors: once CSE has
-      // merged two identical zero-filled accumulators, it makes two results
-      // share the caller's output buffer and one-shot-bufferize then copies
-      // the wrong one out (test/e2e/reductions.test). Outputs cost one copy.
+      // steps; reshapes stay off the matmuls), then bufferize. No
+      // eliminate-empty-tensors: once CSE has merged two identical zero-filled
+      // accumulators, it makes two results share the caller's output buffer and
+      // one-shot-bufferize then copies the wrong one out
+      // (test/e2e/reductions.test). Outputs cost one copy.
       "dlc-fuse-elementwise,canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},canonicalize,"
-      // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
-      // plan: hoisting the accumulators out of the K loop needs to see that
-      // the operands are distinct buffers, not views of one workspace.
-      + tilingPass(options) +
-      // Every intermediate buffer gets its place in the entry's workspace;
-      // what is left (the matmul packing buffers, inside the parallel
-      // loops) comes with its deallocation from the tiling.
-      ",dlc-plan-memory)");
+          // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
+          // plan: hoisting the accumulators out of the K loop needs to see that
+          // the operands are distinct buffers, not views of one workspace.
+          + tilingPass(options) +
+          // Every intermediate buffer gets its place in the entry's workspace;
+          // what is left (the matmul packing buffers, inside the parallel
+          // loops) comes with its deallocation from the tiling.
+          ",dlc-plan-memory)");
 }
 
 /// From bufferized, memory-planned loops and vectors to the LLVM dialect.
@@ -152,14 +155,13 @@ static std::string mapToGpu(const mlir::dlc::CudaOptions &options) {
 }
 
 LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module,
-                                                 const CudaOptions &options,
-                                                 bool reverseThreads) {
-  return runPipeline(module,
-                     std::string("builtin.module(") + kFuseAndBufferize +
-                         mapToGpu(options) +
-                         "dlc-emulate-gpu-launches{reverse=" +
-                         (reverseThreads ? "true" : "false") + "}," +
-                         cpuLowering() + ")");
+                                                  const CudaOptions &options,
+                                                  bool reverseThreads) {
+  return runPipeline(module, std::string("builtin.module(") +
+                                 kFuseAndBufferize + mapToGpu(options) +
+                                 "dlc-emulate-gpu-launches{reverse=" +
+                                 (reverseThreads ? "true" : "false") + "}," +
+                                 cpuLowering() + ")");
 }
 
 LogicalResult
@@ -170,21 +172,21 @@ mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
   return runPipeline(module, "builtin.module(" + cpuLowering() + ")");
 }
 
-LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
-                                               CudaCode &code,
-                                               const CudaOptions &options) {
+LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module, CudaCode &code,
+                                                const CudaOptions &options) {
   for (auto f : module.getOps<func::FuncOp>())
     if (f->hasAttr(kEntryAttrName))
       f.setSymName((f.getSymName() + kCudaEntrySuffix).str());
   if (failed(runPipeline(
           module,
           std::string("builtin.module(") + kFuseAndBufferize +
-          mapToGpu(options) + "canonicalize,"
-          "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-          "dlc-lower-gpu-launches,"
-          // Kernels: polynomial math (no libdevice), 16-bit arithmetic in
-          // fp32, NVVM, PTX text.
-          "dlc-approximate-math,nvvm-attach-target{chip=" +
+              mapToGpu(options) +
+              "canonicalize,"
+              "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+              "dlc-lower-gpu-launches,"
+              // Kernels: polynomial math (no libdevice), 16-bit arithmetic in
+              // fp32, NVVM, PTX text.
+              "dlc-approximate-math,nvvm-attach-target{chip=" +
               std::string(kCudaChip) +
               " O=3},"
               "dlc-lower-warp-reductions,dlc-lower-math-to-nvptx,"
@@ -199,9 +201,11 @@ LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
   code = CudaCode();
   for (auto f : module.getOps<func::FuncOp>())
     if (auto bytes = f->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
-      code.workspaceBytes[f.getSymName().drop_back(kCudaEntrySuffix.size()).str()] =
+      code.workspaceBytes
+          [f.getSymName().drop_back(kCudaEntrySuffix.size()).str()] =
           bytes.getInt();
-  for (auto binary : llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
+  for (auto binary :
+       llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
     for (Attribute object : binary.getObjects())
       code.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
     binary.erase();
@@ -212,11 +216,11 @@ LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module,
   module->removeAttr("dlc.cuda_kernels");
   module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
 
-  return runPipeline(module,
-                     "builtin.module(canonicalize,expand-strided-metadata,"
-                     "lower-affine,finalize-memref-to-llvm{use-generic-"
-                     "functions=1},convert-func-to-llvm{use-bare-ptr-memref-"
-                     "call-conv=1},convert-to-llvm,reconcile-unrealized-casts)");
+  return runPipeline(
+      module, "builtin.module(canonicalize,expand-strided-metadata,"
+              "lower-affine,finalize-memref-to-llvm{use-generic-"
+              "functions=1},convert-func-to-llvm{use-bare-ptr-memref-"
+              "call-conv=1},convert-to-llvm,reconcile-unrealized-casts)");
 }
 
 unsigned mlir::dlc::vectorBitsOf(const llvm::TargetMachine &tm) {

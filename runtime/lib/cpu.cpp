@@ -1,4 +1,5 @@
-//===- cpu.cpp - the x86 features a model's CPU code needs -----------------===//
+//===- cpu.cpp - the x86 features a model's CPU code needs
+//-----------------===//
 //
 // An object compiled for an AVX-512 machine dies with SIGILL on one without
 // it. dlc records the instruction-set features its CPU code was compiled
@@ -32,13 +33,13 @@ struct Feature {
 };
 
 const Feature kFeatures[] = {
-    {"sse4.2", 1, 0, 'c', 20, 0},      {"avx", 1, 0, 'c', 28, 1},
-    {"fma", 1, 0, 'c', 12, 1},         {"f16c", 1, 0, 'c', 29, 1},
-    {"bmi", 7, 0, 'b', 3, 0},          {"avx2", 7, 0, 'b', 5, 1},
-    {"bmi2", 7, 0, 'b', 8, 0},         {"avx512f", 7, 0, 'b', 16, 2},
-    {"avx512dq", 7, 0, 'b', 17, 2},    {"avx512bw", 7, 0, 'b', 30, 2},
-    {"avx512vl", 7, 0, 'b', 31, 2},    {"avx512vnni", 7, 0, 'c', 11, 2},
-    {"avx512bf16", 7, 1, 'a', 5, 2},   {"avx512fp16", 7, 0, 'd', 23, 2},
+    {"sse4.2", 1, 0, 'c', 20, 0},    {"avx", 1, 0, 'c', 28, 1},
+    {"fma", 1, 0, 'c', 12, 1},       {"f16c", 1, 0, 'c', 29, 1},
+    {"bmi", 7, 0, 'b', 3, 0},        {"avx2", 7, 0, 'b', 5, 1},
+    {"bmi2", 7, 0, 'b', 8, 0},       {"avx512f", 7, 0, 'b', 16, 2},
+    {"avx512dq", 7, 0, 'b', 17, 2},  {"avx512bw", 7, 0, 'b', 30, 2},
+    {"avx512vl", 7, 0, 'b', 31, 2},  {"avx512vnni", 7, 0, 'c', 11, 2},
+    {"avx512bf16", 7, 1, 'a', 5, 2}, {"avx512fp16", 7, 0, 'd', 23, 2},
     {"amx-bf16", 7, 0, 'd', 22, 3},
 };
 

@@ -445,8 +445,7 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
     auto it = cache.Plans.find(key);
     if (it == cache.Plans.end()) {
       GemmPlan plan;
-      if (!makePlan(*cuda, cache, key, typeAB, typeC, bias, aux, what,
-                    plan)) {
+      if (!makePlan(*cuda, cache, key, typeAB, typeC, bias, aux, what, plan)) {
         cache.destroy(plan);
         return;
       }

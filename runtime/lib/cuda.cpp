@@ -405,9 +405,10 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
   auto plan = [&] {
     return std::to_string(total) + " bytes (params and optimizer state " +
            std::to_string(model.paramBytes) + ", workspace " +
-           std::to_string(model.cudaWorkspaceBytes) + ", input/output staging " +
-           std::to_string(staging) + ", cuBLASLt workspace " +
-           std::to_string(kBlasWorkspaceBytes) + ", 256-byte aligned)";
+           std::to_string(model.cudaWorkspaceBytes) +
+           ", input/output staging " + std::to_string(staging) +
+           ", cuBLASLt workspace " + std::to_string(kBlasWorkspaceBytes) +
+           ", 256-byte aligned)";
   };
   size_t freeBytes = 0, totalBytes = 0;
   if (CUresult r = d.cuMemGetInfo(&freeBytes, &totalBytes))
@@ -452,8 +453,7 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
     if (c->failed())
       return fail(c->failStatus, where() + "entry " +
                                      quote(model.entries[e].name) +
-                                     ": planning its GEMMs: " +
-                                     c->failMessage);
+                                     ": planning its GEMMs: " + c->failMessage);
   }
   c->planning = false;
   out = std::move(c);
@@ -472,11 +472,10 @@ bool CudaContext::inHostBuffer(const void *p, size_t bytes) const {
 dlc_status dlc::rt::cudaAllocHost(CudaContext &c, size_t bytes, void **out) {
   const Driver &d = *c.api;
   auto cudaFail = [&](const char *what, CUresult r) {
-    return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
-                                   c.description + ": " + what + " of " +
-                                   std::to_string(bytes) +
-                                   " bytes of pinned host memory failed: " +
-                                   errorText(d, r));
+    return fail(cudaStatus(r),
+                "model " + quote(c.modelName) + " on " + c.description + ": " +
+                    what + " of " + std::to_string(bytes) +
+                    " bytes of pinned host memory failed: " + errorText(d, r));
   };
   if (CUresult r = d.cuCtxSetCurrent(c.context))
     return cudaFail("cuCtxSetCurrent", r);
@@ -498,10 +497,9 @@ dlc_status dlc::rt::cudaFreeHost(CudaContext &c, void *p) {
                     "dlc_model_alloc_host, and not freed yet)");
   c.hostBuffers.erase(it);
   if (CUresult r = c.api->cuMemFreeHost(p))
-    return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
-                                   c.description +
-                                   ": cuMemFreeHost failed: " +
-                                   errorText(*c.api, r));
+    return fail(cudaStatus(r),
+                "model " + quote(c.modelName) + " on " + c.description +
+                    ": cuMemFreeHost failed: " + errorText(*c.api, r));
   return DLC_OK;
 }
 
@@ -512,16 +510,15 @@ dlc_status dlc::rt::cudaMeasureEntries(CudaContext &c, bool on) {
   if (!on)
     return DLC_OK;
   if (CUresult r = d.cuCtxSetCurrent(c.context))
-    return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
-                                   c.description + ": cuCtxSetCurrent failed: " +
-                                   errorText(d, r));
+    return fail(cudaStatus(r),
+                "model " + quote(c.modelName) + " on " + c.description +
+                    ": cuCtxSetCurrent failed: " + errorText(d, r));
   for (CUevent *event : {&c.entryStart, &c.entryEnd})
     if (!*event)
       if (CUresult r = d.cuEventCreate(event, /*CU_EVENT_DEFAULT*/ 0))
-        return fail(cudaStatus(r), "model " + quote(c.modelName) + " on " +
-                                       c.description +
-                                       ": cuEventCreate failed: " +
-                                       errorText(d, r));
+        return fail(cudaStatus(r),
+                    "model " + quote(c.modelName) + " on " + c.description +
+                        ": cuEventCreate failed: " + errorText(d, r));
   c.measuring = true;
   return DLC_OK;
 }

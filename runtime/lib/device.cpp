@@ -102,8 +102,8 @@ dlc_status dlc::rt::resolveDevice(int kind, int ordinal, bool hasCudaCode,
   auto noSuchDevice = [&] {
     return "no device cuda:" + std::to_string(device) + " (this machine has " +
            std::to_string(driver->deviceCount) + " CUDA device" +
-           (driver->deviceCount == 1 ? "" : "s") + ", cuda:0 to cuda:" +
-           std::to_string(driver->deviceCount - 1) + ")";
+           (driver->deviceCount == 1 ? "" : "s") +
+           ", cuda:0 to cuda:" + std::to_string(driver->deviceCount - 1) + ")";
   };
 
   switch (requested) {
@@ -152,7 +152,8 @@ dlc_status dlc_select_device(dlc_device_kind requested,
       return fail(DLC_ERR_INVALID_ARGUMENT, "selected is NULL");
     // As if every model had code for every device.
     DeviceChoice choice;
-    dlc_status s = resolveDevice(enumBits(requested), -1, /*hasCudaCode=*/true, choice);
+    dlc_status s =
+        resolveDevice(enumBits(requested), -1, /*hasCudaCode=*/true, choice);
     if (s == DLC_OK)
       *selected = choice.device;
     return s;

@@ -68,9 +68,7 @@ std::string dlc::rt::quote(std::string_view s) {
 
 //===-- Dtypes and shapes ------------------------------------------------===//
 
-bool dlc::rt::isValidDType(int dtype) {
-  return findDType(dtype) != nullptr;
-}
+bool dlc::rt::isValidDType(int dtype) { return findDType(dtype) != nullptr; }
 
 const char *dlc::rt::dtypeName(dlc_dtype dtype) {
   const DTypeRow *row = findDType(enumBits(dtype));

@@ -111,8 +111,8 @@ dlc_status FileData::readAt(uint64_t offset, void *dst, size_t n) const {
   auto *out = static_cast<uint8_t *>(dst);
   size_t done = 0;
   while (done < n) {
-    ssize_t got = ::pread(Fd, out + done, n - done,
-                          static_cast<off_t>(offset + done));
+    ssize_t got =
+        ::pread(Fd, out + done, n - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0)
@@ -251,7 +251,8 @@ dlc_status dlc::rt::writeFileAtomic(const char *path,
       return fail(DLC_ERR_IO,
                   "cannot create " + quote(target) + ": " + errnoText(errno));
     unnamed = false;
-    fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+    fd.reset(
+        ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
     if (fd.get() < 0)
       return fail(DLC_ERR_IO,
                   "cannot create " + quote(tmp) + ": " + errnoText(errno));
@@ -264,8 +265,8 @@ dlc_status dlc::rt::writeFileAtomic(const char *path,
       fd.close();
     if (linked)
       ::unlink(tmp.c_str());
-    return fail(DLC_ERR_IO, std::string("cannot ") + step + " " +
-                                quote(what) + ": " + errnoText(err));
+    return fail(DLC_ERR_IO, std::string("cannot ") + step + " " + quote(what) +
+                                ": " + errnoText(err));
   };
 
   if (!writeChunks(fd.get(), chunks))

@@ -279,11 +279,11 @@ struct DeviceChoice {
   std::string whyNotCuda;
 };
 
-/// Resolves a device request (a dlc_device_kind, validated here) for a model that has (or lacks) code for CUDA.
-/// `ordinal` is the CUDA device asked for, -1 for the default (the N of
-/// DLC_DEVICE=cuda:N for AUTO requests, else 0).
-dlc_status resolveDevice(int requested, int ordinal,
-                         bool hasCudaCode, DeviceChoice &choice);
+/// Resolves a device request (a dlc_device_kind, validated here) for a model
+/// that has (or lacks) code for CUDA. `ordinal` is the CUDA device asked for,
+/// -1 for the default (the N of DLC_DEVICE=cuda:N for AUTO requests, else 0).
+dlc_status resolveDevice(int requested, int ordinal, bool hasCudaCode,
+                         DeviceChoice &choice);
 
 /// Parses a DLC_NUM_THREADS value: a decimal integer in [1, 1024]; 0 when
 /// invalid.

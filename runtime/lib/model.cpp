@@ -14,9 +14,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
-#include <map>
 #include <sys/mman.h>
 
 using namespace dlc::rt;
@@ -30,7 +30,7 @@ struct dlc_model {
   std::vector<void *> paramData; ///< Into the arena, one per param.
   /// The embedded initial value of each `data` param, else null.
   std::vector<const void *> initData;
-  void *workspace = nullptr;     ///< Into the arena, after the params.
+  void *workspace = nullptr; ///< Into the arena, after the params.
   /// CPU runs: a `concurrent` entry's calls share it, any other call (a
   /// training step, which writes the params the others read) holds it alone.
   mutable std::shared_mutex runs;
@@ -80,9 +80,11 @@ dlc_status allocateArena(dlc_model &m) {
   if (!m.arena)
     return fail(DLC_ERR_OUT_OF_MEMORY,
                 "cannot allocate the memory of model " + quote(m.decl.name) +
-                    ": " + std::to_string(allocated) + " bytes (params and "
-                    "optimizer state " + std::to_string(m.decl.paramBytes) +
-                    ", workspace " + std::to_string(m.decl.workspaceBytes) +
+                    ": " + std::to_string(allocated) +
+                    " bytes (params and "
+                    "optimizer state " +
+                    std::to_string(m.decl.paramBytes) + ", workspace " +
+                    std::to_string(m.decl.workspaceBytes) +
                     ", as planned at compile time)");
   m.arenaBytes = allocated;
 #ifdef MADV_HUGEPAGE
@@ -94,8 +96,8 @@ dlc_status allocateArena(dlc_model &m) {
   m.paramData.reserve(m.decl.params.size());
   for (const ParamDecl &param : m.decl.params)
     m.paramData.push_back(base + param.offset);
-  m.workspace = m.device == DLC_DEVICE_CUDA ? nullptr
-                                            : base + m.decl.paramBytes;
+  m.workspace =
+      m.device == DLC_DEVICE_CUDA ? nullptr : base + m.decl.paramBytes;
   return DLC_OK;
 }
 
@@ -150,8 +152,8 @@ private:
 dlc_status syncHost(const dlc_model &m) {
   if (!m.cuda || !m.hostStale)
     return DLC_OK;
-  if (dlc_status s = cudaDownloadParams(
-          *m.cuda, m.arena.get(), static_cast<size_t>(m.decl.paramBytes)))
+  if (dlc_status s = cudaDownloadParams(*m.cuda, m.arena.get(),
+                                        static_cast<size_t>(m.decl.paramBytes)))
     return s;
   m.hostStale = false;
   return DLC_OK;
@@ -244,7 +246,8 @@ dlc_status createModel(const dlc_model_desc *desc, int device, int32_t ordinal,
       return fail(DLC_ERR_FORMAT,
                   "model ABI version " + std::to_string(desc->abi_version) +
                       " is not supported (this runtime implements versions 1 "
-                      "to " + std::to_string(DLC_ABI_VERSION) +
+                      "to " +
+                      std::to_string(DLC_ABI_VERSION) +
                       "); recompile the model with a matching dlc");
     if (!desc->text)
       return fail(DLC_ERR_FORMAT, "model description text is NULL");
@@ -291,8 +294,7 @@ dlc_status createModel(const dlc_model_desc *desc, int device, int32_t ordinal,
         return s;
 
     DeviceChoice choice;
-    if (dlc_status s =
-            resolveDevice(device, ordinal, cuda != nullptr, choice))
+    if (dlc_status s = resolveDevice(device, ordinal, cuda != nullptr, choice))
       return s;
     m->device = choice.device;
     m->fallbackReason = std::move(choice.whyNotCuda);
@@ -501,12 +503,11 @@ int64_t dlc_model_memory_bytes(const dlc_model *m) {
 }
 
 int64_t dlc_model_workspace_bytes(const dlc_model *m) {
-  return guardValue<int64_t>(
-      -1, [&] {
-        return checkModel(m)                    ? -1
-               : m->device == DLC_DEVICE_CUDA ? m->decl.cudaWorkspaceBytes
-                                              : m->decl.workspaceBytes;
-      });
+  return guardValue<int64_t>(-1, [&] {
+    return checkModel(m)                  ? -1
+           : m->device == DLC_DEVICE_CUDA ? m->decl.cudaWorkspaceBytes
+                                          : m->decl.workspaceBytes;
+  });
 }
 
 int32_t dlc_model_num_params(const dlc_model *m) {
@@ -662,8 +663,8 @@ static dlc_status entryTensorInfo(const dlc_model *m, int32_t e, int32_t i,
       return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
     const auto &entry = m->decl.entries[static_cast<size_t>(e)];
     const auto &tensors = output ? entry.outputs : entry.inputs;
-    if (dlc_status s = checkTensorIndex(output ? "output" : "input",
-                                        tensors.size(), i))
+    if (dlc_status s =
+            checkTensorIndex(output ? "output" : "input", tensors.size(), i))
       return s;
     fillInfo(tensors[static_cast<size_t>(i)], nullptr, *info);
     return DLC_OK;

@@ -339,8 +339,8 @@ bool ModelTextParser::parseBody() {
           (cuda && workspaceLine != entryLine + 1))
         return error(cuda ? "'cuda_workspace' must follow 'workspace' directly"
                           : "'workspace' must follow 'entry' directly");
-      if (!expectFieldCount(2, cuda ? "cuda_workspace BYTES"
-                                    : "workspace BYTES"))
+      if (!expectFieldCount(2,
+                            cuda ? "cuda_workspace BYTES" : "workspace BYTES"))
         return false;
       std::string_view f = Fields[1];
       int64_t bytes = -1;
@@ -418,10 +418,9 @@ bool ModelTextParser::parseBody() {
       if (!expectFieldCount(1, "end"))
         return false;
       inEntry = false;
-      Model.cudaWorkspaceBytes =
-          std::max(Model.cudaWorkspaceBytes,
-                   roundUp(Model.entries.back().cudaWorkspaceBytes,
-                           kArenaAlignment));
+      Model.cudaWorkspaceBytes = std::max(
+          Model.cudaWorkspaceBytes,
+          roundUp(Model.entries.back().cudaWorkspaceBytes, kArenaAlignment));
     } else if (keyword == "dlc-model" || keyword == "name") {
       return error(quote(keyword) + " may only appear once, at the top");
     } else {

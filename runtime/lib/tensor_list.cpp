@@ -89,8 +89,8 @@ dlc_status addTensor(dlc_tensor_list &list, TensorDecl decl, const void *data,
 dlc_status addFileTensor(dlc_tensor_list &list, TensorDecl decl,
                          uint64_t offset) {
   if (list.index.count(decl.name))
-    return fail(DLC_ERR_FORMAT, "the file has two tensors called " +
-                                    quote(decl.name));
+    return fail(DLC_ERR_FORMAT,
+                "the file has two tensors called " + quote(decl.name));
   auto tensor = std::make_unique<dlc_tensor_list::Tensor>();
   tensor->decl = std::move(decl);
   tensor->fileOffset = offset;
@@ -137,8 +137,8 @@ dlc_status readSafetensorsFile(const char *path, const FileData &file,
           parseSafetensors(path, file.data(), file.size(), entries, dataStart))
     return s;
   for (SafetensorsEntry &entry : entries)
-    if (dlc_status s = addFileTensor(list, std::move(entry.decl),
-                                     dataStart + entry.begin))
+    if (dlc_status s =
+            addFileTensor(list, std::move(entry.decl), dataStart + entry.begin))
       return s;
   return DLC_OK;
 }
@@ -304,9 +304,10 @@ dlc_status dlc_tensor_file_read(const char *path, dlc_file_format format,
     if (dlc_status s = file->open(path, "tensor file"))
       return s;
     if (format == DLC_FILE_AUTO)
-      format = file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0
-                   ? DLC_FILE_NPY
-                   : DLC_FILE_SAFETENSORS;
+      format =
+          file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0
+              ? DLC_FILE_NPY
+              : DLC_FILE_SAFETENSORS;
     auto list = std::make_unique<dlc_tensor_list>();
     dlc_status s = format == DLC_FILE_NPY
                        ? readNpyFile(path, *file, *list)
@@ -346,14 +347,16 @@ dlc_status dlc_tensor_file_write(const char *path, dlc_file_format format,
                     "a .npy file holds one tensor, the list has " +
                         std::to_string(list->tensors.size()));
       auto &tensor = *list->tensors[0];
-      if (dlc_status s = loadTensor(const_cast<dlc_tensor_list &>(*list), tensor))
+      if (dlc_status s =
+              loadTensor(const_cast<dlc_tensor_list &>(*list), tensor))
         return s;
       return writeNpy(path, {&tensor.decl, tensor.data.get()});
     }
     std::vector<TensorRef> refs;
     refs.reserve(list->tensors.size());
     for (const auto &tensor : list->tensors) {
-      if (dlc_status s = loadTensor(const_cast<dlc_tensor_list &>(*list), *tensor))
+      if (dlc_status s =
+              loadTensor(const_cast<dlc_tensor_list &>(*list), *tensor))
         return s;
       refs.push_back({&tensor->decl, tensor->data.get()});
     }

@@ -100,9 +100,11 @@ void cudaGemm(void *const *args) {
   // w, unused, a, bt, at, b2, c1, c2, workspace, ctx
   void *ctx = args[9];
   dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 1, 2, 4, 3, args[2], 3, 0, 0, args[3], 3,
-                0, 1, 0.0f, args[6], 4, 0, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+                0, 1, 0.0f, args[6], 4, 0, DLC_GEMM_EPILOGUE_NONE, nullptr,
+                nullptr);
   dlc_cuda_gemm(ctx, DLC_F32, DLC_F32, 2, 2, 2, 3, args[4], 2, 6, 1, args[5], 2,
-                6, 0, 0.0f, args[7], 2, 4, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+                6, 0, 0.0f, args[7], 2, 4, DLC_GEMM_EPILOGUE_NONE, nullptr,
+                nullptr);
 }
 
 void cudaBad(void *const *args) {
@@ -158,7 +160,8 @@ ModelPtr createOneEntry(const char *text, dlc_entry_fn cuda) {
 /// once to plan its GEMMs); the model, if created, is destroyed.
 dlc_status createOneEntryStatus(const char *text, dlc_entry_fn cuda) {
   dlc_model *m = nullptr;
-  dlc_status status = dlc_model_create(&oneEntry(text, cuda), DLC_DEVICE_CUDA, &m);
+  dlc_status status =
+      dlc_model_create(&oneEntry(text, cuda), DLC_DEVICE_CUDA, &m);
   dlc_model_destroy(m);
   return status;
 }
@@ -372,8 +375,7 @@ TEST_F(FakeCuda, MeasuresTheEntryAlone) {
   float y[4];
   ASSERT_EQ(forward(m.get(), x, y), DLC_OK) << dlc_last_error();
   EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0); // not measured
-  ASSERT_EQ(dlc_model_measure_entries(m.get(), 1), DLC_OK)
-      << dlc_last_error();
+  ASSERT_EQ(dlc_model_measure_entries(m.get(), 1), DLC_OK) << dlc_last_error();
   EXPECT_EQ(dlc_model_last_entry_us(m.get()), -1.0); // no run yet
   // Run 2 is captured and launched, run 3 replayed: the entry's one kernel
   // takes 0.5 ms of the fake clock each time, the copies nothing.
@@ -496,8 +498,8 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
                                  DLC_GEMM_EPILOGUE_GELU_BIAS};
     for (int out = 0; out < 3; ++out)
       dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
-                    args[1], 3, 0, 1, 0.0f, args[3 + out], 4, 0,
-                    epilogues[out], args[2], nullptr);
+                    args[1], 3, 0, 1, 0.0f, args[3 + out], 4, 0, epilogues[out],
+                    args[2], nullptr);
   });
   ASSERT_TRUE(m);
   const float a[6] = {1, -2, 3, 0.5f, 4, -1};
@@ -533,11 +535,13 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
 
   // An epilogue needs fp32 output and a bias: the model is refused when it
   // is created, which plans its GEMMs.
-  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
-    dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 3, 0, 0,
-                  args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
-                  DLC_GEMM_EPILOGUE_BIAS, nullptr, nullptr);
-  }),
+  EXPECT_EQ(createOneEntryStatus(
+                text,
+                [](void *const *args) {
+                  dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0],
+                                3, 0, 0, args[1], 3, 0, 1, 0.0f, args[3], 4, 0,
+                                DLC_GEMM_EPILOGUE_BIAS, nullptr, nullptr);
+                }),
             DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("model 'g' on cuda:0 (Fake GPU 0): entry 'e': "
                             "planning its GEMMs: dlc_cuda_gemm (f32 x f32 -> "
@@ -589,11 +593,13 @@ TEST_F(FakeCuda, GemmBiasGradients) {
 
   // A bias gradient needs a batch of 1 (one vector for the whole batch
   // would be written by every matrix of it).
-  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
-    dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 2, 1, 4, 3, args[0], 2, 0, 1,
-                  args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
-                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3], nullptr);
-  }),
+  EXPECT_EQ(createOneEntryStatus(
+                text,
+                [](void *const *args) {
+                  dlc_cuda_gemm(args[7], DLC_F32, DLC_F32, 2, 1, 4, 3, args[0],
+                                2, 0, 1, args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
+                                DLC_GEMM_EPILOGUE_BGRAD_A, args[3], nullptr);
+                }),
             DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("bias gradients and masks a batch of 1"))
       << dlc_last_error();
@@ -654,11 +660,15 @@ TEST_F(FakeCuda, GemmReluMaskAndItsGradient) {
   EXPECT_LT(positive, 220);
 
   // A mask epilogue without a mask never reaches cuBLASLt.
-  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
-    dlc_cuda_gemm(args[8], DLC_F32, DLC_F32, 1, 2, 130, 5, args[3], 5, 0, 0,
-                  args[4], 130, 0, 0, 0.0f, args[6], 130, 0,
-                  DLC_GEMM_EPILOGUE_DRELU, nullptr, nullptr);
-  }),
+  EXPECT_EQ(createOneEntryStatus(text,
+                                 [](void *const *args) {
+                                   dlc_cuda_gemm(args[8], DLC_F32, DLC_F32, 1,
+                                                 2, 130, 5, args[3], 5, 0, 0,
+                                                 args[4], 130, 0, 0, 0.0f,
+                                                 args[6], 130, 0,
+                                                 DLC_GEMM_EPILOGUE_DRELU,
+                                                 nullptr, nullptr);
+                                 }),
             DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("bad epilogue 7")) << dlc_last_error();
 }
@@ -675,8 +685,8 @@ TEST_F(FakeCuda, Bf16GemmStoresFp32OrRoundedBf16) {
     // a, b, c, h, workspace, ctx
     for (int32_t dtypeC : {DLC_F32, DLC_BF16})
       dlc_cuda_gemm(args[5], DLC_BF16, dtypeC, 1, 1, 2, 2, args[0], 2, 0, 0,
-                    args[1], 2, 0, 0, 0.0f, args[dtypeC == DLC_F32 ? 2 : 3],
-                    2, 0, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+                    args[1], 2, 0, 0, 0.0f, args[dtypeC == DLC_F32 ? 2 : 3], 2,
+                    0, DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
   });
   ASSERT_TRUE(m);
   // bf16 bits: 1.0 = 0x3f80, 2^-8 = 0x3b80, 3 * 2^-8 = 0x3c40, 0 = 0.
@@ -703,8 +713,8 @@ TEST_F(FakeCuda, Fp16GemmAccumulatesInFp32) {
   ModelPtr m = createOneEntry(text, [](void *const *args) {
     // a, b, c, workspace, ctx
     dlc_cuda_gemm(args[4], DLC_F16, DLC_F32, 1, 1, 2, 2, args[0], 2, 0, 0,
-                  args[1], 2, 0, 0, 0.0f, args[2], 2, 0,
-                  DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+                  args[1], 2, 0, 0, 0.0f, args[2], 2, 0, DLC_GEMM_EPILOGUE_NONE,
+                  nullptr, nullptr);
   });
   ASSERT_TRUE(m);
   // fp16 bits: 1.0 = 0x3c00, -2.0 = 0xc000, 2^-11 = 0x1000, 2^-24 (the
@@ -726,8 +736,8 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
   static const char *const text = "dlc-model 1\nname g\nentry e\nend\n";
   ModelPtr m = createOneEntry(text, [](void *const *args) {
     dlc_cuda_gemm(args[1], DLC_F16, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
-                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
-                  DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0, DLC_GEMM_EPILOGUE_NONE,
+                  nullptr, nullptr);
   });
   ASSERT_TRUE(m);
   EXPECT_EQ(dlc_model_run(m.get(), 0, nullptr, nullptr),
@@ -739,11 +749,13 @@ TEST_F(FakeCuda, UnsupportedGemmIsReported) {
       << dlc_last_error();
 
   // Bad dtypes never reach cuBLASLt.
-  EXPECT_EQ(createOneEntryStatus(text, [](void *const *args) {
-    dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0], 1, 0, 0,
-                  args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
-                  DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
-  }),
+  EXPECT_EQ(createOneEntryStatus(
+                text,
+                [](void *const *args) {
+                  dlc_cuda_gemm(args[1], DLC_F32, DLC_F16, 1, 1, 1, 1, args[0],
+                                1, 0, 0, args[0], 1, 0, 0, 0.0f, args[0], 1, 0,
+                                DLC_GEMM_EPILOGUE_NONE, nullptr, nullptr);
+                }),
             DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("unsupported dtypes")) << dlc_last_error();
 }

@@ -15,7 +15,8 @@ using namespace dlc::test;
 namespace {
 
 const char *const kText = "dlc-model 1\nname dev\nparam w f32 4 zeros 0\n";
-const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText, 0, nullptr, nullptr, nullptr};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   0,
+                              nullptr,         nullptr, nullptr};
 
 // Out-of-range enum values are tested from C (c_api_test.c), where they are
 // well-defined; in C++ only values within the enums' value ranges are.
@@ -66,9 +67,9 @@ TEST(DeviceTest, ParseDeviceEnv) {
   EXPECT_TRUE(parseDeviceEnv("CUDA:12", d, n));
   EXPECT_EQ(d, DLC_DEVICE_CUDA);
   EXPECT_EQ(n, 12);
-  for (const char *bad : {"cuda:", "cuda:abc", "cuda:-1", "cuda:+1", "cuda:1x",
-                          "cuda: 1", "cuda:99999999999", "cuda1", "cpu:0",
-                          "auto:0"})
+  for (const char *bad :
+       {"cuda:", "cuda:abc", "cuda:-1", "cuda:+1", "cuda:1x", "cuda: 1",
+        "cuda:99999999999", "cuda1", "cpu:0", "auto:0"})
     EXPECT_FALSE(parseDeviceEnv(bad, d, n)) << bad;
 }
 
@@ -97,7 +98,8 @@ TEST(DeviceTest, EnvCudaOrdinalRejected) {
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_CPU, -2, &m),
             DLC_ERR_INVALID_ARGUMENT);
-  EXPECT_TRUE(errorContains("invalid CUDA device ordinal -2")) << dlc_last_error();
+  EXPECT_TRUE(errorContains("invalid CUDA device ordinal -2"))
+      << dlc_last_error();
   ASSERT_EQ(dlc_model_create_on(&kDesc, DLC_DEVICE_CPU, 5, &m), DLC_OK);
   EXPECT_STREQ(dlc_model_device_name(m), "cpu");
   dlc_model_destroy(m);

@@ -71,7 +71,8 @@ void tinyStats(void *const *args) {
 }
 
 const dlc_entry_fn kTinyEntries[] = {tinyForward, tinyStats};
-const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2, kTinyEntries, nullptr, nullptr};
+const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2,
+                              kTinyEntries,    nullptr,   nullptr};
 
 struct ModelDeleter {
   void operator()(dlc_model *m) const { dlc_model_destroy(m); }
@@ -265,8 +266,10 @@ TEST(ModelTest, OutOfMemoryNamesTheSize) {
                               "param w f32 536870912,1073741824 zeros 0\n"
                               "entry forward\nworkspace 4096\nend\n";
   const dlc_entry_fn entries[] = {[](void *const *) {}};
-  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1, entries, nullptr, nullptr};
-  EXPECT_EQ(dlc_model_create(&desc2, DLC_DEVICE_CPU, &m), DLC_ERR_OUT_OF_MEMORY);
+  dlc_model_desc desc2 = {DLC_ABI_VERSION, withWorkspace, 1,
+                          entries,         nullptr,       nullptr};
+  EXPECT_EQ(dlc_model_create(&desc2, DLC_DEVICE_CPU, &m),
+            DLC_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(errorContains(
       "cannot allocate the memory of model 'huge': 2305843009213698048 bytes "
       "(params and optimizer state 2305843009213693952, workspace 4096, as "
@@ -280,9 +283,8 @@ TEST(ModelTest, WorkspaceFollowsTheParams) {
                      "entry a\nworkspace 100\nend\n"
                      "entry b\nworkspace 1000\nend\n";
   static void *seen[2];
-  const dlc_entry_fn entries[] = {
-      [](void *const *args) { seen[0] = args[1]; },
-      [](void *const *args) { seen[1] = args[1]; }};
+  const dlc_entry_fn entries[] = {[](void *const *args) { seen[0] = args[1]; },
+                                  [](void *const *args) { seen[1] = args[1]; }};
   dlc_model_desc desc = {DLC_ABI_VERSION, text, 2, entries, nullptr, nullptr};
   ModelPtr m = create(desc);
   // 64 bytes of params, then the largest workspace (1000 -> 1024).
@@ -686,8 +688,8 @@ void concTrain(void *const *args) {
 }
 
 const dlc_entry_fn kConcurrentEntries[] = {concForward, concTrain};
-const dlc_model_desc kConcurrent = {DLC_ABI_VERSION, kConcurrentText, 2,
-                                    kConcurrentEntries, nullptr, nullptr};
+const dlc_model_desc kConcurrent = {
+    DLC_ABI_VERSION, kConcurrentText, 2, kConcurrentEntries, nullptr, nullptr};
 
 TEST(ModelTest, ConcurrentEntriesRunAtOnceAndBitExact) {
   ModelPtr m = create(kConcurrent);
@@ -767,8 +769,8 @@ TEST(ModelTest, SequentialCallsReuseTheArenaWorkspace) {
   const char *text = "dlc-model 2\nname nows\nentry f\nconcurrent\n"
                      "in x f32 4\nout y f32 4\nend\n";
   const dlc_entry_fn entries[] = {recordWorkspace};
-  const dlc_model_desc desc = {DLC_ABI_VERSION, text, 1, entries, nullptr,
-                               nullptr};
+  const dlc_model_desc desc = {DLC_ABI_VERSION, text,    1,
+                               entries,         nullptr, nullptr};
   ModelPtr m = create(desc);
   float x[4] = {}, y[4];
   const void *in[] = {x};
@@ -786,8 +788,8 @@ TEST(ModelTest, VersionOneEntriesRunOneAtATime) {
   std::string text = kConcurrentText;
   text.replace(text.find("dlc-model 2"), 11, "dlc-model 1");
   text.erase(text.find("concurrent\n"), 11);
-  const dlc_model_desc desc = {DLC_ABI_VERSION, text.c_str(), 2,
-                               kConcurrentEntries, nullptr, nullptr};
+  const dlc_model_desc desc = {DLC_ABI_VERSION,    text.c_str(), 2,
+                               kConcurrentEntries, nullptr,      nullptr};
   ModelPtr m = create(desc);
   float x[64] = {}, y1[64], y2[64];
   const void *in[] = {x};
@@ -942,8 +944,8 @@ const char *const kStatefulText = "dlc-model 1\n"
                                   "end\n";
 void nothing(void *const *) {}
 const dlc_entry_fn kStatefulEntries[] = {nothing};
-const dlc_model_desc kStateful = {DLC_ABI_VERSION, kStatefulText, 1,
-                                  kStatefulEntries, nullptr, nullptr};
+const dlc_model_desc kStateful = {DLC_ABI_VERSION,  kStatefulText, 1,
+                                  kStatefulEntries, nullptr,       nullptr};
 
 TEST(ModelTest, OptimizerStateIsOptionalWhenLoading) {
   TempDir dir;

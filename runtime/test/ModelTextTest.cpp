@@ -267,11 +267,11 @@ TEST(ModelTextTest, OptimizerStateLines) {
                               "state s f32 4\nparam w f32 4 zeros 0\n",
                               model, err));
   EXPECT_EQ(err, "line 4: 'param' after a 'state' (weights come first)");
-  EXPECT_FALSE(
-      parseModelText("dlc-model 1\nname m\nstate s f32 4 zeros 0\n", model, err));
-  EXPECT_NE(err.find("state NAME DTYPE SHAPE"), std::string::npos) << err;
-  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry e\nend\nstate s f32 4\n",
+  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nstate s f32 4 zeros 0\n",
                               model, err));
+  EXPECT_NE(err.find("state NAME DTYPE SHAPE"), std::string::npos) << err;
+  EXPECT_FALSE(parseModelText(
+      "dlc-model 1\nname m\nentry e\nend\nstate s f32 4\n", model, err));
   EXPECT_NE(err.find("'state' after the first 'entry'"), std::string::npos)
       << err;
 }
@@ -293,10 +293,11 @@ TEST(ModelTextTest, WorkspaceLines) {
                               "workspace 100\nend\n",
                               model, err));
   EXPECT_EQ(err, "line 5: 'workspace' must follow 'entry' directly");
-  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry a\nworkspace -1\nend\n",
-                              model, err));
+  EXPECT_FALSE(parseModelText(
+      "dlc-model 1\nname m\nentry a\nworkspace -1\nend\n", model, err));
   EXPECT_EQ(err, "line 4: bad workspace size '-1': expected a byte count");
-  EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nworkspace 1\n", model, err));
+  EXPECT_FALSE(
+      parseModelText("dlc-model 1\nname m\nworkspace 1\n", model, err));
   EXPECT_EQ(err, "line 3: 'workspace' outside an entry block");
 }
 
@@ -325,7 +326,6 @@ TEST(ModelTextTest, CudaWorkspaceLines) {
   EXPECT_FALSE(parseModelText("dlc-model 1\nname m\nentry a\nworkspace 1\n"
                               "cuda_workspace x\nend\n",
                               model, err));
-  EXPECT_EQ(err,
-            "line 5: bad cuda_workspace size 'x': expected a byte count");
+  EXPECT_EQ(err, "line 5: bad cuda_workspace size 'x': expected a byte count");
 }
 } // namespace

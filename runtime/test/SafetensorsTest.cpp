@@ -231,9 +231,9 @@ TEST(SafetensorsTest, RejectsBadHeaders) {
       // "0," took 6.5 GB before it was refused.
       {"array of 65", "{\"__metadata__\":[0" + repeat(",0", 64) + "]}", "",
        "an array of more than 64 items"},
-      {"array of a million", "{\"__metadata__\":[0" + repeat(",0", 999'999) +
-           "]}",
-       "", "an array of more than 64 items"},
+      {"array of a million",
+       "{\"__metadata__\":[0" + repeat(",0", 999'999) + "]}", "",
+       "an array of more than 64 items"},
   };
   TempDir dir;
   for (const BadHeader &c : cases) {
@@ -304,9 +304,8 @@ TEST(SafetensorsTest, ReadsTensorsWhenUsed) {
   float a[2] = {1.5f, -2.f}, b[3] = {3.f, 4.f, 5.f};
   std::string data(reinterpret_cast<char *>(a), 8);
   data.append(reinterpret_cast<char *>(b), 12);
-  writeFile(path, safetensorsBytes("{" + tensor("a", "F32", "[2]", 0, 8) +
-                                       "," + tensor("b", "F32", "[3]", 8, 20) +
-                                       "}",
+  writeFile(path, safetensorsBytes("{" + tensor("a", "F32", "[2]", 0, 8) + "," +
+                                       tensor("b", "F32", "[3]", 8, 20) + "}",
                                    data));
   dlc_tensor_list *raw = nullptr;
   ASSERT_EQ(dlc_tensor_file_read(path.c_str(), DLC_FILE_AUTO, &raw), DLC_OK);

@@ -44,8 +44,8 @@ public:
 private:
   Scratch() {
     const char *tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") +
-                        "/dlc-fuzz.XXXXXX";
+    std::string templ =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/dlc-fuzz.XXXXXX";
     std::vector<char> buf(templ.begin(), templ.end());
     buf.push_back('\0');
     if (!mkdtemp(buf.data())) {

@@ -70,9 +70,9 @@ void trainReader(const uint8_t *data, size_t size) {
   if (dlc_tensor_list_create(&list) != DLC_OK)
     broken("cannot create a tensor list");
   std::string why;
-  bool ok = dlc::parseNpy(
-      llvm::StringRef(reinterpret_cast<const char *>(data), size), "x", list,
-      why);
+  bool ok =
+      dlc::parseNpy(llvm::StringRef(reinterpret_cast<const char *>(data), size),
+                    "x", list, why);
   if (!ok && why.empty())
     broken("dlc train's reader refuses without a message");
   if (ok != (dlc_tensor_list_size(list) == 1))

@@ -38,8 +38,7 @@ constexpr llvm::StringLiteral kSeparator = "\n--dlc-fuzz-external-data--\n";
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const std::string modelPath =
-      dlc::fuzz::Scratch::path("model.onnx");
+  static const std::string modelPath = dlc::fuzz::Scratch::path("model.onnx");
   static const std::string dataPath =
       dlc::fuzz::Scratch::path("model.onnx.data");
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
@@ -64,8 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       verifierError = message;
     return mlir::success();
   });
-  mlir::OwningOpRef<mlir::ModuleOp> module = dlc::importOnnxModel(
-      model, modelPath, ctx, dlc::OnnxImportOptions());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      dlc::importOnnxModel(model, modelPath, ctx, dlc::OnnxImportOptions());
   // The driver verifies what it gets (tools/dlc/dlc.cpp).
   if (module)
     (void)mlir::verify(*module);

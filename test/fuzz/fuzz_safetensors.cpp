@@ -70,11 +70,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t dataStart = 0;
   bool accepted = fromMemory(data, size, entries, dataStart);
 
-  static const std::string path =
-      dlc::fuzz::Scratch::path("fuzz.safetensors");
+  static const std::string path = dlc::fuzz::Scratch::path("fuzz.safetensors");
   dlc::fuzz::Scratch::write(path, data, size);
   dlc_tensor_list *list = nullptr;
-  dlc_status s = dlc_tensor_file_read(path.c_str(), DLC_FILE_SAFETENSORS, &list);
+  dlc_status s =
+      dlc_tensor_file_read(path.c_str(), DLC_FILE_SAFETENSORS, &list);
   if ((s == DLC_OK) != accepted)
     broken("dlc_tensor_file_read and parseSafetensors disagree");
   if (s != DLC_OK) {
@@ -91,9 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (dlc_tensor_list_get(list, i, &info) != DLC_OK)
       broken("a tensor of the list cannot be read");
     if (e.decl.name != info.name || info.nbytes != e.decl.nbytes ||
-        (info.nbytes &&
-         std::memcmp(info.data, data + dataStart + e.begin,
-                     static_cast<size_t>(info.nbytes)) != 0))
+        (info.nbytes && std::memcmp(info.data, data + dataStart + e.begin,
+                                    static_cast<size_t>(info.nbytes)) != 0))
       broken("a tensor of the list is not the tensor of the file");
   }
   dlc_tensor_list_free(list);

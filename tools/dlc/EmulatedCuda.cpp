@@ -52,14 +52,13 @@ void store(int64_t base, int32_t dtype, int64_t i, double v) {
       static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
 }
 
-extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
-                                int32_t dtypeC, int64_t batch, int64_t m,
-                                int64_t n, int64_t k, int64_t a, int64_t lda,
-                                int64_t strideA, int32_t transA, int64_t b,
-                                int64_t ldb, int64_t strideB, int32_t transB,
-                                float beta, int64_t c, int64_t ldc,
-                                int64_t strideC, int32_t epilogue,
-                                int64_t bias, int64_t aux) {
+extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB, int32_t dtypeC,
+                                int64_t batch, int64_t m, int64_t n, int64_t k,
+                                int64_t a, int64_t lda, int64_t strideA,
+                                int32_t transA, int64_t b, int64_t ldb,
+                                int64_t strideB, int32_t transB, float beta,
+                                int64_t c, int64_t ldc, int64_t strideC,
+                                int32_t epilogue, int64_t bias, int64_t aux) {
   for (int64_t q = 0; q < batch; ++q)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -92,8 +91,8 @@ extern "C" void dlcEmulatedGemm(void * /*ctx*/, int32_t dtypeAB,
         }
         // The epilogue adds the fp32 bias to the fp32 result; cuBLASLt's
         // ReLU makes a NaN 0, its GELU is the tanh approximation.
-        float r = static_cast<float>(acc) +
-                  reinterpret_cast<const float *>(bias)[j];
+        float r =
+            static_cast<float>(acc) + reinterpret_cast<const float *>(bias)[j];
         if (epilogue == DLC_GEMM_EPILOGUE_RELU_AUX_BIAS) {
           uint8_t one = uint8_t(1u << (bit % 8));
           mask[bit / 8] = r > 0.0f ? mask[bit / 8] | one : mask[bit / 8] & ~one;

@@ -1,4 +1,5 @@
-//===- EmulatedCuda.h - host references of the CUDA runtime calls -*- C++ -*-===//
+//===- EmulatedCuda.h - host references of the CUDA runtime calls -*- C++
+//-*-===//
 //
 // `dlc run --cuda-emulate` runs the CUDA lowering on the host: the kernels
 // become loops (dlc-emulate-gpu-launches), and the runtime calls the entries

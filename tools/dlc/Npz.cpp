@@ -200,8 +200,8 @@ static bool inflateRaw(StringRef in, uint64_t size, std::vector<char> &out,
   while (rc == Z_OK) {
     uint64_t inChunk = std::min<uint64_t>(in.size() - inDone, 1u << 30);
     uint64_t outChunk = std::min<uint64_t>(size - outDone, 1u << 30);
-    z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(in.data())) +
-                inDone;
+    z.next_in =
+        reinterpret_cast<Bytef *>(const_cast<char *>(in.data())) + inDone;
     z.avail_in = uInt(inChunk);
     z.next_out = reinterpret_cast<Bytef *>(out.data()) + outDone;
     z.avail_out = uInt(outChunk);
@@ -244,8 +244,8 @@ bool dlc::readNpzBytes(StringRef bytes, dlc_tensor_list **out,
   int64_t eocd = -1;
   for (int64_t at = int64_t(bytes.size()) - 22;
        at >= 0 && at >= int64_t(bytes.size()) - 22 - 65535; --at)
-    if (r.le(at, 4) == kEocd && uint64_t(at) + 22 + r.le(at + 20, 2) ==
-                                    bytes.size()) {
+    if (r.le(at, 4) == kEocd &&
+        uint64_t(at) + 22 + r.le(at + 20, 2) == bytes.size()) {
       eocd = at;
       break;
     }
@@ -327,8 +327,7 @@ bool dlc::readNpzBytes(StringRef bytes, dlc_tensor_list **out,
       return failWith("member '" + m.name +
                       "' is not an array (.npy): not a NumPy .npz");
     if (!r.has(m.localOffset, 30) || r.le(m.localOffset, 4) != kLocal)
-      return failWith("corrupt archive: bad local header of '" + m.name +
-                      "'");
+      return failWith("corrupt archive: bad local header of '" + m.name + "'");
     uint64_t dataAt = m.localOffset + 30 + r.le(m.localOffset + 26, 2) +
                       r.le(m.localOffset + 28, 2);
     if (!r.has(dataAt, m.compressed))

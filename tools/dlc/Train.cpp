@@ -46,34 +46,63 @@ using namespace dlc::driver;
 
 cl::OptionCategory dlc::driver::trainCategory("dlc train options");
 
-static cl::opt<std::string> dataFile("data", cl::desc("train: the training set, a .npz (np.savez) or .safetensors file with one array per model input and the label, by name"),
-                                     cl::cat(trainCategory));
-static cl::opt<std::string> valFile("val", cl::desc("train: a validation set like --data: its loss (and accuracy) after each epoch"),
-                                    cl::cat(trainCategory));
-static cl::opt<unsigned> epochs("epochs", cl::desc("train: the number of epochs (default 1); with --resume, the total"),
-                                cl::init(1), cl::cat(trainCategory));
-static cl::opt<int64_t> batchSize("batch-size", cl::desc("train: rows per step; the model is compiled for it (default: the model's batch)"),
-                                  cl::init(0), cl::cat(trainCategory));
-static cl::opt<bool> shuffleFlag("shuffle", cl::desc("train: visit the rows of each epoch in the order of NumPy's default_rng(--seed).permutation"),
-                             cl::cat(trainCategory));
-static cl::opt<std::string> saveEveryEpoch("save-every-epoch", cl::desc("train: after each epoch K write DIR/epoch-K.safetensors and DIR/epoch-K.json"),
-                                           cl::value_desc("DIR"), cl::cat(trainCategory));
-static cl::opt<std::string> resumeFrom("resume", cl::desc("train: continue from a checkpoint of --save-every-epoch (its .json sidecar next to it)"),
-                                       cl::cat(trainCategory));
-static cl::opt<std::string> logFile("log", cl::desc("train: append one JSON object per epoch to this file"),
-                                    cl::cat(trainCategory));
-static cl::opt<uint64_t> initSeed("init-seed", cl::desc("train: initialise the parameters from this seed (default 0)"),
-                                  cl::init(0), cl::cat(trainCategory));
+static cl::opt<std::string> dataFile(
+    "data",
+    cl::desc("train: the training set, a .npz (np.savez) or .safetensors file "
+             "with one array per model input and the label, by name"),
+    cl::cat(trainCategory));
+static cl::opt<std::string>
+    valFile("val",
+            cl::desc("train: a validation set like --data: its loss (and "
+                     "accuracy) after each epoch"),
+            cl::cat(trainCategory));
+static cl::opt<unsigned> epochs(
+    "epochs",
+    cl::desc(
+        "train: the number of epochs (default 1); with --resume, the total"),
+    cl::init(1), cl::cat(trainCategory));
+static cl::opt<int64_t>
+    batchSize("batch-size",
+              cl::desc("train: rows per step; the model is compiled for it "
+                       "(default: the model's batch)"),
+              cl::init(0), cl::cat(trainCategory));
+static cl::opt<bool>
+    shuffleFlag("shuffle",
+                cl::desc("train: visit the rows of each epoch in the order of "
+                         "NumPy's default_rng(--seed).permutation"),
+                cl::cat(trainCategory));
+static cl::opt<std::string>
+    saveEveryEpoch("save-every-epoch",
+                   cl::desc("train: after each epoch K write "
+                            "DIR/epoch-K.safetensors and DIR/epoch-K.json"),
+                   cl::value_desc("DIR"), cl::cat(trainCategory));
+static cl::opt<std::string>
+    resumeFrom("resume",
+               cl::desc("train: continue from a checkpoint of "
+                        "--save-every-epoch (its .json sidecar next to it)"),
+               cl::cat(trainCategory));
+static cl::opt<std::string>
+    logFile("log",
+            cl::desc("train: append one JSON object per epoch to this file"),
+            cl::cat(trainCategory));
+static cl::opt<uint64_t> initSeed(
+    "init-seed",
+    cl::desc("train: initialise the parameters from this seed (default 0)"),
+    cl::init(0), cl::cat(trainCategory));
 
-static cl::opt<int64_t> shuffleOrder("shuffle-order", cl::desc("train (testing): print the orders of --epochs epochs of N rows shuffled with --seed, one line each, and exit"),
-                                     cl::value_desc("N"), cl::init(-1), cl::Hidden, cl::cat(trainCategory));
+static cl::opt<int64_t> shuffleOrder(
+    "shuffle-order",
+    cl::desc("train (testing): print the orders of --epochs epochs of N rows "
+             "shuffled with --seed, one line each, and exit"),
+    cl::value_desc("N"), cl::init(-1), cl::Hidden, cl::cat(trainCategory));
 
 bool dlc::driver::trainFlagGiven() {
   return dataFile.getNumOccurrences() || valFile.getNumOccurrences() ||
          epochs.getNumOccurrences() || batchSize.getNumOccurrences() ||
-         shuffleFlag.getNumOccurrences() || saveEveryEpoch.getNumOccurrences() ||
-         resumeFrom.getNumOccurrences() || logFile.getNumOccurrences() ||
-         initSeed.getNumOccurrences() || shuffleOrder.getNumOccurrences();
+         shuffleFlag.getNumOccurrences() ||
+         saveEveryEpoch.getNumOccurrences() || resumeFrom.getNumOccurrences() ||
+         logFile.getNumOccurrences() || initSeed.getNumOccurrences() ||
+         shuffleOrder.getNumOccurrences();
 }
 
 //===----------------------------------------------------------------------===//
@@ -331,7 +360,7 @@ static std::string entryInputs(dlc_model *m, int32_t e) {
 /// names, dtypes, trailing dimensions and that every array has the same
 /// number of rows (d.rows).
 static bool bindInputs(StringRef flag, DataSet &d, dlc_model *m, int32_t e,
-                 std::vector<Column> &cols) {
+                       std::vector<Column> &cols) {
   int32_t nIn = dlc_model_entry_num_inputs(m, e);
   cols.assign(nIn, Column());
   std::string firstName;
@@ -340,10 +369,12 @@ static bool bindInputs(StringRef flag, DataSet &d, dlc_model *m, int32_t e,
     dlc_model_entry_input_info(m, e, i, &want);
     int32_t idx = d.find(want.name);
     if (idx < 0) {
-      fail(flag + " '" + d.path + "' has no array for the input '" +
-               want.name + "' (" + describeRows(want) + ")",
-           "the model's inputs: " + entryInputs(m, e) + "; the file's "
-               "arrays: " + d.arrays());
+      fail(flag + " '" + d.path + "' has no array for the input '" + want.name +
+               "' (" + describeRows(want) + ")",
+           "the model's inputs: " + entryInputs(m, e) +
+               "; the file's "
+               "arrays: " +
+               d.arrays());
       return false;
     }
     dlc_tensor_info got = d.get(idx);
@@ -353,16 +384,18 @@ static bool bindInputs(StringRef flag, DataSet &d, dlc_model *m, int32_t e,
       ok = got.shape[k] == want.shape[k];
     if (!ok) {
       fail(flag + " '" + d.path + "': array '" + got.name + "' is " +
-               describe(got) + ", but the input '" + want.name +
-               "' takes " + describeRows(want) + " (N rows)",
-           "the model's inputs: " + entryInputs(m, e) + "; the file's "
-               "arrays: " + d.arrays());
+               describe(got) + ", but the input '" + want.name + "' takes " +
+               describeRows(want) + " (N rows)",
+           "the model's inputs: " + entryInputs(m, e) +
+               "; the file's "
+               "arrays: " +
+               d.arrays());
       return false;
     }
     if (d.rows >= 0 && got.shape[0] != d.rows) {
       fail(flag + " '" + d.path + "': array '" + got.name + "' has " +
-           Twine(got.shape[0]) + " rows, '" + firstName + "' " +
-           Twine(d.rows) + "; every array holds one row per sample");
+           Twine(got.shape[0]) + " rows, '" + firstName + "' " + Twine(d.rows) +
+           "; every array holds one row per sample");
       return false;
     }
     if (d.rows < 0)
@@ -427,14 +460,13 @@ struct Stepper {
       if (StringRef(t.name) == "loss" && t.dtype == DLC_F32 && t.rank == 0)
         lossIdx = i;
       void *p = nullptr;
-      if (dlc_model_alloc_host(m, size_t(std::max<int64_t>(t.nbytes, 1)),
-                               &p) != DLC_OK)
+      if (dlc_model_alloc_host(m, size_t(std::max<int64_t>(t.nbytes, 1)), &p) !=
+          DLC_OK)
         return failRuntime("cannot allocate the outputs"), false;
       out.push_back(p);
     }
     if (lossIdx < 0)
-      return fail("the training step has no scalar f32 output 'loss'"),
-             false;
+      return fail("the training step has no scalar f32 output 'loss'"), false;
     return true;
   }
 };
@@ -455,9 +487,9 @@ struct EvalResult {
 /// with zeros), the loss (and accuracy) in double, as Model.evaluate
 /// computes them in NumPy. With `check`, only checks the data set against
 /// the model (before the first epoch).
-static bool evaluate(dlc_model *m, int64_t B, DataSet &val,
-                     StringRef label, bool crossEntropy, int classDim,
-                     EvalResult &r, bool check = false) {
+static bool evaluate(dlc_model *m, int64_t B, DataSet &val, StringRef label,
+                     bool crossEntropy, int classDim, EvalResult &r,
+                     bool check = false) {
   int32_t fwd = dlc_model_find_entry(m, "forward");
   if (fwd < 0)
     return fail("--val needs the model's forward entry"), false;
@@ -473,9 +505,9 @@ static bool evaluate(dlc_model *m, int64_t B, DataSet &val,
   dlc_tensor_info lab = val.get(labelIdx);
   int64_t n = val.rows;
   if (lab.rank < 1 || lab.shape[0] != n)
-    return fail("--val '" + val.path + "': the label '" + lab.name +
-                "' has " + Twine(lab.rank ? lab.shape[0] : 0) +
-                " rows, the inputs " + Twine(n)),
+    return fail("--val '" + val.path + "': the label '" + lab.name + "' has " +
+                Twine(lab.rank ? lab.shape[0] : 0) + " rows, the inputs " +
+                Twine(n)),
            false;
   dlc_tensor_info o;
   dlc_model_entry_output_info(m, fwd, 0, &o);
@@ -492,17 +524,18 @@ static bool evaluate(dlc_model *m, int64_t B, DataSet &val,
                   describe(lab) + ") must be f32 of the output's shape"),
              false;
   } else {
-    classes = (o.rank == 2 || classDim == -1) ? o.shape[o.rank - 1]
-                                              : o.shape[1];
+    classes =
+        (o.rank == 2 || classDim == -1) ? o.shape[o.rank - 1] : o.shape[1];
     positions = n * rowElems / std::max<int64_t>(classes, 1);
     if ((lab.dtype != DLC_I64 && lab.dtype != DLC_I32) ||
         lab.numel != positions)
       return fail("--val: the label '" + Twine(lab.name) + "' (" +
-                  describe(lab) + ") must hold one integer class per "
-                  "position of the output (" + Twine(positions) + ")"),
+                  describe(lab) +
+                  ") must hold one integer class per "
+                  "position of the output (" +
+                  Twine(positions) + ")"),
              false;
-    if (!checkClassLabels(m, label, classDim, lab.dtype, lab.data,
-                          lab.numel))
+    if (!checkClassLabels(m, label, classDim, lab.dtype, lab.data, lab.numel))
       return false;
   }
   if (check)
@@ -664,7 +697,7 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
                 Twine(int64_t(batchSize)));
   if (setup.batch && batchSize && setup.batch != batchSize)
     return fail("--batch " + Twine(setup.batch) + " and --batch-size " +
-                Twine(int64_t(batchSize)) + " disagree",
+                    Twine(int64_t(batchSize)) + " disagree",
                 "give --batch-size only");
   if (setup.seedGiven && !shuffleFlag && resumeFrom.empty())
     return fail("--seed seeds the shuffle: add --shuffle",
@@ -749,8 +782,8 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
     return failRuntime("cannot create the model");
   if (const char *why = dlc_model_fallback_reason(model.m); why && *why)
     WithColor::warning(errs(), "dlc")
-        << "running on the CPU: CUDA is usable but not for this model: "
-        << why << "\n";
+        << "running on the CPU: CUDA is usable but not for this model: " << why
+        << "\n";
   errs() << "dlc: using device: " << dlc_model_device_name(model.m) << "\n";
   Stepper full;
   if (!full.init(model.m, 0))
@@ -780,17 +813,17 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
     if (setup.label != t.name || (t.dtype != DLC_I64 && t.dtype != DLC_I32))
       continue;
     dlc_tensor_info a = train.get(train.find(t.name));
-    if (!checkClassLabels(model.m, setup.label, setup.classDim, a.dtype,
-                          a.data, a.numel))
+    if (!checkClassLabels(model.m, setup.label, setup.classDim, a.dtype, a.data,
+                          a.numel))
       return 1;
   }
   bool crossEntropy = false;
   if (!valFile.empty()) {
     int32_t li = train.find(setup.label);
-    crossEntropy = setup.loss == "cross_entropy" ||
-                   (setup.loss.empty() && li >= 0 &&
-                    (train.get(li).dtype == DLC_I64 ||
-                     train.get(li).dtype == DLC_I32));
+    crossEntropy =
+        setup.loss == "cross_entropy" ||
+        (setup.loss.empty() && li >= 0 &&
+         (train.get(li).dtype == DLC_I64 || train.get(li).dtype == DLC_I32));
   }
 
   if (!valFile.empty()) {
@@ -823,13 +856,13 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
     auto shuf = o.getBoolean("shuffle");
     auto s = o.getInteger("seed");
     if (!samples || !batch || !shuf || !s)
-      return fail("--resume: '" + sidecarPath + "' lacks samples, "
+      return fail("--resume: '" + sidecarPath +
+                  "' lacks samples, "
                   "batch_size, shuffle or seed");
     if (*samples != n || *batch != B)
-      return fail("--resume: the checkpoint was trained on " +
-                  Twine(*samples) + " samples in batches of " + Twine(*batch) +
-                  ", this run has " + Twine(n) + " in batches of " +
-                  Twine(B));
+      return fail("--resume: the checkpoint was trained on " + Twine(*samples) +
+                  " samples in batches of " + Twine(*batch) +
+                  ", this run has " + Twine(n) + " in batches of " + Twine(B));
     if (shuffleFlag.getNumOccurrences() && *shuf != bool(shuffleFlag))
       return fail(Twine("--resume: the checkpoint's run ") +
                   (*shuf ? "shuffled" : "did not shuffle") +
@@ -874,9 +907,8 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
   using Clock = std::chrono::steady_clock;
   std::vector<int64_t> order;
   for (int64_t epoch = done + 1; epoch <= int64_t(epochs); ++epoch) {
-    std::string desc = ("epoch " + Twine(epoch) + "/" +
-                        Twine(unsigned(epochs)))
-                           .str();
+    std::string desc =
+        ("epoch " + Twine(epoch) + "/" + Twine(unsigned(epochs))).str();
     if (doShuffle)
       order = rng.permutation(n);
     auto t0 = Clock::now(), last = t0;

@@ -1,4 +1,5 @@
-//===- Train.h - dlc train: epochs over a data set ---------------*- C++ -*-===//
+//===- Train.h - dlc train: epochs over a data set ---------------*- C++
+//-*-===//
 //
 //   dlc train MODEL --data train.npz [--val val.npz] --epochs N
 //       --batch-size B [--shuffle --seed S] [--save-every-epoch DIR]
@@ -55,17 +56,17 @@ struct JitModel {
 
 /// What `dlc train` takes from the driver's command line.
 struct TrainSetup {
-  std::string model;        ///< the model's path
-  dlc_device_kind device;   ///< --device
-  std::string label;        ///< --label (default y)
-  std::string loss;         ///< --loss; "" is the model's own
-  int classDim;             ///< --class-dim
-  bool labelTypeGiven;      ///< --label-type was given
-  uint64_t seed;            ///< --seed: the shuffle's seed
+  std::string model;      ///< the model's path
+  dlc_device_kind device; ///< --device
+  std::string label;      ///< --label (default y)
+  std::string loss;       ///< --loss; "" is the model's own
+  int classDim;           ///< --class-dim
+  bool labelTypeGiven;    ///< --label-type was given
+  uint64_t seed;          ///< --seed: the shuffle's seed
   bool seedGiven;
-  std::string weights;      ///< --weights: initial parameters
-  std::string save;         ///< --save: the final checkpoint
-  int64_t batch;            ///< --batch (0 when not given)
+  std::string weights; ///< --weights: initial parameters
+  std::string save;    ///< --save: the final checkpoint
+  int64_t batch;       ///< --batch (0 when not given)
   /// Compiles the model and its training step at batch `batch` (0: as the
   /// model says), with class labels of `labelType` ("" : as the flags say);
   /// prints the diagnostics and returns null on failure.

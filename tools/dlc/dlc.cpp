@@ -42,96 +42,180 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
-#include <unistd.h>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 using namespace llvm;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory dlcCat("dlc options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.dlc|model.onnx|model.mlir>"),
-                                      cl::cat(dlcCat));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: <model>.o; the header goes next to it)"),
-                                       cl::value_desc("file"), cl::cat(dlcCat));
-static cl::opt<std::string> emit("emit", cl::desc("Stop after a stage: dlc, dlc-placed, linalg, llvm-dialect, llvm, asm, ptx, obj (default), header"),
-                                 cl::init("obj"), cl::cat(dlcCat));
-static cl::opt<std::string> inputLang("x", cl::desc("Input language: dlc, onnx or mlir (default: by extension)"),
-                                      cl::cat(dlcCat));
+static cl::opt<std::string>
+    inputFile(cl::Positional, cl::desc("<model.dlc|model.onnx|model.mlir>"),
+              cl::cat(dlcCat));
+static cl::opt<std::string> outputFile(
+    "o",
+    cl::desc("Output file (default: <model>.o; the header goes next to it)"),
+    cl::value_desc("file"), cl::cat(dlcCat));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("Stop after a stage: dlc, dlc-placed, linalg, llvm-dialect, "
+                  "llvm, asm, ptx, obj (default), header"),
+         cl::init("obj"), cl::cat(dlcCat));
+static cl::opt<std::string> inputLang(
+    "x", cl::desc("Input language: dlc, onnx or mlir (default: by extension)"),
+    cl::cat(dlcCat));
 // `--stats` is taken out of argv before option parsing: LLVM registers its
 // own `-stats` (pass statistics) in every tool.
 static bool stats = false;
-static cl::opt<int64_t> batch("batch", cl::desc("Override dimension 0 of every input and label"),
-                              cl::init(0), cl::cat(dlcCat));
-static cl::list<std::string> inputShapes("input-shape", cl::desc("ONNX: NAME=D0,D1,... fixes the shape of a graph input (a dynamic batch)"),
-                                        cl::cat(dlcCat));
-static cl::opt<bool> listOnnxOps("list-onnx-ops", cl::desc("Print the ONNX op types the importer supports, one per line, and exit"),
-                                 cl::Hidden, cl::cat(dlcCat));
-static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an LLVM CPU name"),
-                                cl::init("native"), cl::cat(dlcCat));
-static cl::opt<std::string> target("target", cl::desc("Code to generate: all (default: x86 and CUDA in one object), x86, or nvptx (--emit=ptx or dlc-placed only)"),
-                                   cl::init("all"), cl::cat(dlcCat));
-static cl::opt<std::string> registerTile("register-tile", cl::desc("Matmul register tile M,N (default: from the CPU's vector width)"),
-                                         cl::Hidden, cl::cat(dlcCat));
-static cl::opt<std::string> cacheTile("cache-tile", cl::desc("Matmul cache tile bounds M,N,K (default 64,512,256)"),
-                                      cl::Hidden, cl::cat(dlcCat));
-static cl::opt<unsigned> vectorBits("vector-bits", cl::desc("Schedule for this vector width (256 or 512) instead of the CPU's; LLVM splits wider vectors"),
-                                     cl::init(0), cl::Hidden, cl::cat(dlcCat));
+static cl::opt<int64_t>
+    batch("batch", cl::desc("Override dimension 0 of every input and label"),
+          cl::init(0), cl::cat(dlcCat));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("ONNX: NAME=D0,D1,... fixes the shape of a graph "
+                         "input (a dynamic batch)"),
+                cl::cat(dlcCat));
+static cl::opt<bool>
+    listOnnxOps("list-onnx-ops",
+                cl::desc("Print the ONNX op types the importer supports, one "
+                         "per line, and exit"),
+                cl::Hidden, cl::cat(dlcCat));
+static cl::opt<std::string>
+    cpu("cpu",
+        cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an "
+                 "LLVM CPU name"),
+        cl::init("native"), cl::cat(dlcCat));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Code to generate: all (default: x86 and CUDA in one "
+                    "object), x86, or nvptx (--emit=ptx or dlc-placed only)"),
+           cl::init("all"), cl::cat(dlcCat));
+static cl::opt<std::string> registerTile(
+    "register-tile",
+    cl::desc("Matmul register tile M,N (default: from the CPU's vector width)"),
+    cl::Hidden, cl::cat(dlcCat));
+static cl::opt<std::string>
+    cacheTile("cache-tile",
+              cl::desc("Matmul cache tile bounds M,N,K (default 64,512,256)"),
+              cl::Hidden, cl::cat(dlcCat));
+static cl::opt<unsigned>
+    vectorBits("vector-bits",
+               cl::desc("Schedule for this vector width (256 or 512) instead "
+                        "of the CPU's; LLVM splits wider vectors"),
+               cl::init(0), cl::Hidden, cl::cat(dlcCat));
 // Training.
-static cl::opt<bool> train("train", cl::desc("Also compile the training step (entry train_step)"),
+static cl::opt<bool>
+    train("train",
+          cl::desc("Also compile the training step (entry train_step)"),
+          cl::cat(dlcCat));
+static cl::opt<std::string>
+    lossKind("loss",
+             cl::desc("train: loss on the forward output instead of the "
+                      "model's: mse or cross_entropy"),
+             cl::cat(dlcCat));
+static cl::opt<std::string> labelName(
+    "label",
+    cl::desc("train: name of the label input that --loss adds (default y)"),
+    cl::cat(dlcCat));
+static cl::opt<std::string> labelType(
+    "label-type",
+    cl::desc("train: --loss cross_entropy: the labels' element type, i64 "
+             "(default) or i32; dlc run takes it from the label file"),
+    cl::cat(dlcCat));
+static cl::opt<int>
+    classDim("class-dim",
+             cl::desc("train: --loss cross_entropy on an output of rank 3 or "
+                      "more: the classes' dimension, 1 ([N, C, d...], "
+                      "PyTorch's, default) or -1 ([N, T, C])"),
+             cl::init(1), cl::cat(dlcCat));
+static cl::opt<std::string> optimizerKind(
+    "optimizer",
+    cl::desc("train: sgd, adam or adamw instead of the model's optimizer"),
+    cl::cat(dlcCat));
+static cl::opt<double> lr("lr", cl::desc("train: learning rate"), cl::init(-1),
+                          cl::cat(dlcCat));
+static cl::opt<double> momentum("momentum", cl::desc("train: SGD momentum"),
+                                cl::init(-1), cl::cat(dlcCat));
+static cl::opt<double> dampening("dampening", cl::desc("train: SGD dampening"),
+                                 cl::init(-1), cl::cat(dlcCat));
+static cl::opt<std::string>
+    nesterov("nesterov",
+             cl::desc("train: SGD Nesterov momentum, true or false"),
+             cl::cat(dlcCat));
+static cl::opt<double> weightDecay("weight-decay",
+                                   cl::desc("train: weight decay"),
+                                   cl::init(-1), cl::cat(dlcCat));
+static cl::opt<std::string> betas("betas", cl::desc("train: Adam betas, B1,B2"),
+                                  cl::cat(dlcCat));
+static cl::opt<double> eps("eps", cl::desc("train: Adam epsilon"), cl::init(-1),
                            cl::cat(dlcCat));
-static cl::opt<std::string> lossKind("loss", cl::desc("train: loss on the forward output instead of the model's: mse or cross_entropy"),
-                                     cl::cat(dlcCat));
-static cl::opt<std::string> labelName("label", cl::desc("train: name of the label input that --loss adds (default y)"),
-                                      cl::cat(dlcCat));
-static cl::opt<std::string> labelType("label-type", cl::desc("train: --loss cross_entropy: the labels' element type, i64 (default) or i32; dlc run takes it from the label file"),
-                                      cl::cat(dlcCat));
-static cl::opt<int> classDim("class-dim", cl::desc("train: --loss cross_entropy on an output of rank 3 or more: the classes' dimension, 1 ([N, C, d...], PyTorch's, default) or -1 ([N, T, C])"),
-                             cl::init(1), cl::cat(dlcCat));
-static cl::opt<std::string> optimizerKind("optimizer", cl::desc("train: sgd, adam or adamw instead of the model's optimizer"),
-                                          cl::cat(dlcCat));
-static cl::opt<double> lr("lr", cl::desc("train: learning rate"), cl::init(-1), cl::cat(dlcCat));
-static cl::opt<double> momentum("momentum", cl::desc("train: SGD momentum"), cl::init(-1), cl::cat(dlcCat));
-static cl::opt<double> dampening("dampening", cl::desc("train: SGD dampening"), cl::init(-1), cl::cat(dlcCat));
-static cl::opt<std::string> nesterov("nesterov", cl::desc("train: SGD Nesterov momentum, true or false"),
-                                     cl::cat(dlcCat));
-static cl::opt<double> weightDecay("weight-decay", cl::desc("train: weight decay"), cl::init(-1), cl::cat(dlcCat));
-static cl::opt<std::string> betas("betas", cl::desc("train: Adam betas, B1,B2"), cl::cat(dlcCat));
-static cl::opt<double> eps("eps", cl::desc("train: Adam epsilon"), cl::init(-1), cl::cat(dlcCat));
 // Precision.
-static cl::opt<std::string> precision("precision", cl::desc("fp32 (default), or bf16/fp16: matmuls and linear layers in 16 bits with fp32 accumulation and fp32 master weights (autocast)"),
-                                      cl::init("fp32"), cl::cat(dlcCat));
-static cl::opt<double> initLossScale("init-loss-scale", cl::desc("fp16 training: the loss scale a fresh model starts from (default 65536)"),
-                                     cl::init(65536.0), cl::cat(dlcCat));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("fp32 (default), or bf16/fp16: matmuls and linear layers in 16 "
+             "bits with fp32 accumulation and fp32 master weights (autocast)"),
+    cl::init("fp32"), cl::cat(dlcCat));
+static cl::opt<double>
+    initLossScale("init-loss-scale",
+                  cl::desc("fp16 training: the loss scale a fresh model starts "
+                           "from (default 65536)"),
+                  cl::init(65536.0), cl::cat(dlcCat));
 // Memory.
-static cl::opt<std::string> memoryReport("memory-report", cl::ValueOptional,
-                                         cl::desc("Print the memory plan of every entry by category: text (default) or =json"),
-                                         cl::value_desc("text|json"), cl::cat(dlcCat));
-static cl::opt<std::string> deviceMemory("device-memory", cl::desc("Memory budget of the device, e.g. 8GiB, 500MB, 1000000 (default: this machine's physical memory); a plan over it is an error"),
-                                         cl::value_desc("size"), cl::cat(dlcCat));
+static cl::opt<std::string>
+    memoryReport("memory-report", cl::ValueOptional,
+                 cl::desc("Print the memory plan of every entry by category: "
+                          "text (default) or =json"),
+                 cl::value_desc("text|json"), cl::cat(dlcCat));
+static cl::opt<std::string> deviceMemory(
+    "device-memory",
+    cl::desc("Memory budget of the device, e.g. 8GiB, 500MB, 1000000 (default: "
+             "this machine's physical memory); a plan over it is an error"),
+    cl::value_desc("size"), cl::cat(dlcCat));
 // `dlc run` options.
-static cl::opt<unsigned> steps("steps", cl::desc("run --train: number of training steps (default 1)"),
-                               cl::init(1), cl::cat(dlcCat));
-static cl::opt<bool> printLoss("print-loss", cl::desc("run --train: print the loss of every step"),
-                               cl::cat(dlcCat));
-static cl::opt<std::string> saveFile("save", cl::desc("run: save weights and optimizer state to a .safetensors checkpoint at the end"),
-                                     cl::cat(dlcCat));
-static cl::opt<std::string> weights("weights", cl::desc("run: load the parameters from a .safetensors file"),
-                                    cl::cat(dlcCat));
-static cl::opt<uint64_t> seed("seed", cl::desc("run: initialise the parameters from this seed (default 0); train: the shuffle's seed (--init-seed initialises)"),
-                              cl::init(0), cl::cat(dlcCat));
-static cl::list<std::string> inputs("input", cl::desc("run: NAME=FILE.npy, or FILE.safetensors holding inputs by name"),
-                                    cl::cat(dlcCat));
-static cl::list<std::string> outputs("output", cl::desc("run: FILE (.npy for one output, .safetensors for all) or NAME=FILE.npy"),
-                                     cl::cat(dlcCat));
-static cl::opt<std::string> entryName("entry", cl::desc("run: the entry point (default forward)"),
-                                      cl::init("forward"), cl::cat(dlcCat));
-static cl::opt<std::string> device("device", cl::desc("run: auto (default), cpu or cuda"), cl::init("auto"),
-                                   cl::cat(dlcCat));
-static cl::opt<unsigned> benchmark("benchmark", cl::desc("run: time N calls after warm-up; print min and median"),
-                                   cl::init(0), cl::cat(dlcCat));
+static cl::opt<unsigned>
+    steps("steps",
+          cl::desc("run --train: number of training steps (default 1)"),
+          cl::init(1), cl::cat(dlcCat));
+static cl::opt<bool>
+    printLoss("print-loss",
+              cl::desc("run --train: print the loss of every step"),
+              cl::cat(dlcCat));
+static cl::opt<std::string>
+    saveFile("save",
+             cl::desc("run: save weights and optimizer state to a .safetensors "
+                      "checkpoint at the end"),
+             cl::cat(dlcCat));
+static cl::opt<std::string>
+    weights("weights",
+            cl::desc("run: load the parameters from a .safetensors file"),
+            cl::cat(dlcCat));
+static cl::opt<uint64_t>
+    seed("seed",
+         cl::desc("run: initialise the parameters from this seed (default 0); "
+                  "train: the shuffle's seed (--init-seed initialises)"),
+         cl::init(0), cl::cat(dlcCat));
+static cl::list<std::string> inputs(
+    "input",
+    cl::desc("run: NAME=FILE.npy, or FILE.safetensors holding inputs by name"),
+    cl::cat(dlcCat));
+static cl::list<std::string>
+    outputs("output",
+            cl::desc("run: FILE (.npy for one output, .safetensors for all) or "
+                     "NAME=FILE.npy"),
+            cl::cat(dlcCat));
+static cl::opt<std::string>
+    entryName("entry", cl::desc("run: the entry point (default forward)"),
+              cl::init("forward"), cl::cat(dlcCat));
+static cl::opt<std::string> device("device",
+                                   cl::desc("run: auto (default), cpu or cuda"),
+                                   cl::init("auto"), cl::cat(dlcCat));
+static cl::opt<unsigned>
+    benchmark("benchmark",
+              cl::desc("run: time N calls after warm-up; print min and median"),
+              cl::init(0), cl::cat(dlcCat));
 
 int dlc::driver::fail(const Twine &msg, const Twine &hint) {
   errs() << "dlc: error: " << msg << "\n";
@@ -246,19 +330,18 @@ public:
   explicit OnnxDiagnosticHandler(mlir::MLIRContext &ctx)
       : ScopedDiagnosticHandler(&ctx) {
     setHandler([](mlir::Diagnostic &d) {
-      const char *kind = d.getSeverity() == mlir::DiagnosticSeverity::Error
-                             ? "error"
-                         : d.getSeverity() == mlir::DiagnosticSeverity::Warning
-                             ? "warning"
-                             : "note";
+      const char *kind =
+          d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
+          : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                 : "note";
       auto print = [&](mlir::Location loc, const std::string &msg,
                        const char *k) {
         std::string where;
         auto name = dyn_cast<mlir::NameLoc>(loc);
         if (name && StringRef(k) != "note") {
           StringRef n = name.getName().getValue();
-          if (n != StringRef(inputFile) && msg.find("'" + n.str() + "'") ==
-                                               std::string::npos)
+          if (n != StringRef(inputFile) &&
+              msg.find("'" + n.str() + "'") == std::string::npos)
             where = " (at node '" + n.str() + "')";
         }
         errs() << inputFile << ": " << k << ": " << msg << where << "\n";
@@ -274,8 +357,7 @@ public:
 
 /// Reads the model and runs the dlc-level pipeline; diagnostics are printed
 /// by the context's handler.
-static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
-                                         SourceMgr &sm,
+static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx, SourceMgr &sm,
                                          int64_t batchOverride = 0,
                                          StringRef precisionOverride = "") {
   // A model is a file of known size: a device or pipe (/dev/zero) could be
@@ -334,8 +416,8 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
       opts.batch = batch;
     if (batchOverride)
       opts.batch = batchOverride;
-    c.module = dlc::importOnnxModel((*buffer)->getBuffer(), inputFile, ctx,
-                                    opts);
+    c.module =
+        dlc::importOnnxModel((*buffer)->getBuffer(), inputFile, ctx, opts);
   } else if (!inputShapes.empty()) {
     fail("--input-shape applies to ONNX models only");
     return std::nullopt;
@@ -380,15 +462,14 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
     if (!trainOpts)
       return std::nullopt;
   }
-  std::string prec =
-      precisionOverride.empty() ? std::string(precision) : precisionOverride.str();
+  std::string prec = precisionOverride.empty() ? std::string(precision)
+                                               : precisionOverride.str();
   if (prec != "fp32" && prec != "bf16" && prec != "fp16") {
     fail("unknown --precision '" + prec + "'", "use fp32, bf16 or fp16");
     return std::nullopt;
   }
-  if (failed(mlir::dlc::runDlcPipeline(*c.module,
-                                       trainOpts ? &*trainOpts : nullptr,
-                                       prec)))
+  if (failed(mlir::dlc::runDlcPipeline(
+          *c.module, trainOpts ? &*trainOpts : nullptr, prec)))
     return std::nullopt;
   if (train || prec != "fp32") {
     // The training step added an entry and the optimizer state; autocast
@@ -404,14 +485,19 @@ static std::optional<Compiled> loadModel(mlir::MLIRContext &ctx,
 /// Lowers to an optimised LLVM module for `tm`.
 static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm) {
   mlir::dlc::CpuCodegenOptions o;
-  o.vectorBits = vectorBits ? unsigned(vectorBits) : mlir::dlc::vectorBitsOf(tm);
+  o.vectorBits =
+      vectorBits ? unsigned(vectorBits) : mlir::dlc::vectorBitsOf(tm);
   o.registerTile = registerTile;
   o.cacheTile = cacheTile;
   return o;
 }
 
-static cl::opt<bool> cudaEmulate("cuda-emulate", cl::desc("Compile the CUDA lowering for the host instead of the CPU code: its kernels run as host loops (a test of the GPU lowering without a GPU)"),
-                                 cl::Hidden, cl::cat(dlcCat));
+static cl::opt<bool> cudaEmulate(
+    "cuda-emulate",
+    cl::desc(
+        "Compile the CUDA lowering for the host instead of the CPU code: its "
+        "kernels run as host loops (a test of the GPU lowering without a GPU)"),
+    cl::Hidden, cl::cat(dlcCat));
 static cl::opt<bool> cudaEmulateReverse(
     "cuda-emulate-reverse",
     cl::desc("With --cuda-emulate: run each kernel's blocks, warps and threads "
@@ -483,8 +569,8 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
   if (cudaEmulate) {
     // The CUDA lowering as the object's CPU code.
     if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info, "cuda")) ||
-        failed(mlir::dlc::runCudaEmulationPipeline(
-            *c.module, cudaOptions(), cudaEmulateReverse)))
+        failed(mlir::dlc::runCudaEmulationPipeline(*c.module, cudaOptions(),
+                                                   cudaEmulateReverse)))
       return nullptr;
   } else {
     if (wantsCuda()) {
@@ -505,10 +591,9 @@ static std::unique_ptr<Module> lowerToLLVM(Compiled &c, LLVMContext &llctx,
     if (cuda && it != code.workspaceBytes.end())
       e.cudaWorkspaceBytes = it->second;
   }
-  auto m = mlir::dlc::translateToLLVM(*c.module, c.info, llctx, tm,
-                                      cuda ? *cuda : mlir::ModuleOp(),
-                                      cuda ? &code : nullptr,
-                                      weightPlaceholders);
+  auto m = mlir::dlc::translateToLLVM(
+      *c.module, c.info, llctx, tm, cuda ? *cuda : mlir::ModuleOp(),
+      cuda ? &code : nullptr, weightPlaceholders);
   if (!m) {
     fail(toString(m.takeError()));
     return nullptr;
@@ -572,11 +657,20 @@ static std::optional<int64_t> parseSize(StringRef text) {
   if (num.empty() || num.getAsDouble(v) || v < 0)
     return std::nullopt;
   static const std::pair<const char *, double> units[] = {
-      {"", 1},          {"b", 1},         {"k", 1024.0},
-      {"kib", 1024.0},  {"kb", 1e3},      {"m", 1048576.0},
-      {"mib", 1048576.0}, {"mb", 1e6},    {"g", 1073741824.0},
-      {"gib", 1073741824.0}, {"gb", 1e9}, {"t", 1099511627776.0},
-      {"tib", 1099511627776.0}, {"tb", 1e12}};
+      {"", 1},
+      {"b", 1},
+      {"k", 1024.0},
+      {"kib", 1024.0},
+      {"kb", 1e3},
+      {"m", 1048576.0},
+      {"mib", 1048576.0},
+      {"mb", 1e6},
+      {"g", 1073741824.0},
+      {"gib", 1073741824.0},
+      {"gb", 1e9},
+      {"t", 1099511627776.0},
+      {"tib", 1099511627776.0},
+      {"tb", 1e12}};
   std::string u = unit.lower();
   for (auto [name, scale] : units)
     if (u == name) {
@@ -620,9 +714,8 @@ static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm);
 static std::optional<mlir::dlc::ModelInfo>
 plannedAt(mlir::MLIRContext &ctx, TargetMachine &tm, int64_t b, StringRef p) {
   SourceMgr sm;
-  mlir::ScopedDiagnosticHandler quiet(&ctx, [](mlir::Diagnostic &) {
-    return mlir::success();
-  });
+  mlir::ScopedDiagnosticHandler quiet(
+      &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
   std::optional<Compiled> c = loadModel(ctx, sm, b, p);
   if (!c || failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
       failed(mlir::dlc::runMemoryPlanPipeline(*c->module, codegenOptions(tm))))
@@ -664,7 +757,8 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
   using mlir::dlc::withCommas;
   const mlir::dlc::EntryInfo *worst = &info.entries.front();
   for (const auto &e : info.entries)
-    if (e.workspaceBytes + e.ioBytes() > worst->workspaceBytes + worst->ioBytes())
+    if (e.workspaceBytes + e.ioBytes() >
+        worst->workspaceBytes + worst->ioBytes())
       worst = &e;
   int64_t batchNow = batchOf(info);
   auto diag = mlir::emitError(c.module->getLoc())
@@ -679,7 +773,8 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
       {u.optimizerState + u.stepCount, "optimizer state"},
       {u.workspace, "workspace of " + worst->name + " (gradients " +
                         humanBytes(u.gradients) + ", saved activations " +
-                        humanBytes(u.savedActivations) + ", other temporaries)"},
+                        humanBytes(u.savedActivations) +
+                        ", other temporaries)"},
       {u.io, "inputs and outputs of " + worst->name}};
   std::sort(parts.begin(), parts.end(), std::greater<>());
   std::string list;
@@ -699,12 +794,11 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
           << humanBytes(*one) << "; the weights (" << humanBytes(u.weights)
           << "), their gradients (" << humanBytes(u.gradients)
           << ") and the optimizer state ("
-          << humanBytes(u.optimizerState + u.stepCount)
-          << ") alone take " << humanBytes(fixed)
-          << ", whatever the batch";
+          << humanBytes(u.optimizerState + u.stepCount) << ") alone take "
+          << humanBytes(fixed) << ", whatever the batch";
     } else if (one) {
       int64_t lo = 1, hi = batchNow; // fits(lo), !fits(hi)
-      int64_t atLo = *one;            // what batch lo needs
+      int64_t atLo = *one;           // what batch lo needs
       while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         std::optional<int64_t> n = neededAtBatch(ctx, tm, mid);
@@ -716,9 +810,8 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
         }
       }
       diag.attachNote(c.module->getLoc())
-          << "hint: the largest batch that fits is " << lo << " (--batch "
-          << lo << ": " << humanBytes(atLo) << "); batch " << lo + 1
-          << " does not";
+          << "hint: the largest batch that fits is " << lo << " (--batch " << lo
+          << ": " << humanBytes(atLo) << "); batch " << lo + 1 << " does not";
     }
   }
   // 2. 16-bit activations.
@@ -741,13 +834,14 @@ static mlir::LogicalResult checkBudget(mlir::MLIRContext &ctx,
 }
 
 static int compileMain(mlir::MLIRContext &ctx) {
-  static const char *stages[] = {"dlc", "dlc-placed", "linalg",
-                                 "llvm-dialect", "llvm", "asm", "ptx", "obj",
-                                 "header"};
+  static const char *stages[] = {"dlc",          "dlc-placed", "linalg",
+                                 "llvm-dialect", "llvm",       "asm",
+                                 "ptx",          "obj",        "header"};
   if (!llvm::is_contained(stages, StringRef(emit)))
-    return fail("unknown --emit stage '" + emit + "'",
-                "use one of dlc, dlc-placed, linalg, llvm-dialect, llvm, asm, ptx, "
-                "obj, header");
+    return fail(
+        "unknown --emit stage '" + emit + "'",
+        "use one of dlc, dlc-placed, linalg, llvm-dialect, llvm, asm, ptx, "
+        "obj, header");
   if (cudaEmulate && emit != "llvm")
     return fail("--cuda-emulate belongs to 'dlc run' (or --emit=llvm)",
                 "it runs the CUDA lowering on this machine's CPU, for tests");
@@ -797,8 +891,8 @@ static int compileMain(mlir::MLIRContext &ctx) {
   if (emit == "ptx") {
     mlir::dlc::CudaCode code;
     if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info, "cuda")) ||
-        failed(mlir::dlc::runCudaCodegenPipeline(*c->module, code,
-                                                 cudaOptions())))
+        failed(
+            mlir::dlc::runCudaCodegenPipeline(*c->module, code, cudaOptions())))
       return 1;
     // Every op may have become a cuBLASLt call (GEMMs with their bias and
     // ReLU epilogues): then there is no PTX at all.
@@ -818,8 +912,8 @@ static int compileMain(mlir::MLIRContext &ctx) {
     return fail(toString(tm.takeError()));
   if (emit == "llvm-dialect") {
     if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
-        failed(mlir::dlc::runCpuCodegenPipeline(*c->module,
-                                                codegenOptions(**tm))))
+        failed(
+            mlir::dlc::runCpuCodegenPipeline(*c->module, codegenOptions(**tm))))
       return 1;
     return textOut([&](raw_ostream &os) { c->module->print(os); });
   }
@@ -847,7 +941,8 @@ static int compileMain(mlir::MLIRContext &ctx) {
     return 0;
   // The header knows the memory plan, so it comes after the lowering.
   if (emit == "header")
-    return textOut([&](raw_ostream &os) { os << mlir::dlc::generateHeader(c->info); });
+    return textOut(
+        [&](raw_ostream &os) { os << mlir::dlc::generateHeader(c->info); });
   if (emit == "llvm")
     return textOut([&](raw_ostream &os) { m->print(os, nullptr); });
 
@@ -901,9 +996,9 @@ bool dlc::driver::namesInput(StringRef name, StringRef modelName) {
   return name == modelName || dlc::onnxTensorName(name) == modelName;
 }
 
-bool dlc::driver::checkClassLabels(dlc_model *m, StringRef label,
-                                   int classDim, dlc_dtype dtype,
-                                   const void *data, int64_t count) {
+bool dlc::driver::checkClassLabels(dlc_model *m, StringRef label, int classDim,
+                                   dlc_dtype dtype, const void *data,
+                                   int64_t count) {
   int32_t fwd = dlc_model_find_entry(m, "forward");
   dlc_tensor_info out;
   if (fwd < 0 || dlc_model_entry_output_info(m, fwd, 0, &out) != DLC_OK ||
@@ -915,9 +1010,8 @@ bool dlc::driver::checkClassLabels(dlc_model *m, StringRef label,
     int64_t v = dtype == DLC_I64 ? static_cast<const int64_t *>(data)[k]
                                  : static_cast<const int32_t *>(data)[k];
     if (v != -100 && (v < 0 || v >= classes)) {
-      fail("label " + Twine(v) + " at position " + Twine(k) + " of '" +
-               label + "' is not a class of the " + Twine(classes) +
-               " the output has",
+      fail("label " + Twine(v) + " at position " + Twine(k) + " of '" + label +
+               "' is not a class of the " + Twine(classes) + " the output has",
            "labels are in [0, " + Twine(classes) +
                "), or -100 for a position to ignore");
       return false;
@@ -950,8 +1044,7 @@ static std::optional<dlc_device_kind> parseDevice() {
 /// Compiles the model in memory (JIT) to run on this machine on `dev`, at
 /// batch `batchOverride` (0: as --batch says); diagnostics are printed.
 static std::unique_ptr<dlc::driver::JitModel>
-jitCompile(mlir::MLIRContext &ctx, dlc_device_kind dev,
-           int64_t batchOverride) {
+jitCompile(mlir::MLIRContext &ctx, dlc_device_kind dev, int64_t batchOverride) {
   SourceMgr sm;
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
   std::optional<OnnxDiagnosticHandler> onnxHandler;
@@ -1027,8 +1120,8 @@ static int runMain(mlir::MLIRContext &ctx) {
         continue;
       TensorList file;
       dlc_tensor_info info;
-      if (dlc_tensor_file_read(path.str().c_str(), DLC_FILE_NPY,
-                               &file.list) == DLC_OK &&
+      if (dlc_tensor_file_read(path.str().c_str(), DLC_FILE_NPY, &file.list) ==
+              DLC_OK &&
           dlc_tensor_list_size(file.list) == 1 &&
           dlc_tensor_list_describe(file.list, 0, &info) == DLC_OK &&
           info.dtype == DLC_I32)
@@ -1048,11 +1141,10 @@ static int runMain(mlir::MLIRContext &ctx) {
     return failRuntime("cannot create the model");
   if (const char *why = dlc_model_fallback_reason(model.model); why && *why)
     WithColor::warning(errs(), "dlc")
-        << "running on the CPU: CUDA is usable but not for this model: "
-        << why << "\n";
+        << "running on the CPU: CUDA is usable but not for this model: " << why
+        << "\n";
   // The lesson's `using device: ...`, on stderr: stdout is the outputs'.
-  errs() << "dlc: using device: " << dlc_model_device_name(model.model)
-         << "\n";
+  errs() << "dlc: using device: " << dlc_model_device_name(model.model) << "\n";
   if (!weights.empty()) {
     if (dlc_model_load(model.model, weights.c_str()) != DLC_OK)
       return failRuntime("cannot load weights");
@@ -1067,7 +1159,8 @@ static int runMain(mlir::MLIRContext &ctx) {
   if (e < 0) {
     std::string names;
     for (int32_t k = 0; k < dlc_model_num_entries(model.model); ++k)
-      names += (k ? ", " : "") + std::string(dlc_model_entry_name(model.model, k));
+      names +=
+          (k ? ", " : "") + std::string(dlc_model_entry_name(model.model, k));
     return fail("the model has no entry point '" + entry + "'",
                 "entry points: " + names +
                     (train ? "" : " (train_step needs --train)"));
@@ -1091,8 +1184,7 @@ static int runMain(mlir::MLIRContext &ctx) {
     bool known = false;
     std::string list;
     for (int32_t k = 0; k < dlc_model_num_entries(model.model); ++k)
-      for (int32_t i = 0; i < dlc_model_entry_num_inputs(model.model, k);
-           ++i) {
+      for (int32_t i = 0; i < dlc_model_entry_num_inputs(model.model, k); ++i) {
         dlc_tensor_info want;
         dlc_model_entry_input_info(model.model, k, i, &want);
         known |= names(name, want.name);
@@ -1140,8 +1232,7 @@ static int runMain(mlir::MLIRContext &ctx) {
       void *host = nullptr;
       if (dlc_model_alloc_host(model.model, size_t(got.nbytes), &host) !=
           DLC_OK)
-        return failRuntime("cannot allocate input '" + Twine(want.name) +
-                           "'");
+        return failRuntime("cannot allocate input '" + Twine(want.name) + "'");
       if (dlc_tensor_list_copy(files[f].list, idx, host, size_t(got.nbytes)) !=
           DLC_OK)
         return failRuntime("cannot read input '" + Twine(want.name) +
@@ -1225,8 +1316,8 @@ static int runMain(mlir::MLIRContext &ctx) {
     }
     std::sort(ms.begin(), ms.end());
     outs() << "benchmark: " << entry << " x" << benchmark << " on "
-           << dlc_device_name(dlc_model_device(model.model))
-           << ": min " << format("%.4f", ms.front()) << " ms, median "
+           << dlc_device_name(dlc_model_device(model.model)) << ": min "
+           << format("%.4f", ms.front()) << " ms, median "
            << format("%.4f", ms[ms.size() / 2]) << " ms\n";
   }
 
@@ -1242,9 +1333,9 @@ static int runMain(mlir::MLIRContext &ctx) {
         return failRuntime("cannot write '" + path + "'");
       continue;
     }
-    int32_t idx = name.empty() ? (nOut == 1 ? 0 : -1)
-                               : dlc_tensor_list_find(outList.list,
-                                                      name.str().c_str());
+    int32_t idx = name.empty()
+                      ? (nOut == 1 ? 0 : -1)
+                      : dlc_tensor_list_find(outList.list, name.str().c_str());
     if (idx < 0)
       return fail("cannot tell which output goes to '" + spec + "'",
                   "name it: --output NAME=FILE.npy, or write all outputs to "
@@ -1337,7 +1428,8 @@ int main(int argc, char **argv) {
       "  dlc MODEL --train [--loss L] [--optimizer O --lr X ...] -o model.o\n"
       "  dlc run MODEL [--weights W.safetensors | --seed N] "
       "--input NAME=FILE.npy ... [--output FILE]\n"
-      "  dlc run MODEL --train ... --steps N --print-loss [--save C.safetensors]\n"
+      "  dlc run MODEL --train ... --steps N --print-loss [--save "
+      "C.safetensors]\n"
       "  dlc train MODEL --data D.npz [--val V.npz] --epochs N --batch-size B "
       "[--shuffle --seed S] [--save-every-epoch DIR] [--resume C] [--log L]\n");
   if (listOnnxOps) {
@@ -1350,8 +1442,7 @@ int main(int argc, char **argv) {
                                   "see dlc --help");
   if (trainMode) {
     if (!inputs.empty() || !outputs.empty() || benchmark ||
-        steps.getNumOccurrences() || printLoss ||
-        entryName.getNumOccurrences())
+        steps.getNumOccurrences() || printLoss || entryName.getNumOccurrences())
       return fail("--input, --output, --benchmark, --steps, --print-loss "
                   "and --entry belong to 'dlc run'",
                   "dlc train takes the data set with --data FILE.npz");
@@ -1365,9 +1456,8 @@ int main(int argc, char **argv) {
                 "dlc train " + inputFile + " --data FILE.npz ...");
   }
   if (!run && !trainMode &&
-      (!weights.empty() || !inputs.empty() || !outputs.empty() ||
-       benchmark || steps.getNumOccurrences() || printLoss ||
-       saveFile.getNumOccurrences()))
+      (!weights.empty() || !inputs.empty() || !outputs.empty() || benchmark ||
+       steps.getNumOccurrences() || printLoss || saveFile.getNumOccurrences()))
     return fail("--weights, --input, --output, --benchmark, --steps, "
                 "--print-loss and --save belong to 'dlc run'",
                 "dlc run " + inputFile + " ...");
@@ -1381,12 +1471,12 @@ int main(int argc, char **argv) {
   if (cudaEmulateReverse && !cudaEmulate)
     return fail("--cuda-emulate-reverse needs --cuda-emulate",
                 "it changes the order in which the emulation runs threads");
-  if (!train && (!lossKind.empty() || !labelName.empty() || !labelType.empty() ||
-                 !optimizerKind.empty() || lr.getNumOccurrences() ||
-                 momentum.getNumOccurrences() ||
-                 dampening.getNumOccurrences() || !nesterov.empty() ||
-                 weightDecay.getNumOccurrences() || !betas.empty() ||
-                 eps.getNumOccurrences()))
+  if (!train &&
+      (!lossKind.empty() || !labelName.empty() || !labelType.empty() ||
+       !optimizerKind.empty() || lr.getNumOccurrences() ||
+       momentum.getNumOccurrences() || dampening.getNumOccurrences() ||
+       !nesterov.empty() || weightDecay.getNumOccurrences() || !betas.empty() ||
+       eps.getNumOccurrences()))
     return fail("--loss, --label, --optimizer and the optimizer settings "
                 "apply to the training step",
                 "add --train");

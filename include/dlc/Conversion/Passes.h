@@ -6,19 +6,46 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
-namespace affine { class AffineDialect; }
-namespace arith { class ArithDialect; }
-namespace bufferization { class BufferizationDialect; }
-namespace func { class FuncDialect; class FuncOp; }
-namespace gpu { class GPUDialect; }
-namespace linalg { class LinalgDialect; }
-namespace LLVM { class LLVMDialect; }
-namespace math { class MathDialect; }
-namespace memref { class MemRefDialect; }
-namespace scf { class SCFDialect; }
-namespace tensor { class TensorDialect; }
-namespace transform { class TransformDialect; }
-namespace vector { class VectorDialect; }
+namespace affine {
+class AffineDialect;
+}
+namespace arith {
+class ArithDialect;
+}
+namespace bufferization {
+class BufferizationDialect;
+}
+namespace func {
+class FuncDialect;
+class FuncOp;
+} // namespace func
+namespace gpu {
+class GPUDialect;
+}
+namespace linalg {
+class LinalgDialect;
+}
+namespace LLVM {
+class LLVMDialect;
+}
+namespace math {
+class MathDialect;
+}
+namespace memref {
+class MemRefDialect;
+}
+namespace scf {
+class SCFDialect;
+}
+namespace tensor {
+class TensorDialect;
+}
+namespace transform {
+class TransformDialect;
+}
+namespace vector {
+class VectorDialect;
+}
 } // namespace mlir
 
 namespace mlir::dlc {

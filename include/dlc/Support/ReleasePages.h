@@ -32,8 +32,7 @@ inline void releasePages(const char *data, size_t size) {
   uintptr_t begin = (uintptr_t(data) + page - 1) & ~(page - 1);
   uintptr_t end = (uintptr_t(data) + size) & ~(page - 1);
   if (end > begin)
-    (void)::madvise(reinterpret_cast<void *>(begin), end - begin,
-                    MADV_PAGEOUT);
+    (void)::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT);
 #else
   (void)data;
   (void)size;

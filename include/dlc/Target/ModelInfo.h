@@ -39,7 +39,7 @@ struct EntryInfo {
   std::string name;   ///< user-facing: forward, train_step, ...
   std::string symbol; ///< the func.func symbol in the module
   std::vector<TensorInfo> inputs, outputs;
-  int64_t multiplyAdds = 0;   ///< of one call
+  int64_t multiplyAdds = 0;    ///< of one call
   int64_t activationBytes = 0; ///< sum of all intermediate tensors
   /// The planned workspace of one call (dlc-plan-memory); -1 until the
   /// module has been lowered.
@@ -65,7 +65,7 @@ struct EntryInfo {
 
 struct TrainingInfo {
   bool hasLoss = false;
-  std::string optimizer;  ///< "" when none, else sgd/adam/adamw
+  std::string optimizer;   ///< "" when none, else sgd/adam/adamw
   int64_t stateCopies = 0; ///< optimizer state tensors per weight
 };
 
@@ -90,7 +90,8 @@ struct ModelInfo {
   }
   /// The descriptor text of docs/runtime-abi.md; `cpuFeatures`, the x86
   /// features the CPU code needs, become its `cpu` line.
-  std::string descriptorText(llvm::ArrayRef<std::string> cpuFeatures = {}) const;
+  std::string
+  descriptorText(llvm::ArrayRef<std::string> cpuFeatures = {}) const;
 };
 
 /// Reads the model facts from a module in the dlc dialect (before lowering).

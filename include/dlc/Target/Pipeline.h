@@ -12,8 +12,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,7 +60,6 @@ struct CpuCodegenOptions {
   std::string registerTile;  ///< "M,N" overrides the matmul register tile
   std::string cacheTile;     ///< "M,N,K" overrides the cache tile bounds
 };
-
 
 /// Elementwise fusion, bufferization, matmul tiling and dlc-plan-memory:
 /// the first part of runCpuCodegenPipeline, enough to know every entry's

@@ -47,7 +47,8 @@ struct DlcFuseElementwisePass
       if (!producer || !producer->hasOneUse())
         return false;
       if (auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner()))
-        return consumer.getMatchingIndexingMap(operand).isProjectedPermutation();
+        return consumer.getMatchingIndexingMap(operand)
+            .isProjectedPermutation();
       return true;
     };
     // A reshape next to a contraction stays where it is.

@@ -179,9 +179,9 @@ FailureOr<Candidate> outline(Operation *op) {
     }
     return WalkResult::advance();
   });
-  if (walk.wasInterrupted() ||
-      !llvm::all_of(op->getResultTypes(),
-                    [](Type t) { return isPassable(t, /*result=*/true); }))
+  if (walk.wasInterrupted() || !llvm::all_of(op->getResultTypes(), [](Type t) {
+        return isPassable(t, /*result=*/true);
+      }))
     return failure();
   c.captures.assign(captures.begin(), captures.end());
 
@@ -263,9 +263,11 @@ struct DlcShareRepeatedLoopsPass
       shared.setPrivate();
       // Internal to the object, and called, not copied back into each caller
       // (which would undo the sharing).
-      shared->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                          &getContext(), LLVM::Linkage::Internal));
-      shared->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+      shared->setAttr(
+          "llvm.linkage",
+          LLVM::LinkageAttr::get(&getContext(), LLVM::Linkage::Internal));
+      shared->setAttr("passthrough",
+                      b.getArrayAttr({b.getStringAttr("noinline")}));
       shared.setSymName((kCandidateName + "_" + Twine(numShared++)).str());
       symbols.insert(shared); // renamed if the name is taken
       for (Candidate &c : members) {

@@ -269,10 +269,9 @@ Value roundedSource(Value tile, Operation *matmul,
   // The same views of the argument.
   for (memref::SubViewOp view : llvm::reverse(views)) {
     OpBuilder b(view);
-    source = memref::SubViewOp::create(b, view.getLoc(), source,
-                                       view.getMixedOffsets(),
-                                       view.getMixedSizes(),
-                                       view.getMixedStrides());
+    source = memref::SubViewOp::create(
+        b, view.getLoc(), source, view.getMixedOffsets(), view.getMixedSizes(),
+        view.getMixedStrides());
   }
   return source;
 }
@@ -354,9 +353,9 @@ void packNarrowOperands(ModuleOp module) {
     int64_t bytes = ty.getNumElements() * ty.getElementTypeBitWidth() / 8;
     if (auto prev = func->getAttrOfType<IntegerAttr>("dlc.packed_cast_bytes"))
       bytes += prev.getInt();
-    func->setAttr("dlc.packed_cast_bytes",
-                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
-                                   bytes));
+    func->setAttr(
+        "dlc.packed_cast_bytes",
+        IntegerAttr::get(IntegerType::get(func.getContext(), 64), bytes));
     for (Operation *u : llvm::make_early_inc_range(buffer.getUsers()))
       u->erase();
     alloc.erase();
@@ -482,12 +481,11 @@ struct DlcTileAndVectorizePass
         marks += llvm::formatv(kMarkPeel, id).str();
         anyPeel = true;
       }
-      cacheTiling +=
-          llvm::formatv(kCacheTileGroup, id, t.mt, t.nt, t.kt,
-                        promoteB && !t.widen
-                            ? llvm::formatv(kPromoteB, id).str()
-                            : std::string())
-              .str();
+      cacheTiling += llvm::formatv(kCacheTileGroup, id, t.mt, t.nt, t.kt,
+                                   promoteB && !t.widen
+                                       ? llvm::formatv(kPromoteB, id).str()
+                                       : std::string())
+                         .str();
       registerTiling +=
           llvm::formatv(kRegisterTileGroup, id, t.mr, t.nr, marks).str();
     }
@@ -500,15 +498,14 @@ struct DlcTileAndVectorizePass
       vectorizing += kPeel;
     if (!groups.empty())
       vectorizing += kVectorizeTiles;
-    vectorizing += llvm::formatv(kScheduleTail,
-                                 lanes >= 16
-                                     ? "lowering_strategy = \"shuffle_16x16\""
-                                     : "avx2_lowering_strategy = true")
-                       .str();
+    vectorizing +=
+        llvm::formatv(kScheduleTail,
+                      lanes >= 16 ? "lowering_strategy = \"shuffle_16x16\""
+                                  : "avx2_lowering_strategy = true")
+            .str();
     vectorizing += kScheduleEnd;
     auto apply = [&](const std::string &script) -> LogicalResult {
-      OwningOpRef<ModuleOp> schedule =
-          parseSourceString<ModuleOp>(script, ctx);
+      OwningOpRef<ModuleOp> schedule = parseSourceString<ModuleOp>(script, ctx);
       if (!schedule)
         return module.emitError(
             "internal error: the matmul schedule does not parse");

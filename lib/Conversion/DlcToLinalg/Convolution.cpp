@@ -71,8 +71,7 @@ struct ConvAttrs {
   int64_t groups;
 };
 
-template <typename OpTy>
-ConvAttrs convAttrs(OpTy op) {
+template <typename OpTy> ConvAttrs convAttrs(OpTy op) {
   return {SmallVector<int64_t>(op.getStrides()),
           SmallVector<int64_t>(op.getPadding()),
           SmallVector<int64_t>(op.getDilations()),
@@ -155,18 +154,17 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     for (int64_t ci = 0; ci < c; ++ci)
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j) {
-          SmallVector<OpFoldResult> offsets{b.getIndexAttr(0),
-                                            b.getIndexAttr(ci),
-                                            b.getIndexAttr(i * dh),
-                                            b.getIndexAttr(j * dw)};
-          SmallVector<OpFoldResult> sizes{
-              b.getIndexAttr(n), b.getIndexAttr(1), b.getIndexAttr(oh),
-              b.getIndexAttr(ow)};
+          SmallVector<OpFoldResult> offsets{
+              b.getIndexAttr(0), b.getIndexAttr(ci), b.getIndexAttr(i * dh),
+              b.getIndexAttr(j * dw)};
+          SmallVector<OpFoldResult> sizes{b.getIndexAttr(n), b.getIndexAttr(1),
+                                          b.getIndexAttr(oh),
+                                          b.getIndexAttr(ow)};
           // A stride along a dimension of one output is never taken: 1.
-          SmallVector<OpFoldResult> strides{
-              b.getIndexAttr(1), b.getIndexAttr(1),
-              b.getIndexAttr(oh == 1 ? 1 : sh),
-              b.getIndexAttr(ow == 1 ? 1 : sw)};
+          SmallVector<OpFoldResult> strides{b.getIndexAttr(1),
+                                            b.getIndexAttr(1),
+                                            b.getIndexAttr(oh == 1 ? 1 : sh),
+                                            b.getIndexAttr(ow == 1 ? 1 : sw)};
           // The channel is dropped by a collapse, not by a rank-reducing
           // slice: with other unit dimensions (a batch of one, an output
           // of one row) the reduced view's dropped dimension is ambiguous,
@@ -179,11 +177,11 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
               ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}}));
           maps.push_back(AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx));
           ins.push_back(w);
-          maps.push_back(AffineMap::get(
-              4, 0,
-              {d(1), getAffineConstantExpr(ci, ctx),
-               getAffineConstantExpr(i, ctx), getAffineConstantExpr(j, ctx)},
-              ctx));
+          maps.push_back(AffineMap::get(4, 0,
+                                        {d(1), getAffineConstantExpr(ci, ctx),
+                                         getAffineConstantExpr(i, ctx),
+                                         getAffineConstantExpr(j, ctx)},
+                                        ctx));
         }
     maps.push_back(b.getMultiDimIdentityMap(4));
     auto accTy = RankedTensorType::get({n, o, oh, ow}, acc);
@@ -223,8 +221,7 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     AffineMap wMap = AffineMap::get(
         2, 0, {d(0), d(1).floorDiv(kk), (d(1) % kk).floorDiv(kw), d(1) % kw},
         ctx);
-    Value w2 = gather(b, loc, w, wMap,
-                      RankedTensorType::get({o, c * kk}, acc));
+    Value w2 = gather(b, loc, w, wMap, RankedTensorType::get({o, c * kk}, acc));
     y = matmul(b, loc, w2, col);
     yMap = AffineMap::get(3, 0, {d(1), d(0) * q + d(2)}, ctx);
     epiTy = RankedTensorType::get({n, o, q}, et);
@@ -234,11 +231,11 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     // iterated as (n, o, ci, kh, kw, oh, ow) so that the inner loop runs
     // along a row of the output.
     int64_t og = o / attrs.groups;
-    AffineMap xMap = AffineMap::get(
-        7, 0,
-        {d(0), d(1).floorDiv(og) * cg + d(2), windowExpr(d(5), d(3), sh, dh),
-         windowExpr(d(6), d(4), sw, dw)},
-        ctx);
+    AffineMap xMap = AffineMap::get(7, 0,
+                                    {d(0), d(1).floorDiv(og) * cg + d(2),
+                                     windowExpr(d(5), d(3), sh, dh),
+                                     windowExpr(d(6), d(4), sw, dw)},
+                                    ctx);
     AffineMap wMap = AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx);
     AffineMap outMap = AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx);
     auto r = utils::IteratorType::reduction, p = utils::IteratorType::parallel;
@@ -250,9 +247,8 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
             SmallVector<utils::IteratorType>{p, p, r, r, r, p, p},
             [](OpBuilder &nb, Location l, ValueRange a) {
               Value m = arith::MulFOp::create(nb, l, a[0], a[1]);
-              linalg::YieldOp::create(nb, l,
-                                      arith::AddFOp::create(nb, l, a[2], m)
-                                          .getResult());
+              linalg::YieldOp::create(
+                  nb, l, arith::AddFOp::create(nb, l, a[2], m).getResult());
             })
             .getResult(0);
     yMap = b.getMultiDimIdentityMap(4);
@@ -348,10 +344,10 @@ struct LowerConv2DGradInput : OpRewritePattern<Conv2DGradInputOp> {
       return success();
     }
     // The gradient rows and columns that land inside the image, spread out.
-    Value spreadG = placeImage(
-        b, loc, g, RankedTensorType::get({n, o, lenH, lenW}, et),
-        {sh.offset, sw.offset}, attrs.strides, {sh.first, sw.first},
-        {sh.count, sw.count}, 0.0);
+    Value spreadG =
+        placeImage(b, loc, g, RankedTensorType::get({n, o, lenH, lenW}, et),
+                   {sh.offset, sw.offset}, attrs.strides, {sh.first, sw.first},
+                   {sh.count, sw.count}, 0.0);
 
     // wt[cc, o', kh, kw] = w[(cc / Cg) * Og + o', cc % Cg, KH-1-kh, KW-1-kw]
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -360,13 +356,13 @@ struct LowerConv2DGradInput : OpRewritePattern<Conv2DGradInputOp> {
       wo = d(1);
       wc = d(0);
     }
-    AffineMap wMap = AffineMap::get(
-        4, 0, {wo, wc, -d(2) + (kh - 1), -d(3) + (kw - 1)}, ctx);
-    Value wt = gather(b, loc, w, wMap,
-                      RankedTensorType::get({c, og, kh, kw}, et));
+    AffineMap wMap =
+        AffineMap::get(4, 0, {wo, wc, -d(2) + (kh - 1), -d(3) + (kw - 1)}, ctx);
+    Value wt =
+        gather(b, loc, w, wMap, RankedTensorType::get({c, og, kh, kw}, et));
     ConvAttrs flipped{{1, 1}, {0, 0, 0, 0}, attrs.dilations, attrs.groups};
-    b.replaceOp(op, conv2d(b, loc, spreadG, wt, Value(), flipped, "none",
-                           resTy));
+    b.replaceOp(op,
+                conv2d(b, loc, spreadG, wt, Value(), flipped, "none", resTy));
     return success();
   }
 };
@@ -407,55 +403,54 @@ struct LowerConv2DGradWeight : OpRewritePattern<Conv2DGradWeightOp> {
            windowExpr((p % q).floorDiv(ow), (r % kk).floorDiv(kw), sh, dh),
            windowExpr(p % ow, r % kw, sw, dw)},
           ctx);
-      Value colT = gather(b, loc, xp, xMap,
-                          RankedTensorType::get({n * q, c * kk}, acc));
+      Value colT =
+          gather(b, loc, xp, xMap, RankedTensorType::get({n * q, c * kk}, acc));
       AffineMap gMap = AffineMap::get(
-          2, 0,
-          {d(1).floorDiv(q), d(0), (d(1) % q).floorDiv(ow), d(1) % ow}, ctx);
-      Value gT = gather(b, loc, g, gMap,
-                        RankedTensorType::get({o, n * q}, acc));
+          2, 0, {d(1).floorDiv(q), d(0), (d(1) % q).floorDiv(ow), d(1) % ow},
+          ctx);
+      Value gT =
+          gather(b, loc, g, gMap, RankedTensorType::get({o, n * q}, acc));
       Value mm = matmul(b, loc, gT, colT);
       // dw[o, c, kh, kw] = mm[o, (c, kh, kw)], rounded to the weight's type.
-      AffineMap mmMap = AffineMap::get(
-          4, 0, {d(0), d(1) * kk + d(2) * kw + d(3)}, ctx);
-      Value dw = linalg::GenericOp::create(
-                     b, loc, TypeRange{resTy}, ValueRange{mm},
-                     ValueRange{emptyTensor(b, loc, resTy)},
-                     SmallVector<AffineMap>{mmMap,
-                                            b.getMultiDimIdentityMap(4)},
-                     parallelIters(4),
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       linalg::YieldOp::create(nb, l,
-                                               convertFloat(nb, l, a[0], et));
-                     })
-                     .getResult(0);
+      AffineMap mmMap =
+          AffineMap::get(4, 0, {d(0), d(1) * kk + d(2) * kw + d(3)}, ctx);
+      Value dw =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{resTy}, ValueRange{mm},
+              ValueRange{emptyTensor(b, loc, resTy)},
+              SmallVector<AffineMap>{mmMap, b.getMultiDimIdentityMap(4)},
+              parallelIters(4),
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                linalg::YieldOp::create(nb, l, convertFloat(nb, l, a[0], et));
+              })
+              .getResult(0);
       b.replaceOp(op, dw);
       return success();
     } else {
       // Iterated as (o, ci, kh, kw, n, oh, ow).
       int64_t og = o / attrs.groups;
-      AffineMap xMap = AffineMap::get(
-          7, 0,
-          {d(4), d(0).floorDiv(og) * cg + d(1), windowExpr(d(5), d(2), sh, dh),
-           windowExpr(d(6), d(3), sw, dw)},
-          ctx);
+      AffineMap xMap = AffineMap::get(7, 0,
+                                      {d(4), d(0).floorDiv(og) * cg + d(1),
+                                       windowExpr(d(5), d(2), sh, dh),
+                                       windowExpr(d(6), d(3), sw, dw)},
+                                      ctx);
       AffineMap gMap = AffineMap::get(7, 0, {d(4), d(0), d(5), d(6)}, ctx);
       AffineMap outMap = AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx);
       auto r = utils::IteratorType::reduction,
            p = utils::IteratorType::parallel;
       auto accTy = RankedTensorType::get(resTy.getShape(), acc);
-      dwAcc = linalg::GenericOp::create(
-                  b, loc, TypeRange{accTy}, ValueRange{xp, g},
-                  ValueRange{filledTensor(b, loc, accTy, 0.0)},
-                  SmallVector<AffineMap>{xMap, gMap, outMap},
-                  SmallVector<utils::IteratorType>{p, p, p, p, r, r, r},
-                  [](OpBuilder &nb, Location l, ValueRange a) {
-                    Value m = arith::MulFOp::create(nb, l, a[0], a[1]);
-                    linalg::YieldOp::create(
-                        nb, l, arith::AddFOp::create(nb, l, a[2], m)
-                                   .getResult());
-                  })
-                  .getResult(0);
+      dwAcc =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{accTy}, ValueRange{xp, g},
+              ValueRange{filledTensor(b, loc, accTy, 0.0)},
+              SmallVector<AffineMap>{xMap, gMap, outMap},
+              SmallVector<utils::IteratorType>{p, p, p, p, r, r, r},
+              [](OpBuilder &nb, Location l, ValueRange a) {
+                Value m = arith::MulFOp::create(nb, l, a[0], a[1]);
+                linalg::YieldOp::create(
+                    nb, l, arith::AddFOp::create(nb, l, a[2], m).getResult());
+              })
+              .getResult(0);
     }
     b.replaceOp(op, convertTensor(b, loc, dwAcc, et));
     return success();

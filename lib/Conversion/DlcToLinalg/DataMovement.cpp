@@ -79,15 +79,15 @@ Value copyIntoSlices(PatternRewriter &rewriter, ConcatOp op) {
   int64_t rank = outTy.getRank(), dim = op.getDim();
   // Not a tensor.empty: canonicalization would turn each window of it
   // into a fresh tensor.empty, and the windows into copies.
-  Value dest = bufferization::AllocTensorOp::create(rewriter, loc, outTy,
-                                                    ValueRange{});
+  Value dest =
+      bufferization::AllocTensorOp::create(rewriter, loc, outTy, ValueRange{});
   int64_t at = 0;
   for (Value in : op.getInputs()) {
     auto inTy = tensorTy(in);
     if (inTy.getDimSize(dim) == 0)
       continue;
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
-        sizes, strides(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+        strides(rank, rewriter.getIndexAttr(1));
     offsets[dim] = rewriter.getIndexAttr(at);
     for (int64_t d : inTy.getShape())
       sizes.push_back(rewriter.getIndexAttr(d));
@@ -122,8 +122,8 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
       if (inputs.size() > kGroup) {
         SmallVector<Value> groups;
         for (size_t i = 0; i < inputs.size(); i += kGroup) {
-          ArrayRef<Value> part =
-              ArrayRef<Value>(inputs).slice(i, std::min(kGroup, inputs.size() - i));
+          ArrayRef<Value> part = ArrayRef<Value>(inputs).slice(
+              i, std::min(kGroup, inputs.size() - i));
           if (part.size() == 1) {
             groups.push_back(part[0]);
             continue;
@@ -139,8 +139,8 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
           group->setDiscardableAttrs(op->getDiscardableAttrDictionary());
           groups.push_back(group);
         }
-        auto joined = ConcatOp::create(rewriter, op.getLoc(), op.getType(),
-                                       groups, dim);
+        auto joined =
+            ConcatOp::create(rewriter, op.getLoc(), op.getType(), groups, dim);
         joined->setDiscardableAttrs(op->getDiscardableAttrDictionary());
         rewriter.replaceOp(op, joined);
         return success();
@@ -178,9 +178,9 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
               result = v;
               continue;
             }
-            Value before = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::slt, j,
-                indexConst(b, l, starts[k] + size));
+            Value before =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j,
+                                      indexConst(b, l, starts[k] + size));
             result = arith::SelectOp::create(b, l, before, v, result);
           }
           return result;
@@ -240,8 +240,8 @@ struct LowerWhere : OpRewritePattern<WhereOp> {
     SmallVector<Value> ins{op.getCondition(), op.getLhs(), op.getRhs()};
     SmallVector<AffineMap> maps;
     for (Value v : ins)
-      maps.push_back(broadcastMap(ctx, tensorTy(v).getShape(),
-                                  outTy.getShape()));
+      maps.push_back(
+          broadcastMap(ctx, tensorTy(v).getShape(), outTy.getShape()));
     maps.push_back(rewriter.getMultiDimIdentityMap(outTy.getRank()));
     Value r =
         linalg::GenericOp::create(
@@ -252,9 +252,8 @@ struct LowerWhere : OpRewritePattern<WhereOp> {
             [&](OpBuilder &b, Location l, ValueRange args) {
               Value c = args[0], set;
               if (isa<FloatType>(c.getType()))
-                set = arith::CmpFOp::create(
-                    b, l, arith::CmpFPredicate::UNE, c,
-                    floatConst(b, l, c.getType(), 0.0));
+                set = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, c,
+                                            floatConst(b, l, c.getType(), 0.0));
               else
                 set = arith::CmpIOp::create(
                     b, l, arith::CmpIPredicate::ne, c,
@@ -347,8 +346,7 @@ Value scatterAddRows(PatternRewriter &rewriter, GatherGradOp op) {
             tableRow(b, l, tensor::ExtractOp::create(b, l, idx, p), rows);
         SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
                                         b.getIndexAttr(width)};
-        SmallVector<OpFoldResult> strides{b.getIndexAttr(1),
-                                          b.getIndexAttr(1)};
+        SmallVector<OpFoldResult> strides{b.getIndexAttr(1), b.getIndexAttr(1)};
         Value g = tensor::ExtractSliceOp::create(
             b, l, RankedTensorType::get({1, width}, et), grad,
             ArrayRef<OpFoldResult>{p, b.getIndexAttr(0)}, sizes, strides);
@@ -360,8 +358,8 @@ Value scatterAddRows(PatternRewriter &rewriter, GatherGradOp op) {
             linalg::GenericOp::create(
                 b, l, TypeRange{rowTy}, ValueRange{g}, ValueRange{cur},
                 ArrayRef<AffineMap>{id, id},
-                SmallVector<utils::IteratorType>(
-                    2, utils::IteratorType::parallel),
+                SmallVector<utils::IteratorType>(2,
+                                                 utils::IteratorType::parallel),
                 [&](OpBuilder &bb, Location ll, ValueRange args) {
                   Value add = arith::AddFOp::create(
                       bb, ll, args[1], convertFloat(bb, ll, args[0], acc));
@@ -369,8 +367,8 @@ Value scatterAddRows(PatternRewriter &rewriter, GatherGradOp op) {
                 })
                 .getResult(0);
         Value next = tensor::InsertSliceOp::create(
-            b, l, sum, iter[0],
-            ArrayRef<OpFoldResult>{row, b.getIndexAttr(0)}, sizes, strides);
+            b, l, sum, iter[0], ArrayRef<OpFoldResult>{row, b.getIndexAttr(0)},
+            sizes, strides);
         scf::YieldOp::create(b, l, next);
       });
   Value table = loop.getResult(0);
@@ -594,14 +592,14 @@ Value mlir::dlc::lowering::placeWindow(OpBuilder &b, Location loc, Value x,
         for (auto [d, j] : llvm::enumerate(index)) {
           // A dimension x fills whole, in place: read at j, unguarded.
           if (offset[d] == 0 && stride[d] == 1 && first[d] == 0 &&
-              count[d] == ty.getDimSize(d) &&
-              count[d] == xTy.getDimSize(d)) {
+              count[d] == ty.getDimSize(d) && count[d] == xTy.getDimSize(d)) {
             at.push_back(j);
             continue;
           }
           // i = j - offset must be a multiple of the stride, and
           // 0 <= q = i / stride < count (for a negative stride, i <= 0).
-          Value i = arith::SubIOp::create(nb, l, j, indexConst(nb, l, offset[d]));
+          Value i =
+              arith::SubIOp::create(nb, l, j, indexConst(nb, l, offset[d]));
           Value q =
               arith::DivSIOp::create(nb, l, i, indexConst(nb, l, stride[d]));
           Value ok = arith::AndIOp::create(
@@ -619,11 +617,11 @@ Value mlir::dlc::lowering::placeWindow(OpBuilder &b, Location loc, Value x,
                     arith::RemSIOp::create(nb, l, i,
                                            indexConst(nb, l, stride[d])),
                     indexConst(nb, l, 0)));
-          inside =
-              inside ? arith::AndIOp::create(nb, l, inside, ok).getResult()
-                     : ok;
+          inside = inside ? arith::AndIOp::create(nb, l, inside, ok).getResult()
+                          : ok;
           at.push_back(arith::AddIOp::create(
-              nb, l, arith::SelectOp::create(nb, l, ok, q, indexConst(nb, l, 0)),
+              nb, l,
+              arith::SelectOp::create(nb, l, ok, q, indexConst(nb, l, 0)),
               indexConst(nb, l, first[d])));
         }
         Value v = tensor::ExtractOp::create(nb, l, x, at);
@@ -644,30 +642,30 @@ struct LowerCompare : OpRewritePattern<CompareOp> {
                                 PatternRewriter &rewriter) const override {
     ComparePredicate p = op.getPredicate();
     rewriter.replaceOp(
-        op, elementwise(
-                rewriter, op.getLoc(), tensorTy(op.getResult()),
-                ValueRange{op.getLhs(), op.getRhs()},
-                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  if (isa<FloatType>(a[0].getType())) {
-                    using F = arith::CmpFPredicate;
-                    F f = p == ComparePredicate::eq   ? F::OEQ
-                          : p == ComparePredicate::ne ? F::UNE
-                          : p == ComparePredicate::lt ? F::OLT
-                          : p == ComparePredicate::le ? F::OLE
-                          : p == ComparePredicate::gt ? F::OGT
-                                                      : F::OGE;
-                    return arith::CmpFOp::create(b, l, f, a[0], a[1]);
-                  }
-                  using I = arith::CmpIPredicate;
-                  bool u = a[0].getType().isInteger(1);
-                  I i = p == ComparePredicate::eq   ? I::eq
-                        : p == ComparePredicate::ne ? I::ne
-                        : p == ComparePredicate::lt ? (u ? I::ult : I::slt)
-                        : p == ComparePredicate::le ? (u ? I::ule : I::sle)
-                        : p == ComparePredicate::gt ? (u ? I::ugt : I::sgt)
-                                                    : (u ? I::uge : I::sge);
-                  return arith::CmpIOp::create(b, l, i, a[0], a[1]);
-                }));
+        op,
+        elementwise(rewriter, op.getLoc(), tensorTy(op.getResult()),
+                    ValueRange{op.getLhs(), op.getRhs()},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      if (isa<FloatType>(a[0].getType())) {
+                        using F = arith::CmpFPredicate;
+                        F f = p == ComparePredicate::eq   ? F::OEQ
+                              : p == ComparePredicate::ne ? F::UNE
+                              : p == ComparePredicate::lt ? F::OLT
+                              : p == ComparePredicate::le ? F::OLE
+                              : p == ComparePredicate::gt ? F::OGT
+                                                          : F::OGE;
+                        return arith::CmpFOp::create(b, l, f, a[0], a[1]);
+                      }
+                      using I = arith::CmpIPredicate;
+                      bool u = a[0].getType().isInteger(1);
+                      I i = p == ComparePredicate::eq   ? I::eq
+                            : p == ComparePredicate::ne ? I::ne
+                            : p == ComparePredicate::lt ? (u ? I::ult : I::slt)
+                            : p == ComparePredicate::le ? (u ? I::ule : I::sle)
+                            : p == ComparePredicate::gt ? (u ? I::ugt : I::sgt)
+                                                        : (u ? I::uge : I::sge);
+                      return arith::CmpIOp::create(b, l, i, a[0], a[1]);
+                    }));
     return success();
   }
 };
@@ -693,8 +691,9 @@ struct LowerLogical : OpRewritePattern<LogicalOp> {
 
 void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere,
-               LowerCompare, LowerLogical, LowerGather, LowerGatherGrad,
-               LowerGatherElements, LowerGatherElementsGrad, LowerIntArith,
-               LowerCumSum>(patterns.getContext());
+  patterns
+      .add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere, LowerCompare,
+           LowerLogical, LowerGather, LowerGatherGrad, LowerGatherElements,
+           LowerGatherElementsGrad, LowerIntArith, LowerCumSum>(
+          patterns.getContext());
 }

@@ -97,8 +97,8 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultTy,
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
   for (Value in : inputs)
-    maps.push_back(broadcastMap(ctx, tensorTy(in).getShape(),
-                                resultTy.getShape()));
+    maps.push_back(
+        broadcastMap(ctx, tensorTy(in).getShape(), resultTy.getShape()));
   maps.push_back(b.getMultiDimIdentityMap(resultTy.getRank()));
   SmallVector<utils::IteratorType> iters(resultTy.getRank(),
                                          utils::IteratorType::parallel);
@@ -130,11 +130,11 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultTy,
 /// semantics by `inputMaps`). `combine(acc, inputs...)` returns the new
 /// accumulator. The result drops the reduced dimensions (or keeps them with
 /// size 1 when `keepdim`).
-Value reduce(OpBuilder &b, Location loc, ArrayRef<int64_t> space,
-             ArrayRef<int64_t> dims, bool keepdim, ValueRange inputs,
-             ArrayRef<AffineMap> inputMaps, Type elemTy, double initValue,
-             function_ref<Value(OpBuilder &, Location, Value, ValueRange)>
-                 combine) {
+Value reduce(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> space, ArrayRef<int64_t> dims,
+    bool keepdim, ValueRange inputs, ArrayRef<AffineMap> inputMaps, Type elemTy,
+    double initValue,
+    function_ref<Value(OpBuilder &, Location, Value, ValueRange)> combine) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = space.size();
   SmallVector<int64_t> outShape;
@@ -195,7 +195,6 @@ AffineMap dropDimMap(MLIRContext *ctx, int64_t rank, int64_t dim) {
   return AffineMap::get(rank, 0, exprs, ctx);
 }
 
-
 /// Row-major reshape between static shapes as views: collapse to 1-D, then
 /// expand to the result (both bufferize to memref views, never a copy).
 Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
@@ -251,18 +250,18 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
   Value half = floatConst(b, loc, t, 0.5), one = floatConst(b, loc, t, 1.0);
   Value inner;
   if (act == "gelu") {
-    Value s = arith::MulFOp::create(b, loc, x,
-                                    floatConst(b, loc, t, M_SQRT1_2));
+    Value s =
+        arith::MulFOp::create(b, loc, x, floatConst(b, loc, t, M_SQRT1_2));
     inner = math::ErfOp::create(b, loc, s);
   } else { // gelu_tanh
-    Value x3 = arith::MulFOp::create(
-        b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value x3 =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
     Value poly = arith::AddFOp::create(
         b, loc, x,
         arith::MulFOp::create(b, loc, floatConst(b, loc, t, 0.044715), x3));
     Value k = floatConst(b, loc, t, std::sqrt(2.0 / M_PI));
-    inner = math::TanhOp::create(b, loc,
-                                 arith::MulFOp::create(b, loc, k, poly));
+    inner =
+        math::TanhOp::create(b, loc, arith::MulFOp::create(b, loc, k, poly));
   }
   Value hx = arith::MulFOp::create(b, loc, half, x);
   return arith::MulFOp::create(b, loc, hx,
@@ -363,29 +362,26 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       transposeInput = true; // the epilogue transposes the result back
     } else if (!transposeInput) {
       auto wtTy = RankedTensorType::get({k, n}, elemTy);
-      Value wt = linalg::TransposeOp::create(b, loc, w,
-                                             emptyTensor(b, loc, wtTy),
-                                             ArrayRef<int64_t>{1, 0})
-                     .getResult()[0];
-      y = linalg::MatmulOp::create(b, loc, TypeRange{accTy},
-                                   ValueRange{x, wt},
+      Value wt =
+          linalg::TransposeOp::create(b, loc, w, emptyTensor(b, loc, wtTy),
+                                      ArrayRef<int64_t>{1, 0})
+              .getResult()[0];
+      y = linalg::MatmulOp::create(b, loc, TypeRange{accTy}, ValueRange{x, wt},
                                    ValueRange{filledTensor(b, loc, accTy, 0.0)})
               .getResult(0);
       yMap = b.getMultiDimIdentityMap(2);
     } else {
       auto xtTy = RankedTensorType::get({k, m}, elemTy);
-      Value xt = linalg::TransposeOp::create(b, loc, x,
-                                             emptyTensor(b, loc, xtTy),
-                                             ArrayRef<int64_t>{1, 0})
-                     .getResult()[0];
+      Value xt =
+          linalg::TransposeOp::create(b, loc, x, emptyTensor(b, loc, xtTy),
+                                      ArrayRef<int64_t>{1, 0})
+              .getResult()[0];
       auto ytTy = RankedTensorType::get({n, m}, accElemTy);
-      y = linalg::MatmulOp::create(b, loc, TypeRange{ytTy},
-                                   ValueRange{w, xt},
+      y = linalg::MatmulOp::create(b, loc, TypeRange{ytTy}, ValueRange{w, xt},
                                    ValueRange{filledTensor(b, loc, ytTy, 0.0)})
               .getResult(0);
-      yMap = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx),
-                                   getAffineDimExpr(0, ctx)},
-                            ctx);
+      yMap = AffineMap::get(
+          2, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(0, ctx)}, ctx);
     }
 
     // Epilogue: bias and activation (and the transpose back) in one
@@ -465,20 +461,19 @@ template <typename SrcOp, typename ArithOp>
 struct LowerBinary : OpRewritePattern<SrcOp> {
   using OpRewritePattern<SrcOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(SrcOp op, PatternRewriter &b) const override {
-    Value y = elementwise(
-        b, op.getLoc(), tensorTy(op.getResult()),
-        ValueRange{op.getLhs(), op.getRhs()},
-        [](OpBuilder &nb, Location loc, ValueRange a) -> Value {
-          return ArithOp::create(nb, loc, a[0], a[1]);
-        });
+    Value y =
+        elementwise(b, op.getLoc(), tensorTy(op.getResult()),
+                    ValueRange{op.getLhs(), op.getRhs()},
+                    [](OpBuilder &nb, Location loc, ValueRange a) -> Value {
+                      return ArithOp::create(nb, loc, a[0], a[1]);
+                    });
     b.replaceOp(op, y);
     return success();
   }
 };
 
 /// Unary ops: `fn(builder, loc, x)` computes one element.
-template <typename SrcOp>
-struct LowerUnary : OpRewritePattern<SrcOp> {
+template <typename SrcOp> struct LowerUnary : OpRewritePattern<SrcOp> {
   using Fn = Value (*)(OpBuilder &, Location, Value, SrcOp);
   LowerUnary(MLIRContext *ctx, Fn fn) : OpRewritePattern<SrcOp>(ctx), fn(fn) {}
   LogicalResult matchAndRewrite(SrcOp op, PatternRewriter &b) const override {
@@ -505,20 +500,18 @@ std::pair<Value, Value> maxAndSumExp(OpBuilder &b, Location loc, Value x,
   int64_t rank = ty.getRank();
   Type et = ty.getElementType();
   AffineMap id = b.getMultiDimIdentityMap(rank);
-  Value max = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x}, {id},
-                     et, -INFINITY,
+  Value max =
+      reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x}, {id}, et,
+             -INFINITY, [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+               return arith::MaximumFOp::create(nb, l, acc, a[0]).getResult();
+             });
+  Value sum = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x, max},
+                     {id, dropDimMap(ctx, rank, dim)}, et, 0.0,
                      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                       return arith::MaximumFOp::create(nb, l, acc, a[0])
-                           .getResult();
+                       Value e = math::ExpOp::create(
+                           nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+                       return arith::AddFOp::create(nb, l, acc, e).getResult();
                      });
-  Value sum = reduce(
-      b, loc, ty.getShape(), {dim}, false, ValueRange{x, max},
-      {id, dropDimMap(ctx, rank, dim)}, et, 0.0,
-      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-        Value e = math::ExpOp::create(nb, l,
-                                      arith::SubFOp::create(nb, l, a[0], a[1]));
-        return arith::AddFOp::create(nb, l, acc, e).getResult();
-      });
   return {max, sum};
 }
 
@@ -573,7 +566,8 @@ struct LowerLogSoftmax : OpRewritePattern<LogSoftmaxOp> {
     auto [max, sum] = maxAndSumExp(b, loc, op.getInput(), dim);
     Value y = rowwise(b, loc, op.getInput(), dim, ValueRange{max, sum},
                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                        Value shifted = arith::SubFOp::create(nb, l, a[0], a[1]);
+                        Value shifted =
+                            arith::SubFOp::create(nb, l, a[0], a[1]);
                         return arith::SubFOp::create(
                             nb, l, shifted, math::LogOp::create(nb, l, a[2]));
                       });
@@ -595,13 +589,12 @@ std::pair<Value, Value> layerNormStats(OpBuilder &b, Location loc, Value x,
   AffineMap row = dropDimMap(ctx, rank, dim);
   Value sum = sumOver(b, loc, x, {dim}, false);
   auto rowTy = tensorTy(sum);
-  Value mean = elementwise(b, loc, rowTy, ValueRange{sum},
-                           [&](OpBuilder &nb, Location l, ValueRange a) {
-                             return arith::MulFOp::create(
-                                        nb, l, a[0],
-                                        floatConst(nb, l, et, invD))
-                                 .getResult();
-                           });
+  Value mean = elementwise(
+      b, loc, rowTy, ValueRange{sum},
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        return arith::MulFOp::create(nb, l, a[0], floatConst(nb, l, et, invD))
+            .getResult();
+      });
   Value sq = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x, mean},
                     {id, row}, et, 0.0,
                     [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
@@ -637,8 +630,7 @@ struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
     auto [mean, rstd] =
         layerNormStats(b, loc, x, op.getEpsilon().convertToDouble());
     // y = (x - mean) * rstd * weight + bias
-    AffineMap last =
-        AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx);
+    AffineMap last = AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx);
     SmallVector<AffineMap> maps{id, row, row, last, last, id};
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     Value y = linalg::GenericOp::create(
@@ -684,10 +676,10 @@ struct LowerBatchNorm : OpRewritePattern<BatchNormOp> {
         [&](OpBuilder &nb, Location l, ValueRange a) {
           auto in = [&](int i) { return convertFloat(nb, l, a[i], acc); };
           Value s = math::SqrtOp::create(
-              nb, l, arith::AddFOp::create(nb, l, in(3),
-                                           floatConst(nb, l, acc, eps)));
-          Value inv = arith::DivFOp::create(nb, l, floatConst(nb, l, acc, 1.0),
-                                            s);
+              nb, l,
+              arith::AddFOp::create(nb, l, in(3), floatConst(nb, l, acc, eps)));
+          Value inv =
+              arith::DivFOp::create(nb, l, floatConst(nb, l, acc, 1.0), s);
           Value alpha = arith::MulFOp::create(nb, l, inv, in(0));
           Value beta = arith::SubFOp::create(
               nb, l, in(1), arith::MulFOp::create(nb, l, in(2), alpha));
@@ -697,19 +689,19 @@ struct LowerBatchNorm : OpRewritePattern<BatchNormOp> {
     AffineMap channel =
         AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    Value y = linalg::GenericOp::create(
-                  b, loc, TypeRange{ty},
-                  ValueRange{op.getInput(), coeffs.getResult(0),
-                             coeffs.getResult(1)},
-                  ValueRange{emptyTensor(b, loc, ty)},
-                  SmallVector<AffineMap>{id, channel, channel, id}, iters,
-                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                    Value x = convertFloat(nb, l, a[0], acc);
-                    Value v = arith::AddFOp::create(
-                        nb, l, arith::MulFOp::create(nb, l, x, a[1]), a[2]);
-                    linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
-                  })
-                  .getResult(0);
+    Value y =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{ty},
+            ValueRange{op.getInput(), coeffs.getResult(0), coeffs.getResult(1)},
+            ValueRange{emptyTensor(b, loc, ty)},
+            SmallVector<AffineMap>{id, channel, channel, id}, iters,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value x = convertFloat(nb, l, a[0], acc);
+              Value v = arith::AddFOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, x, a[1]), a[2]);
+              linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
+            })
+            .getResult(0);
     b.replaceOp(op, y);
     return success();
   }
@@ -723,8 +715,8 @@ struct LowerReshape : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &b) const override {
-    b.replaceOp(op, reshapeTo(b, op.getLoc(), op.getInput(),
-                              tensorTy(op.getResult())));
+    b.replaceOp(
+        op, reshapeTo(b, op.getLoc(), op.getInput(), tensorTy(op.getResult())));
     return success();
   }
 };
@@ -775,7 +767,6 @@ struct LowerReduction : OpRewritePattern<SrcOp> {
     return success();
   }
 };
-
 
 /// dlc.max and dlc.min: a reduction from -inf (+inf) with maximumf
 /// (minimumf), which propagates NaN as PyTorch's amax/amin do.
@@ -866,16 +857,16 @@ struct LowerMseLoss : OpRewritePattern<MseLossOp> {
     Location loc = op.getLoc();
     auto ty = tensorTy(op.getInput());
     AffineMap id = b.getMultiDimIdentityMap(ty.getRank());
-    Value y = reduce(b, loc, ty.getShape(), allDims(ty.getRank()), false,
-                     ValueRange{op.getInput(), op.getTarget()}, {id, id},
-                     ty.getElementType(), 0.0,
-                     [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                       Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
-                       return arith::AddFOp::create(
-                                  nb, l, acc,
-                                  arith::MulFOp::create(nb, l, d, d))
-                           .getResult();
-                     });
+    Value y =
+        reduce(b, loc, ty.getShape(), allDims(ty.getRank()), false,
+               ValueRange{op.getInput(), op.getTarget()}, {id, id},
+               ty.getElementType(), 0.0,
+               [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                 Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                 return arith::AddFOp::create(
+                            nb, l, acc, arith::MulFOp::create(nb, l, d, d))
+                     .getResult();
+               });
     if (op.getReduction() == "mean")
       y = scale(b, loc, y, 1.0 / static_cast<double>(ty.getNumElements()));
     b.replaceOp(op, y);
@@ -906,8 +897,8 @@ Value isIgnored(OpBuilder &b, Location l, Value label, int64_t ignore) {
 Value countLabels(OpBuilder &b, Location loc, Value labels, Type et,
                   int64_t ignore) {
   int64_t n = tensorTy(labels).getDimSize(0);
-  AffineMap d0 =
-      AffineMap::get(1, 0, {getAffineDimExpr(0, b.getContext())}, b.getContext());
+  AffineMap d0 = AffineMap::get(1, 0, {getAffineDimExpr(0, b.getContext())},
+                                b.getContext());
   return reduce(b, loc, {n}, {0}, false, ValueRange{labels}, {d0}, et, 0.0,
                 [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
                   Value one = arith::SelectOp::create(
@@ -938,8 +929,8 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
         [&](OpBuilder &nb, Location l, Value acc, ValueRange a) -> Value {
           Value row = linalg::IndexOp::create(nb, l, 0);
           Value col = labelColumn(nb, l, a[2], c);
-          Value picked = tensor::ExtractOp::create(nb, l, logits,
-                                                   ValueRange{row, col});
+          Value picked =
+              tensor::ExtractOp::create(nb, l, logits, ValueRange{row, col});
           Value lse = arith::AddFOp::create(nb, l, a[0],
                                             math::LogOp::create(nb, l, a[1]));
           // acc + (ignored ? 0 : term): one addf into the accumulator,
@@ -950,12 +941,12 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
           return arith::AddFOp::create(nb, l, acc, term);
         });
     if (op.getReduction() == "mean")
-      y = elementwise(b, loc, tensorTy(y),
-                      ValueRange{y, countLabels(b, loc, op.getLabels(), et,
-                                                ignore)},
-                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                        return arith::DivFOp::create(nb, l, a[0], a[1]);
-                      });
+      y = elementwise(
+          b, loc, tensorTy(y),
+          ValueRange{y, countLabels(b, loc, op.getLabels(), et, ignore)},
+          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            return arith::DivFOp::create(nb, l, a[0], a[1]);
+          });
     b.replaceOp(op, y);
     return success();
   }
@@ -976,9 +967,8 @@ Value activationFn(OpBuilder &b, Location l, Value x, OpTy) {
 }
 
 Value geluFn(OpBuilder &b, Location l, Value x, GeluOp op) {
-  return applyActivation(b, l, op.getApproximate() == "tanh" ? "gelu_tanh"
-                                                             : "gelu",
-                         x);
+  return applyActivation(
+      b, l, op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu", x);
 }
 Value expFn(OpBuilder &b, Location l, Value x, ExpOp) {
   return math::ExpOp::create(b, l, x);
@@ -1046,8 +1036,8 @@ Value activationGradient(OpBuilder &b, Location loc, StringRef act, Value x,
     return arith::SubFOp::create(b, loc, l, r).getResult();
   };
   if (act == "relu") {
-    Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
-                                      c(0.0));
+    Value pos =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(0.0));
     return arith::SelectOp::create(b, loc, pos, g, c(0.0));
   }
   if (act == "tanh") {
@@ -1059,8 +1049,8 @@ Value activationGradient(OpBuilder &b, Location loc, StringRef act, Value x,
     return mul(mul(g, sub(c(1.0), y)), y);
   }
   if (act == "gelu") {
-    Value cdf = mul(c(0.5),
-                    add(c(1.0), math::ErfOp::create(b, loc, mul(x, c(M_SQRT1_2)))));
+    Value cdf = mul(
+        c(0.5), add(c(1.0), math::ErfOp::create(b, loc, mul(x, c(M_SQRT1_2)))));
     Value pdf = mul(c(M_2_SQRTPI * M_SQRT1_2 * 0.5),
                     math::ExpOp::create(b, loc, mul(c(-0.5), mul(x, x))));
     return mul(g, add(cdf, mul(x, pdf)));
@@ -1130,15 +1120,14 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
               Value p = arith::DivFOp::create(nb, l, e, a[2]);
               Value labIdx = labelColumn(nb, l, a[3], c);
               Value col = linalg::IndexOp::create(nb, l, 1);
-              Value hit = arith::CmpIOp::create(
-                  nb, l, arith::CmpIPredicate::eq, col, labIdx);
+              Value hit = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                                col, labIdx);
               Value onehot = arith::SelectOp::create(
                   nb, l, hit, floatConst(nb, l, et, 1.0),
                   floatConst(nb, l, et, 0.0));
               Value v = arith::MulFOp::create(
                   nb, l, arith::SubFOp::create(nb, l, p, onehot), a[4]);
-              v = arith::SelectOp::create(nb, l,
-                                          isIgnored(nb, l, a[3], ignore),
+              v = arith::SelectOp::create(nb, l, isIgnored(nb, l, a[3], ignore),
                                           floatConst(nb, l, et, 0.0), v);
               linalg::YieldOp::create(nb, l, v);
             })
@@ -1165,30 +1154,29 @@ struct LowerLayerNormGrad : OpRewritePattern<LayerNormGradOp> {
     AffineMap row = dropDimMap(ctx, rank, dim);
     AffineMap last = AffineMap::get(rank, 0, {getAffineDimExpr(dim, ctx)}, ctx);
     auto xhat = [](OpBuilder &nb, Location l, Value xv, Value m, Value r) {
-      return arith::MulFOp::create(nb, l,
-                                   arith::SubFOp::create(nb, l, xv, m), r)
+      return arith::MulFOp::create(nb, l, arith::SubFOp::create(nb, l, xv, m),
+                                   r)
           .getResult();
     };
     // Per row: s1 = sum(g * w), s2 = sum(g * w * xhat).
-    Value s1 = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{g, w},
-                      {id, last}, et, 0.0,
-                      [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                        return arith::AddFOp::create(
-                                   nb, l, acc,
-                                   arith::MulFOp::create(nb, l, a[0], a[1]))
-                            .getResult();
-                      });
-    Value s2 = reduce(
-        b, loc, ty.getShape(), {dim}, false, ValueRange{x, mean, rstd, g, w},
-        {id, row, row, id, last}, et, 0.0,
-        [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-          Value dy = arith::MulFOp::create(nb, l, a[3], a[4]);
-          return arith::AddFOp::create(
-                     nb, l, acc,
-                     arith::MulFOp::create(nb, l, dy,
-                                           xhat(nb, l, a[0], a[1], a[2])))
+    Value s1 = reduce(
+        b, loc, ty.getShape(), {dim}, false, ValueRange{g, w}, {id, last}, et,
+        0.0, [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+          return arith::AddFOp::create(nb, l, acc,
+                                       arith::MulFOp::create(nb, l, a[0], a[1]))
               .getResult();
         });
+    Value s2 =
+        reduce(b, loc, ty.getShape(), {dim}, false,
+               ValueRange{x, mean, rstd, g, w}, {id, row, row, id, last}, et,
+               0.0, [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                 Value dy = arith::MulFOp::create(nb, l, a[3], a[4]);
+                 return arith::AddFOp::create(
+                            nb, l, acc,
+                            arith::MulFOp::create(
+                                nb, l, dy, xhat(nb, l, a[0], a[1], a[2])))
+                     .getResult();
+               });
     // dx = rstd * (dy - s1/D - xhat * s2/D)
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     Value dx =
@@ -1204,25 +1192,24 @@ struct LowerLayerNormGrad : OpRewritePattern<LayerNormGradOp> {
                   nb, l, dy, arith::MulFOp::create(nb, l, a[5], k));
               t = arith::SubFOp::create(
                   nb, l, t,
-                  arith::MulFOp::create(
-                      nb, l, xh, arith::MulFOp::create(nb, l, a[6], k)));
-              linalg::YieldOp::create(nb, l,
-                                      arith::MulFOp::create(nb, l, a[2], t)
-                                          .getResult());
+                  arith::MulFOp::create(nb, l, xh,
+                                        arith::MulFOp::create(nb, l, a[6], k)));
+              linalg::YieldOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, a[2], t).getResult());
             })
             .getResult(0);
     // Weight and bias gradients: sums over every leading dimension.
     SmallVector<int64_t> leading = allDims(dim);
-    Value dw = reduce(b, loc, ty.getShape(), leading, false,
-                      ValueRange{x, mean, rstd, g}, {id, row, row, id}, et, 0.0,
-                      [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                        return arith::AddFOp::create(
-                                   nb, l, acc,
-                                   arith::MulFOp::create(
-                                       nb, l, a[3],
-                                       xhat(nb, l, a[0], a[1], a[2])))
-                            .getResult();
-                      });
+    Value dw =
+        reduce(b, loc, ty.getShape(), leading, false,
+               ValueRange{x, mean, rstd, g}, {id, row, row, id}, et, 0.0,
+               [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                 return arith::AddFOp::create(
+                            nb, l, acc,
+                            arith::MulFOp::create(
+                                nb, l, a[3], xhat(nb, l, a[0], a[1], a[2])))
+                     .getResult();
+               });
     Value db = sumOver(b, loc, g, leading, false);
     b.replaceOp(op, ValueRange{dx, dw, db});
     return success();
@@ -1254,11 +1241,9 @@ Value powInt(OpBuilder &b, Location loc, double base, Value n) {
 /// A linalg.generic over tensors of one shape that updates `outs` in place
 /// (they are its destinations) from `ins`; `body(ins..., outs...)` returns
 /// the new values of the outs.
-SmallVector<Value>
-updateInPlace(OpBuilder &b, Location loc, ValueRange ins, ValueRange outs,
-              function_ref<SmallVector<Value>(OpBuilder &, Location,
-                                              ValueRange)>
-                  body) {
+SmallVector<Value> updateInPlace(
+    OpBuilder &b, Location loc, ValueRange ins, ValueRange outs,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
   auto ty = tensorTy(outs.front());
   SmallVector<AffineMap> maps(ins.size() + outs.size(),
                               b.getMultiDimIdentityMap(ty.getRank()));
@@ -1305,22 +1290,22 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
       // PyTorch: scale.double().reciprocal().float()
       inv = arith::TruncFOp::create(
           b, loc, f32,
-          arith::DivFOp::create(b, loc, floatConst(b, loc, b.getF64Type(), 1.0),
-                                arith::ExtFOp::create(b, loc, b.getF64Type(),
-                                                      eff)));
+          arith::DivFOp::create(
+              b, loc, floatConst(b, loc, b.getF64Type(), 1.0),
+              arith::ExtFOp::create(b, loc, b.getF64Type(), eff)));
       Value bad = zero;
       for (Value g : op.getGrads()) {
         auto gTy = tensorTy(g);
         Value flag = reduce(
-            b, loc, gTy.getShape(), allDims(gTy.getRank()), false, ValueRange{g},
-            {b.getMultiDimIdentityMap(gTy.getRank())}, f32, 0.0,
+            b, loc, gTy.getShape(), allDims(gTy.getRank()), false,
+            ValueRange{g}, {b.getMultiDimIdentityMap(gTy.getRank())}, f32, 0.0,
             [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
               Value x = arith::MulFOp::create(nb, l, a[0], inv);
               // x - x is 0 for a finite x, NaN for an infinite or NaN one.
               Value d = arith::SubFOp::create(nb, l, x, x);
-              Value nonFinite = arith::CmpFOp::create(
-                  nb, l, arith::CmpFPredicate::UNE, d,
-                  floatConst(nb, l, f32, 0.0));
+              Value nonFinite =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, d,
+                                        floatConst(nb, l, f32, 0.0));
               return arith::SelectOp::create(nb, l, nonFinite,
                                              floatConst(nb, l, f32, 1.0), acc)
                   .getResult();
@@ -1328,15 +1313,15 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
         bad = arith::MaximumFOp::create(
             b, loc, bad, tensor::ExtractOp::create(b, loc, flag, ValueRange{}));
       }
-      found = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, bad,
-                                    zero);
+      found =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, bad, zero);
     }
     // Keeps the old value when the step is skipped.
     auto keepIfSkipped = [&](OpBuilder &nb, Location l, Value oldV,
                              Value newV) -> Value {
-      return scaled ? arith::SelectOp::create(nb, l, found, oldV, newV)
-                          .getResult()
-                    : newV;
+      return scaled
+                 ? arith::SelectOp::create(nb, l, found, oldV, newV).getResult()
+                 : newV;
     };
 
     // The step count, before and after this step.
@@ -1344,11 +1329,10 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
     Value newStep = keepIfSkipped(
         b, loc, oldStep,
         arith::AddFOp::create(b, loc, oldStep, floatConst(b, loc, st, 1.0)));
-    Value newStepT = updateInPlace(
-        b, loc, ValueRange{}, ValueRange{step},
-        [&](OpBuilder &, Location, ValueRange) {
-          return SmallVector<Value>{newStep};
-        })[0];
+    Value newStepT = updateInPlace(b, loc, ValueRange{}, ValueRange{step},
+                                   [&](OpBuilder &, Location, ValueRange) {
+                                     return SmallVector<Value>{newStep};
+                                   })[0];
 
     size_t n = op.getParams().size();
     SmallVector<Value> newParams(n), newStates(op.getStates().size());
@@ -1370,7 +1354,8 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
               auto c = [&](double v) { return floatConst(nb, l, et, v); };
               Value d = a[0], p = a[1];
               if (scaled)
-                d = arith::MulFOp::create(nb, l, d, convertFloat(nb, l, inv, et));
+                d = arith::MulFOp::create(nb, l, d,
+                                          convertFloat(nb, l, inv, et));
               if (wd != 0.0)
                 d = arith::AddFOp::create(
                     nb, l, d, arith::MulFOp::create(nb, l, c(wd), p));
@@ -1381,17 +1366,17 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
                     nb, l, arith::MulFOp::create(nb, l, a[2], c(momentum)),
                     arith::MulFOp::create(nb, l, c(1.0 - dampening), d));
                 buf = arith::SelectOp::create(nb, l, first, d, old);
-                d = nesterov ? arith::AddFOp::create(
-                                   nb, l, d,
-                                   arith::MulFOp::create(nb, l, c(momentum),
-                                                         buf))
-                                   .getResult()
-                             : buf;
+                d = nesterov
+                        ? arith::AddFOp::create(
+                              nb, l, d,
+                              arith::MulFOp::create(nb, l, c(momentum), buf))
+                              .getResult()
+                        : buf;
               }
               res.push_back(keepIfSkipped(
                   nb, l, a[1],
-                  arith::AddFOp::create(nb, l, p,
-                                        arith::MulFOp::create(nb, l, c(-lr), d))));
+                  arith::AddFOp::create(
+                      nb, l, p, arith::MulFOp::create(nb, l, c(-lr), d))));
               if (buf)
                 res.push_back(keepIfSkipped(nb, l, a[2], buf));
               return res;
@@ -1412,8 +1397,8 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
       Value bc1 = arith::SubFOp::create(b, loc, one, powInt(b, loc, beta1, k));
       Value bc2 = arith::SubFOp::create(b, loc, one, powInt(b, loc, beta2, k));
       Value negStepSize = arith::NegFOp::create(
-          b, loc, arith::DivFOp::create(b, loc, floatConst(b, loc, f64, lr),
-                                        bc1));
+          b, loc,
+          arith::DivFOp::create(b, loc, floatConst(b, loc, f64, lr), bc1));
       Value bc2Sqrt = math::SqrtOp::create(b, loc, bc2);
       for (size_t i = 0; i < n; ++i) {
         Type et = tensorTy(op.getParams()[i]).getElementType();
@@ -1439,18 +1424,17 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
               else if (wd != 0.0)
                 g = add(g, mul(c(wd), p));
               // exp_avg.lerp_(grad, 1 - beta1)
-              Value m2 = add(m, mul(c(1.0 - beta1),
-                                    arith::SubFOp::create(nb, l, g, m)));
+              Value m2 = add(
+                  m, mul(c(1.0 - beta1), arith::SubFOp::create(nb, l, g, m)));
               // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
               Value v2 = add(mul(v, c(beta2)), mul(mul(c(1.0 - beta2), g), g));
               Value denom =
-                  add(arith::DivFOp::create(nb, l,
-                                            math::SqrtOp::create(nb, l, v2),
-                                            bc2S),
+                  add(arith::DivFOp::create(
+                          nb, l, math::SqrtOp::create(nb, l, v2), bc2S),
                       c(eps));
               // param.addcdiv_(exp_avg, denom, value=-step_size)
-              Value p2 = add(p, arith::DivFOp::create(nb, l, mul(negStep, m2),
-                                                      denom));
+              Value p2 =
+                  add(p, arith::DivFOp::create(nb, l, mul(negStep, m2), denom));
               return SmallVector<Value>{keepIfSkipped(nb, l, a[1], p2),
                                         keepIfSkipped(nb, l, a[2], m2),
                                         keepIfSkipped(nb, l, a[3], v2)};
@@ -1476,9 +1460,8 @@ struct LowerOptimizerUpdate : OpRewritePattern<OptimizerUpdateOp> {
           arith::SelectOp::create(b, loc, grow, c(0.0), next));
       Value newScale = arith::SelectOp::create(
           b, loc, found, arith::MulFOp::create(b, loc, eff, c(0.5)),
-          arith::SelectOp::create(b, loc, grow,
-                                  arith::MulFOp::create(b, loc, eff, c(2.0)),
-                                  eff));
+          arith::SelectOp::create(
+              b, loc, grow, arith::MulFOp::create(b, loc, eff, c(2.0)), eff));
       auto scalarOut = [&](Value dest, Value v) {
         return updateInPlace(b, loc, ValueRange{}, ValueRange{dest},
                              [&](OpBuilder &, Location, ValueRange) {
@@ -1547,7 +1530,8 @@ struct LowerCast : OpRewritePattern<CastOp> {
                 else
                   v = it.getWidth() == 1
                           ? arith::UIToFPOp::create(nb, l, et, a[0]).getResult()
-                          : arith::SIToFPOp::create(nb, l, et, a[0]).getResult();
+                          : arith::SIToFPOp::create(nb, l, et, a[0])
+                                .getResult();
                 linalg::YieldOp::create(nb, l, v);
               })
               .getResult(0);
@@ -1568,8 +1552,9 @@ struct LowerTransfer : OpRewritePattern<TransferOp> {
   LogicalResult matchAndRewrite(TransferOp op,
                                 PatternRewriter &b) const override {
     Value input = op.getInput();
-    bool fromArgument = isa<BlockArgument>(input) &&
-                        isa<func::FuncOp>(input.getParentBlock()->getParentOp());
+    bool fromArgument =
+        isa<BlockArgument>(input) &&
+        isa<func::FuncOp>(input.getParentBlock()->getParentOp());
     bool toReturn = llvm::all_of(op->getUsers(), [](Operation *user) {
       return isa<func::ReturnOp>(user);
     });
@@ -1586,18 +1571,17 @@ struct DlcLowerToLinalgPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerLinear, LowerMatmul, LowerAttention, LowerSoftmax, LowerLogSoftmax,
-                 LowerLayerNorm, LowerReshape, LowerTranspose, LowerMseLoss,
-                 LowerCrossEntropy, LowerReduction<SumOp, false>,
-                 LowerReduction<MeanOp, true>, LowerExtremum<MaxOp, true>,
-                 LowerExtremum<MinOp, false>, LowerExtremumGrad,
-                 LowerBinary<AddOp, arith::AddFOp>,
-                 LowerBinary<SubOp, arith::SubFOp>,
-                 LowerBinary<MulOp, arith::MulFOp>,
-                 LowerBinary<DivOp, arith::DivFOp>, LowerFill, LowerScale,
-                 LowerBroadcastTo, LowerActivationGrad, LowerCrossEntropyGrad,
-                 LowerLayerNormGrad, LowerOptimizerUpdate, LowerCast,
-                 LowerLossScale, LowerBatchNorm, LowerTransfer>(ctx);
+    patterns.add<
+        LowerLinear, LowerMatmul, LowerAttention, LowerSoftmax, LowerLogSoftmax,
+        LowerLayerNorm, LowerReshape, LowerTranspose, LowerMseLoss,
+        LowerCrossEntropy, LowerReduction<SumOp, false>,
+        LowerReduction<MeanOp, true>, LowerExtremum<MaxOp, true>,
+        LowerExtremum<MinOp, false>, LowerExtremumGrad,
+        LowerBinary<AddOp, arith::AddFOp>, LowerBinary<SubOp, arith::SubFOp>,
+        LowerBinary<MulOp, arith::MulFOp>, LowerBinary<DivOp, arith::DivFOp>,
+        LowerFill, LowerScale, LowerBroadcastTo, LowerActivationGrad,
+        LowerCrossEntropyGrad, LowerLayerNormGrad, LowerOptimizerUpdate,
+        LowerCast, LowerLossScale, LowerBatchNorm, LowerTransfer>(ctx);
     patterns.add<LowerUnary<ReluOp>>(ctx, activationFn<ReluOp>);
     patterns.add<LowerUnary<TanhOp>>(ctx, activationFn<TanhOp>);
     patterns.add<LowerUnary<SigmoidOp>>(ctx, activationFn<SigmoidOp>);

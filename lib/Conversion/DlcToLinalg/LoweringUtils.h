@@ -2,8 +2,8 @@
 //
 // The builders that every lowering of dlc-lower-to-linalg is made of (defined
 // in DlcToLinalg.cpp), shared with the files that lower one op family each
-// (Convolution.cpp, Pooling.cpp, DataMovement.cpp), and the hooks that add those files'
-// patterns to the pass.
+// (Convolution.cpp, Pooling.cpp, DataMovement.cpp), and the hooks that add
+// those files' patterns to the pass.
 //
 //===----------------------------------------------------------------------===//
 

@@ -39,9 +39,18 @@ template <typename OpTy>
 Window windowOf(OpTy op, ArrayRef<int64_t> dilations, RankedTensorType in) {
   ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(),
                     p = op.getPadding();
-  return {k[0],         k[1],         s[0], s[1], p[0], p[1],
-          p[2],         p[3],         dilations[0],   dilations[1],
-          in.getDimSize(2), in.getDimSize(3)};
+  return {k[0],
+          k[1],
+          s[0],
+          s[1],
+          p[0],
+          p[1],
+          p[2],
+          p[3],
+          dilations[0],
+          dilations[1],
+          in.getDimSize(2),
+          in.getDimSize(3)};
 }
 
 /// Windows of at most this many taps are combined in registers.
@@ -55,10 +64,10 @@ constexpr int64_t kMaxUnrolledTaps = 16;
 /// registers: no read-modify-write of the result per tap, and a loop along
 /// ow that LLVM vectorises without a data-dependent branch. A large window
 /// is a reduction over (kh, kw), as is a window with a stride of 1.
-Value poolReduce(OpBuilder &b, Location loc, Value xp, const Window &win,
-                 RankedTensorType accTy, double init,
-                 function_ref<Value(OpBuilder &, Location, Value, Value)>
-                     combine) {
+Value poolReduce(
+    OpBuilder &b, Location loc, Value xp, const Window &win,
+    RankedTensorType accTy, double init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   MLIRContext *ctx = b.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   // (With a stride of 1 the first tap's map would be a plain dimension,
@@ -70,11 +79,10 @@ Value poolReduce(OpBuilder &b, Location loc, Value xp, const Window &win,
     for (int64_t i = 0; i < win.kh; ++i)
       for (int64_t j = 0; j < win.kw; ++j) {
         taps.push_back(xp);
-        maps.push_back(AffineMap::get(
-            4, 0,
-            {d(0), d(1), d(2) * win.sh + i * win.dh,
-             d(3) * win.sw + j * win.dw},
-            ctx));
+        maps.push_back(AffineMap::get(4, 0,
+                                      {d(0), d(1), d(2) * win.sh + i * win.dh,
+                                       d(3) * win.sw + j * win.dw},
+                                      ctx));
       }
     maps.push_back(b.getMultiDimIdentityMap(4));
     return linalg::GenericOp::create(
@@ -92,9 +100,10 @@ Value poolReduce(OpBuilder &b, Location loc, Value xp, const Window &win,
         .getResult(0);
   }
   // Iteration space (n, c, oh, kh, kw, ow).
-  AffineMap xMap = AffineMap::get(
-      6, 0, {d(0), d(1), d(2) * win.sh + d(3) * win.dh, d(5) * win.sw + d(4) * win.dw},
-      ctx);
+  AffineMap xMap = AffineMap::get(6, 0,
+                                  {d(0), d(1), d(2) * win.sh + d(3) * win.dh,
+                                   d(5) * win.sw + d(4) * win.dw},
+                                  ctx);
   AffineMap kMap = AffineMap::get(6, 0, {d(3), d(4)}, ctx);
   AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx);
   auto p = utils::IteratorType::parallel, r = utils::IteratorType::reduction;
@@ -133,9 +142,9 @@ Value avgDivisor(OpBuilder &b, Location loc, Value oh, Value ow,
     Value hi = arith::MinSIOp::create(b, loc, end, cIndex(b, loc, size));
     return arith::SubIOp::create(b, loc, hi, lo).getResult();
   };
-  Value count = arith::MulIOp::create(
-      b, loc, inside(oh, win.sh, win.pt, win.kh, win.h),
-      inside(ow, win.sw, win.pl, win.kw, win.w));
+  Value count =
+      arith::MulIOp::create(b, loc, inside(oh, win.sh, win.pt, win.kh, win.h),
+                            inside(ow, win.sw, win.pl, win.kw, win.w));
   count = arith::MaxSIOp::create(b, loc, count, cIndex(b, loc, 1));
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
   return arith::SIToFPOp::create(b, loc, ty, i64);
@@ -148,21 +157,20 @@ struct LowerMaxPool2D : OpRewritePattern<MaxPool2DOp> {
     auto inTy = tensorTy(op.getInput()), resTy = tensorTy(op.getResult());
     Window win = windowOf(op, op.getDilations(), inTy);
     // Padding is -inf: it never wins. A NaN in a window wins (PyTorch).
-    Value xp = padImage(b, op.getLoc(), op.getInput(), op.getPadding(),
-                        -INFINITY);
-    b.replaceOp(op, poolReduce(b, op.getLoc(), xp, win, resTy, -INFINITY,
-                               [](OpBuilder &nb, Location l, Value acc,
-                                  Value x) {
-                                 // x wins if larger or NaN: NaN propagates
-                                 // and the first of equal values stays, as
-                                 // in PyTorch; a select, not maximumf,
-                                 // whose x86 expansion branches.
-                                 Value gt = arith::CmpFOp::create(
-                                     nb, l, arith::CmpFPredicate::UGT, x, acc);
-                                 return arith::SelectOp::create(nb, l, gt, x,
-                                                                acc)
-                                     .getResult();
-                               }));
+    Value xp =
+        padImage(b, op.getLoc(), op.getInput(), op.getPadding(), -INFINITY);
+    b.replaceOp(
+        op, poolReduce(
+                b, op.getLoc(), xp, win, resTy, -INFINITY,
+                [](OpBuilder &nb, Location l, Value acc, Value x) {
+                  // x wins if larger or NaN: NaN propagates
+                  // and the first of equal values stays, as
+                  // in PyTorch; a select, not maximumf,
+                  // whose x86 expansion branches.
+                  Value gt = arith::CmpFOp::create(
+                      nb, l, arith::CmpFPredicate::UGT, x, acc);
+                  return arith::SelectOp::create(nb, l, gt, x, acc).getResult();
+                }));
     return success();
   }
 };
@@ -178,28 +186,27 @@ struct LowerAvgPool2D : OpRewritePattern<AvgPool2DOp> {
     Window win = windowOf(op, noDilation, inTy);
     bool includePad = op.getCountIncludePad();
     Value xp = padImage(b, loc, op.getInput(), op.getPadding(), 0.0);
-    Value sum = poolReduce(b, loc, xp, win,
-                           RankedTensorType::get(resTy.getShape(), acc), 0.0,
-                           [](OpBuilder &nb, Location l, Value a, Value x) {
-                             return arith::AddFOp::create(nb, l, a, x)
-                                 .getResult();
-                           });
+    Value sum = poolReduce(
+        b, loc, xp, win, RankedTensorType::get(resTy.getShape(), acc), 0.0,
+        [](OpBuilder &nb, Location l, Value a, Value x) {
+          return arith::AddFOp::create(nb, l, a, x).getResult();
+        });
     // sum / divisor, the divisor computed from the position.
     AffineMap id = b.getMultiDimIdentityMap(4);
-    Value y = linalg::GenericOp::create(
-                  b, loc, TypeRange{resTy}, ValueRange{sum},
-                  ValueRange{emptyTensor(b, loc, resTy)},
-                  SmallVector<AffineMap>{id, id},
-                  SmallVector<utils::IteratorType>(
-                      4, utils::IteratorType::parallel),
-                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                    Value oh = linalg::IndexOp::create(nb, l, 2);
-                    Value ow = linalg::IndexOp::create(nb, l, 3);
-                    Value div = avgDivisor(nb, l, oh, ow, win, includePad, acc);
-                    Value v = arith::DivFOp::create(nb, l, a[0], div);
-                    linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
-                  })
-                  .getResult(0);
+    Value y =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{resTy}, ValueRange{sum},
+            ValueRange{emptyTensor(b, loc, resTy)},
+            SmallVector<AffineMap>{id, id},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value oh = linalg::IndexOp::create(nb, l, 2);
+              Value ow = linalg::IndexOp::create(nb, l, 3);
+              Value div = avgDivisor(nb, l, oh, ow, win, includePad, acc);
+              Value v = arith::DivFOp::create(nb, l, a[0], div);
+              linalg::YieldOp::create(nb, l, convertFloat(nb, l, v, et));
+            })
+            .getResult(0);
     b.replaceOp(op, y);
     return success();
   }
@@ -259,17 +266,16 @@ Value poolGradGather(
             SmallVector<Value> idx;
             for (int64_t i = 0; i < 6; ++i)
               idx.push_back(linalg::IndexOp::create(nb, l, i));
-            auto [oh, vh] = windowReading(nb, l, idx[2], idx[4], win.pt,
-                                          win.dh, win.sh, outH);
-            auto [ow, vw] = windowReading(nb, l, idx[3], idx[5], win.pl,
-                                          win.dw, win.sw, outW);
+            auto [oh, vh] = windowReading(nb, l, idx[2], idx[4], win.pt, win.dh,
+                                          win.sh, outH);
+            auto [ow, vw] = windowReading(nb, l, idx[3], idx[5], win.pl, win.dw,
+                                          win.sw, outW);
             Value valid = arith::AndIOp::create(nb, l, vh, vw);
             Value v = contribution(
                 nb, l, ValueRange{idx[0], idx[1], oh, ow, idx[4], idx[5]},
                 valid, a[1]);
-            linalg::YieldOp::create(nb, l,
-                                    arith::AddFOp::create(nb, l, a[1], v)
-                                        .getResult());
+            linalg::YieldOp::create(
+                nb, l, arith::AddFOp::create(nb, l, a[1], v).getResult());
           })
           .getResult(0);
   return convertTensor(b, loc, dx, et);
@@ -290,15 +296,13 @@ struct LowerMaxPool2DGrad : OpRewritePattern<MaxPool2DGradOp> {
     Type et = inTy.getElementType(), acc = accumulatorType(b, et);
     Type i32 = b.getI32Type();
     Window win = windowOf(op, op.getDilations(), inTy);
-    Value xp =
-        padImage(b, loc, op.getInput(), op.getPadding(), -INFINITY);
+    Value xp = padImage(b, loc, op.getInput(), op.getPadding(), -INFINITY);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     // Iteration space (n, c, oh, ow, kh, kw): the taps in row-major order.
-    AffineMap xMap = AffineMap::get(
-        6, 0,
-        {d(0), d(1), d(2) * win.sh + d(4) * win.dh,
-         d(3) * win.sw + d(5) * win.dw},
-        ctx);
+    AffineMap xMap = AffineMap::get(6, 0,
+                                    {d(0), d(1), d(2) * win.sh + d(4) * win.dh,
+                                     d(3) * win.sw + d(5) * win.dw},
+                                    ctx);
     AffineMap kMap = AffineMap::get(6, 0, {d(4), d(5)}, ctx);
     AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
     auto p = utils::IteratorType::parallel, r = utils::IteratorType::reduction;
@@ -306,8 +310,8 @@ struct LowerMaxPool2DGrad : OpRewritePattern<MaxPool2DGradOp> {
         emptyTensor(b, loc, RankedTensorType::get({win.kh, win.kw}, et));
     auto maxTy = RankedTensorType::get(gTy.getShape(), et);
     auto tapTy = RankedTensorType::get(gTy.getShape(), i32);
-    Value noTap = arith::ConstantOp::create(b, loc, i32,
-                                            b.getI32IntegerAttr(-1));
+    Value noTap =
+        arith::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(-1));
     Value taps0 = linalg::FillOp::create(b, loc, ValueRange{noTap},
                                          ValueRange{emptyTensor(b, loc, tapTy)})
                       .getResult(0);
@@ -354,8 +358,7 @@ struct LowerMaxPool2DGrad : OpRewritePattern<MaxPool2DGradOp> {
               nb, l, i32,
               arith::AddIOp::create(
                   nb, l,
-                  arith::MulIOp::create(nb, l, kh, cIndex(nb, l, win.kw)),
-                  kw));
+                  arith::MulIOp::create(nb, l, kh, cIndex(nb, l, win.kw)), kw));
           linalg::YieldOp::create(
               nb, l,
               ValueRange{arith::SelectOp::create(nb, l, take, x, best),
@@ -364,30 +367,29 @@ struct LowerMaxPool2DGrad : OpRewritePattern<MaxPool2DGradOp> {
     Value taps = argmax.getResult(1);
     Value g = op.getGrad();
     int64_t kwSize = win.kw;
-    b.replaceOp(op, poolGradGather(
-                        b, loc, inTy, win, gTy.getDimSize(2),
-                        gTy.getDimSize(3),
-                        [&](OpBuilder &nb, Location l, ValueRange at,
-                            Value valid, Value) -> Value {
-                          ValueRange pos = at.take_front(4);
-                          Value tap = tensor::ExtractOp::create(nb, l, taps, pos);
-                          Value gv = convertFloat(
-                              nb, l, tensor::ExtractOp::create(nb, l, g, pos),
-                              acc);
-                          Value mine = arith::IndexCastOp::create(
-                              nb, l, i32,
-                              arith::AddIOp::create(
-                                  nb, l,
-                                  arith::MulIOp::create(nb, l, at[4],
-                                                        cIndex(nb, l, kwSize)),
-                                  at[5]));
-                          Value hit = arith::AndIOp::create(
-                              nb, l, valid,
-                              arith::CmpIOp::create(
-                                  nb, l, arith::CmpIPredicate::eq, tap, mine));
-                          return arith::SelectOp::create(
-                              nb, l, hit, gv, floatConst(nb, l, acc, 0.0));
-                        }));
+    b.replaceOp(op,
+                poolGradGather(
+                    b, loc, inTy, win, gTy.getDimSize(2), gTy.getDimSize(3),
+                    [&](OpBuilder &nb, Location l, ValueRange at, Value valid,
+                        Value) -> Value {
+                      ValueRange pos = at.take_front(4);
+                      Value tap = tensor::ExtractOp::create(nb, l, taps, pos);
+                      Value gv = convertFloat(
+                          nb, l, tensor::ExtractOp::create(nb, l, g, pos), acc);
+                      Value mine = arith::IndexCastOp::create(
+                          nb, l, i32,
+                          arith::AddIOp::create(
+                              nb, l,
+                              arith::MulIOp::create(nb, l, at[4],
+                                                    cIndex(nb, l, kwSize)),
+                              at[5]));
+                      Value hit = arith::AndIOp::create(
+                          nb, l, valid,
+                          arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                                tap, mine));
+                      return arith::SelectOp::create(
+                          nb, l, hit, gv, floatConst(nb, l, acc, 0.0));
+                    }));
     return success();
   }
 };
@@ -403,22 +405,20 @@ struct LowerAvgPool2DGrad : OpRewritePattern<AvgPool2DGradOp> {
     Window win = windowOf(op, noDilation, resTy);
     bool includePad = op.getCountIncludePad();
     Value g = op.getGrad();
-    b.replaceOp(op, poolGradGather(
-                        b, loc, resTy, win, gTy.getDimSize(2),
-                        gTy.getDimSize(3),
-                        [&](OpBuilder &nb, Location l, ValueRange at,
-                            Value valid, Value) -> Value {
-                          ValueRange pos = at.take_front(4);
-                          Value gv = convertFloat(
-                              nb, l, tensor::ExtractOp::create(nb, l, g, pos),
-                              acc);
-                          Value div = avgDivisor(nb, l, at[2], at[3], win,
-                                                 includePad, acc);
-                          return arith::SelectOp::create(
-                              nb, l, valid,
-                              arith::DivFOp::create(nb, l, gv, div),
-                              floatConst(nb, l, acc, 0.0));
-                        }));
+    b.replaceOp(op,
+                poolGradGather(
+                    b, loc, resTy, win, gTy.getDimSize(2), gTy.getDimSize(3),
+                    [&](OpBuilder &nb, Location l, ValueRange at, Value valid,
+                        Value) -> Value {
+                      ValueRange pos = at.take_front(4);
+                      Value gv = convertFloat(
+                          nb, l, tensor::ExtractOp::create(nb, l, g, pos), acc);
+                      Value div =
+                          avgDivisor(nb, l, at[2], at[3], win, includePad, acc);
+                      return arith::SelectOp::create(
+                          nb, l, valid, arith::DivFOp::create(nb, l, gv, div),
+                          floatConst(nb, l, acc, 0.0));
+                    }));
     return success();
   }
 };

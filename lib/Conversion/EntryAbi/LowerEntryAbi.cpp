@@ -120,9 +120,9 @@ struct DlcLowerEntryAbiPass
         return func.emitOpError("entry argument ")
                << i << " is not a ranked tensor";
       auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName);
-      BlockArgument a = addArg(old.getType(),
-                               name ? name.getValue()
-                                    : StringRef("arg" + std::to_string(i)));
+      BlockArgument a =
+          addArg(old.getType(),
+                 name ? name.getValue() : StringRef("arg" + std::to_string(i)));
       old.replaceAllUsesWith(bufferization::ToTensorOp::create(
           b, loc, old.getType(), a, /*restrict=*/true, /*writable=*/false));
     }
@@ -131,8 +131,8 @@ struct DlcLowerEntryAbiPass
     SmallVector<BlockArgument> outs;
     for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
       if (!isa<RankedTensorType>(t))
-        return func.emitOpError("entry result ") << i
-                                                 << " is not a ranked tensor";
+        return func.emitOpError("entry result ")
+               << i << " is not a ranked tensor";
       auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttrName);
       outs.push_back(addArg(t, name ? name.getValue()
                                     : StringRef("out" + std::to_string(i))));

@@ -213,7 +213,8 @@ struct DlcEmulateGpuLaunchesPass
     Value blockId = inOrder(b, loc, blocks.getInductionVar(), grid.x);
     /// A loop over the warps of the block and their lanes, in the order of
     /// the emulation; the builder is left inside, and the warp and lane.
-    auto eachLane = [&](OpBuilder &builder) -> std::tuple<Operation *, Value, Value> {
+    auto eachLane =
+        [&](OpBuilder &builder) -> std::tuple<Operation *, Value, Value> {
       auto warps = scf::ForOp::create(builder, loc, zero, warpCount, one);
       builder.setInsertionPoint(warps.getBody()->getTerminator());
       Value warp = inOrder(builder, loc, warps.getInductionVar(), warpCount);
@@ -226,8 +227,8 @@ struct DlcEmulateGpuLaunchesPass
     Block &body = launch.getBody().front();
     Operation *start = &body.front();
     for (size_t part = 0; part <= collectives.size(); ++part) {
-      Operation *end = part < collectives.size() ? collectives[part]
-                                                 : body.getTerminator();
+      Operation *end =
+          part < collectives.size() ? collectives[part] : body.getTerminator();
       OpBuilder::InsertionGuard guard(b);
       auto [loop, warp, lane] = eachLane(b);
       IRMapping mapping;
@@ -275,8 +276,8 @@ struct DlcEmulateGpuLaunchesPass
       if (!reduce)
         continue;
       auto [values, next] = buffers[end];
-      memref::StoreOp::create(b, loc, mapping.lookup(reduce.getValue()),
-                              values, ValueRange{warp, lane});
+      memref::StoreOp::create(b, loc, mapping.lookup(reduce.getValue()), values,
+                              ValueRange{warp, lane});
       // The butterfly, warp by warp.
       b.setInsertionPointAfter(loop);
       for (int64_t bit = 1; bit < dlc::kWarpSize; bit <<= 1) {
@@ -284,8 +285,7 @@ struct DlcEmulateGpuLaunchesPass
         OpBuilder lb(b);
         auto [steps, w, l] = eachLane(lb);
         Value own = memref::LoadOp::create(lb, loc, values, ValueRange{w, l});
-        Value partner =
-            arith::XOrIOp::create(lb, loc, l, distance).getResult();
+        Value partner = arith::XOrIOp::create(lb, loc, l, distance).getResult();
         Value other =
             memref::LoadOp::create(lb, loc, values, ValueRange{w, partner});
         FailureOr<Value> combined =

@@ -17,8 +17,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCFUSEKERNELSPASS
@@ -39,9 +39,9 @@ bool sameView(Value a, Value b) {
   return ra && rb && ra.getResultNumber() == rb.getResultNumber() &&
          isMemoryEffectFree(ra.getOwner()) &&
          OperationEquivalence::isEquivalentTo(
-             ra.getOwner(), rb.getOwner(), OperationEquivalence::exactValueMatch,
-             /*markEquivalent=*/nullptr,
-             OperationEquivalence::IgnoreLocations);
+             ra.getOwner(), rb.getOwner(),
+             OperationEquivalence::exactValueMatch,
+             /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
 /// One access of a kernel to a buffer: through which view, whether it
@@ -63,9 +63,8 @@ struct Summary {
 
   bool writes(Value root) const {
     auto it = byRoot.find(root);
-    return it != byRoot.end() && llvm::any_of(it->second, [](const Access &a) {
-             return a.write;
-           });
+    return it != byRoot.end() &&
+           llvm::any_of(it->second, [](const Access &a) { return a.write; });
   }
 };
 
@@ -74,7 +73,8 @@ Summary summarize(gpu::LaunchOp launch) {
   launch.getBody().walk([&](Operation *op) {
     // Lanes exchanging values in registers touch no memory.
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-        isMemoryEffectFree(op) || isa<gpu::SubgroupReduceOp, gpu::ShuffleOp>(op))
+        isMemoryEffectFree(op) ||
+        isa<gpu::SubgroupReduceOp, gpu::ShuffleOp>(op))
       return;
     auto pointMap = [&] {
       auto attr = op->getAttrOfType<AffineMapAttr>(kPointMapAttrName);
@@ -239,8 +239,7 @@ bool independent(const Summary &a, const Summary &b) {
 /// Host ops that may lie between two launches that are fused: they do no
 /// device work and free nothing.
 bool separatesNothing(Operation &op) {
-  return isMemoryEffectFree(&op) ||
-         isa<memref::AllocOp, memref::AllocaOp>(op);
+  return isMemoryEffectFree(&op) || isa<memref::AllocOp, memref::AllocaOp>(op);
 }
 
 /// The values a launch's body uses from outside it, which become the
@@ -303,9 +302,9 @@ void replaceIds(gpu::LaunchOp from, gpu::KernelDim3 blockIds,
 /// Moves the body of `from`, but its terminator, before `before`.
 void moveBody(gpu::LaunchOp from, Operation *before) {
   Block &body = from.getBody().front();
-  before->getBlock()->getOperations().splice(
-      before->getIterator(), body.getOperations(), body.begin(),
-      std::prev(body.end()));
+  before->getBlock()->getOperations().splice(before->getIterator(),
+                                             body.getOperations(), body.begin(),
+                                             std::prev(body.end()));
 }
 
 /// Moves the body of `kernel`, but its terminator, before `before` inside
@@ -365,10 +364,9 @@ void moveToFirstLanes(gpu::LaunchOp kernel, gpu::LaunchOp warps,
 
 /// One kernel, in place of `later`, running `earlier`'s body and then
 /// `later`'s for each point, with a barrier in between if `sharing` says.
-void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later,
-                  Sharing sharing) {
-  Location loc = FusedLoc::get(later.getContext(),
-                               {earlier.getLoc(), later.getLoc()});
+void shareThreads(gpu::LaunchOp earlier, gpu::LaunchOp later, Sharing sharing) {
+  Location loc =
+      FusedLoc::get(later.getContext(), {earlier.getLoc(), later.getLoc()});
   // Where the later body starts in the fused kernel.
   auto startOfLater = [&](Operation *before) {
     if (sharing != Sharing::AfterBarrier)
@@ -485,11 +483,11 @@ void sideBySide(ArrayRef<gpu::LaunchOp> kernels) {
           threadId);
       int64_t threads = config.grid * config.block;
       if (blocks * block != threads)
-        before = scf::IfOp::create(ib, loc,
-                                   arith::CmpIOp::create(
-                                       ib, loc, arith::CmpIPredicate::ult,
-                                       linear, idx(ib, threads)),
-                                   /*withElseRegion=*/false)
+        before = scf::IfOp::create(
+                     ib, loc,
+                     arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult,
+                                           linear, idx(ib, threads)),
+                     /*withElseRegion=*/false)
                      .thenBlock()
                      ->getTerminator();
       moveAsThread(k, linear, fused, before);
@@ -543,8 +541,8 @@ void intoOneBlock(ArrayRef<gpu::LaunchOp> kernels) {
     return arith::ConstantIndexOp::create(ob, loc, v);
   };
   Value one = idx(b, 1);
-  auto fused = gpu::LaunchOp::create(b, loc, one, one, one,
-                                     idx(b, threads), one, one);
+  auto fused =
+      gpu::LaunchOp::create(b, loc, one, one, one, idx(b, threads), one, one);
   OpBuilder kb = OpBuilder::atBlockBegin(&fused.getBody().front());
   auto terminator = gpu::TerminatorOp::create(kb, loc);
   kb.setInsertionPoint(terminator);
@@ -594,8 +592,8 @@ std::optional<SmallVector<Value>> callFootprint(func::CallOp call) {
       v = cast.getIn();
     if (auto add = v.getDefiningOp<arith::AddIOp>())
       v = matchPattern(add.getRhs(), m_Constant()) ? add.getLhs() : Value();
-    auto base = v ? v.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
-                  : nullptr;
+    auto base =
+        v ? v.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>() : nullptr;
     if (!base)
       return std::nullopt;
     roots.push_back(viewedBuffer(base.getSource()));
@@ -654,9 +652,8 @@ void hoistPastCalls(gpu::LaunchOp launch) {
       worklist.push_back(v);
   }
   SmallVector<Operation *> moved(needed.begin(), needed.end());
-  llvm::sort(moved, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(moved,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   Operation *after = target;
   for (Operation *op : moved) {
     op->moveAfter(after);
@@ -754,9 +751,8 @@ struct DlcFuseKernelsPass
         sharing = Sharing::None;
       if (sharing != Sharing::None) {
         // The fused kernel is the warps' launch, if either is one.
-        gpu::LaunchOp fused = lanesOf(launch) == 1 && lanesOf(previous) != 1
-                                  ? previous
-                                  : launch;
+        gpu::LaunchOp fused =
+            lanesOf(launch) == 1 && lanesOf(previous) != 1 ? previous : launch;
         shareThreads(previous, launch, sharing);
         launch = fused;
       }

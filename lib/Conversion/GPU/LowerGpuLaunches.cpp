@@ -41,12 +41,14 @@ struct DlcLowerGpuLaunchesPass
     // was outlined into, which the outlining made unique.
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto merged = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
-    merged->setDiscardableAttrs(outlined.front()->getDiscardableAttrDictionary());
+    merged->setDiscardableAttrs(
+        outlined.front()->getDiscardableAttrDictionary());
     llvm::MapVector<std::pair<StringAttr, StringAttr>, int32_t> index;
     SmallVector<Attribute> names;
     Block &dest = merged.getBodyRegion().front();
     for (gpu::GPUModuleOp m : outlined) {
-      for (auto kernel : llvm::make_early_inc_range(m.getOps<gpu::GPUFuncOp>())) {
+      for (auto kernel :
+           llvm::make_early_inc_range(m.getOps<gpu::GPUFuncOp>())) {
         index[std::make_pair(m.getSymNameAttr(), kernel.getNameAttr())] =
             names.size();
         kernel->moveBefore(&dest, dest.end());
@@ -64,8 +66,8 @@ struct DlcLowerGpuLaunchesPass
         return signalPassFailure();
 
     WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
-      auto key = std::make_pair(launch.getKernelModuleName(),
-                                launch.getKernelName());
+      auto key =
+          std::make_pair(launch.getKernelModuleName(), launch.getKernelName());
       auto it = index.find(key);
       if (it == index.end()) {
         launch.emitOpError("launches a kernel that was not outlined");
@@ -131,8 +133,7 @@ struct DlcLowerGpuLaunchesPass
       }
     }
     int64_t n = std::max<int64_t>(params.size(), 1);
-    Value array =
-        memref::AllocaOp::create(b, loc, MemRefType::get({n}, i64));
+    Value array = memref::AllocaOp::create(b, loc, MemRefType::get({n}, i64));
     for (auto [i, p] : llvm::enumerate(params))
       memref::StoreOp::create(
           b, loc, p, array,
@@ -146,8 +147,8 @@ struct DlcLowerGpuLaunchesPass
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     for (Value v : {grid.x, grid.y, grid.z, block.x, block.y, block.z})
       args.push_back(toI64(v));
-    args.push_back(arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                                params.size()));
+    args.push_back(
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), params.size()));
     args.push_back(arrayAddress);
 
     auto fn = module.lookupSymbol<func::FuncOp>("dlc_cuda_launch");

@@ -26,12 +26,10 @@ namespace {
 
 /// `op` as a call of the NVVM intrinsic `<name>.f` (f32) or `<name>.d`
 /// (f64).
-template <typename MathOp>
-struct ToNvvmIntrinsic : OpRewritePattern<MathOp> {
+template <typename MathOp> struct ToNvvmIntrinsic : OpRewritePattern<MathOp> {
   ToNvvmIntrinsic(MLIRContext *ctx, StringRef name)
       : OpRewritePattern<MathOp>(ctx), name(name) {}
-  LogicalResult matchAndRewrite(MathOp op,
-                                PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &b) const override {
     Type t = op.getType();
     if (!t.isF32() && !t.isF64())
       return failure();

@@ -172,9 +172,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     unsigned ctxIndex = func.getNumArguments();
     if (failed(func.insertArgument(
             ctxIndex, ptrTy,
-            DictionaryAttr::get(ctx, {NamedAttribute(
-                                         StringAttr::get(ctx, kNameAttrName),
-                                         StringAttr::get(ctx, kCudaContextName))}),
+            DictionaryAttr::get(
+                ctx, {NamedAttribute(StringAttr::get(ctx, kNameAttrName),
+                                     StringAttr::get(ctx, kCudaContextName))}),
             func.getLoc())))
       return failure();
     Value cudaCtx = body.getArgument(ctxIndex);
@@ -279,13 +279,13 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   /// A load from or a store to device memory, or a pure scalar op of a
   /// device scalar.
   bool isDeviceScalar(Operation &op) {
-    bool scalar =
-        isa<memref::LoadOp, memref::StoreOp>(op) ||
-        (!op.getNumRegions() && op.getNumResults() && isPure(&op) &&
-         llvm::none_of(op.getResultTypes(),
-                       [](Type t) { return isa<ShapedType>(t); }) &&
-         llvm::any_of(op.getOperands(),
-                      [&](Value v) { return deviceValues.contains(v); }));
+    bool scalar = isa<memref::LoadOp, memref::StoreOp>(op) ||
+                  (!op.getNumRegions() && op.getNumResults() && isPure(&op) &&
+                   llvm::none_of(op.getResultTypes(),
+                                 [](Type t) { return isa<ShapedType>(t); }) &&
+                   llvm::any_of(op.getOperands(), [&](Value v) {
+                     return deviceValues.contains(v);
+                   }));
     if (scalar)
       deviceValues.insert(op.getResults().begin(), op.getResults().end());
     return scalar;
@@ -322,8 +322,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         if (llvm::any_of(r.getUsers(), [&](Operation *u) {
               return !inRun.contains(body->findAncestorOpInBlock(*u));
             }))
-          escaping.push_back({r, memref::AllocOp::create(
-                                     b, loc, MemRefType::get({}, r.getType()))});
+          escaping.push_back(
+              {r, memref::AllocOp::create(b, loc,
+                                          MemRefType::get({}, r.getType()))});
     }
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
@@ -389,12 +390,11 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
 
   /// The top-level op that writes `buffer` last before `user`, if it is a
   /// `T` and nothing in between touches the buffer.
-  template <typename T>
-  static T producerOf(Value buffer, Operation *user) {
+  template <typename T> static T producerOf(Value buffer, Operation *user) {
     for (Operation *op = user->getPrevNode(); op; op = op->getPrevNode()) {
       auto producer = dyn_cast<T>(op);
-      if (producer && llvm::is_contained(
-                          cast<linalg::LinalgOp>(op).getDpsInits(), buffer))
+      if (producer &&
+          llvm::is_contained(cast<linalg::LinalgOp>(op).getDpsInits(), buffer))
         return usedBetween(buffer, op, user, /*writesOnly=*/false) ? T()
                                                                    : producer;
     }
@@ -410,8 +410,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
   linalg::TransposeOp foldableTranspose(Value operand, Operation *gemm,
                                         bool batched) {
     auto t = producerOf<linalg::TransposeOp>(operand, gemm);
-    SmallVector<int64_t> perm = batched ? SmallVector<int64_t>{0, 2, 1}
-                                        : SmallVector<int64_t>{1, 0};
+    SmallVector<int64_t> perm =
+        batched ? SmallVector<int64_t>{0, 2, 1} : SmallVector<int64_t>{1, 0};
     if (!t || SmallVector<int64_t>(t.getPermutation()) != perm ||
         usedBetween(t.getInput(), t, gemm, /*writesOnly=*/true))
       return {};
@@ -502,22 +502,19 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       });
     };
     return mulf(y, [&](Value hx, Value s) {
-      return mulf(hx,
-                  [&](Value h, Value v) {
-                    return isConstant(h, 0.5) && v == x;
-                  }) &&
+      return mulf(hx, [&](Value h,
+                          Value v) { return isConstant(h, 0.5) && v == x; }) &&
              addf(s, [&](Value one, Value t) {
                auto tanh = t.getDefiningOp<math::TanhOp>();
-               return isConstant(one, 1.0) && tanh &&
-                      inner(tanh.getOperand());
+               return isConstant(one, 1.0) && tanh && inner(tanh.getOperand());
              });
     });
   }
 
   /// What cuBLASLt's epilogue can take over from the elementwise op that
   /// follows a GEMM: `op` computes D[i, j] = C[i, j] + bias[j] (or reads C
-  /// transposed, C[j, i]), then maybe a ReLU or a tanh GELU, all in fp32, and is the only
-  /// other reader of C.
+  /// transposed, C[j, i]), then maybe a ReLU or a tanh GELU, all in fp32, and
+  /// is the only other reader of C.
   struct Epilogue {
     linalg::GenericOp op;
     Value bias, out;
@@ -700,8 +697,10 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     }
     if (readers.empty())
       return std::nullopt;
-    Operation *user = *llvm::min_element(
-        readers, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    Operation *user =
+        *llvm::min_element(readers, [](Operation *x, Operation *y) {
+          return x->isBeforeInBlock(y);
+        });
     auto e = dyn_cast<linalg::GenericOp>(user);
     if (!e || !gemm->isBeforeInBlock(e) || e.getNumDpsInputs() != 2 ||
         e.getNumDpsInits() != 1 || e.getNumLoops() != 2 ||
@@ -842,8 +841,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         !isRelu(rb.getTerminator()->getOperand(0), rb.getArgument(0)) ||
         g == pre || reluGrad.getDpsInits()[0] == pre ||
         gb.getOperations().size() != 3 ||
-        !isReluGrad(gb.getTerminator()->getOperand(0),
-                    gb.getArgument(preIndex), gb.getArgument(1 - preIndex)))
+        !isReluGrad(gb.getTerminator()->getOperand(0), gb.getArgument(preIndex),
+                    gb.getArgument(1 - preIndex)))
       return std::nullopt;
     // The ReLU's output, written at the GEMM instead: nothing in between
     // touches it, and the GEMM does not read it.
@@ -949,8 +948,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       auto round = arg.hasOneUse()
                        ? dyn_cast<arith::TruncFOp>(*arg.getUsers().begin())
                        : nullptr;
-      if (!round || round.getType() != narrow ||
-          round->getAttr("roundingmode"))
+      if (!round || round.getType() != narrow || round->getAttr("roundingmode"))
         return std::nullopt;
       if (!llvm::is_contained(readers, reader))
         readers.push_back(reader);
@@ -1047,8 +1045,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     if (reluGrad)
       epilogueCode = DLC_GEMM_EPILOGUE_DRELU;
     if (epi) {
-      epilogueCode =
-          reluMask ? DLC_GEMM_EPILOGUE_RELU_AUX_BIAS : epi->code;
+      epilogueCode = reluMask ? DLC_GEMM_EPILOGUE_RELU_AUX_BIAS : epi->code;
       c = reluMask ? reluMask->out : epi->out;
       sc = stridedOf(c);
       if (epi->transposed) {
@@ -1068,8 +1065,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       if (auto readers = roundingReaders(c, op, fill, ta.getElementType())) {
         OpBuilder ab(c.getDefiningOp());
         Value narrowed = memref::AllocOp::create(
-            ab, loc,
-            MemRefType::get(tc.getShape(), ta.getElementType()),
+            ab, loc, MemRefType::get(tc.getShape(), ta.getElementType()),
             c.getDefiningOp<memref::AllocOp>().getAlignmentAttr());
         readNarrowed(*readers, c, narrowed);
         c = narrowed;
@@ -1096,8 +1092,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         i64(b, loc, sb->strides[r - 2]),
         i64(b, loc, batchStride(*sb)),
         i32(b, loc, transB),
-        arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                       APFloat(beta)),
+        arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(beta)),
         addressOf(b, loc, c, sc->offset),
         i64(b, loc, sc->strides[r - 2]),
         i64(b, loc, batchStride(*sc)),
@@ -1108,10 +1103,28 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         reluMask   ? addressOf(b, loc, reluMask->mask, 0)
         : reluGrad ? addressOf(b, loc, reluGrad->mask, 0)
                    : i64(b, loc, 0)};
-    SmallVector<Type> types = {cudaCtx.getType(), i32Ty, i32Ty, i64Ty, i64Ty,
-                               i64Ty, i64Ty, i64Ty, i64Ty, i64Ty, i32Ty,
-                               i64Ty, i64Ty, i64Ty, i32Ty, b.getF32Type(),
-                               i64Ty, i64Ty, i64Ty, i32Ty, i64Ty, i64Ty};
+    SmallVector<Type> types = {cudaCtx.getType(),
+                               i32Ty,
+                               i32Ty,
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i32Ty,
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i32Ty,
+                               b.getF32Type(),
+                               i64Ty,
+                               i64Ty,
+                               i64Ty,
+                               i32Ty,
+                               i64Ty,
+                               i64Ty};
     func::FuncOp gemm = runtimeFunction(module, "dlc_cuda_gemm", types);
     func::CallOp::create(b, loc, gemm, args);
     op->erase();
@@ -1125,7 +1138,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         {grad ? grad->fill : nullptr, Value()},
         {grad ? grad->op : nullptr, Value()},
         {reluMask ? reluMask->relu : nullptr, Value()},
-        {reluGrad ? reluGrad->op : nullptr, reluGrad ? reluGrad->pre : Value()}};
+        {reluGrad ? reluGrad->op : nullptr,
+         reluGrad ? reluGrad->pre : Value()}};
     for (auto [deadOp, buffer] : dead) {
       if (!deadOp)
         continue;
@@ -1155,10 +1169,10 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       func::FuncOp memcpy = runtimeFunction(
           module, "dlc_cuda_memcpy",
           {cudaCtx.getType(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
-      func::CallOp::create(b, loc, memcpy,
-                           ValueRange{cudaCtx, addressOf(b, loc, op.getTarget(), 0),
-                                      addressOf(b, loc, op.getSource(), 0),
-                                      i64(b, loc, bytes)});
+      func::CallOp::create(
+          b, loc, memcpy,
+          ValueRange{cudaCtx, addressOf(b, loc, op.getTarget(), 0),
+                     addressOf(b, loc, op.getSource(), 0), i64(b, loc, bytes)});
       op->erase();
       return success();
     }
@@ -1180,9 +1194,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       return nullptr;
     Block &payload = generic.getRegion().front();
     BlockArgument acc = payload.getArgument(init->getOperandNumber());
-    Operation *combiner =
-        cast<linalg::YieldOp>(payload.getTerminator()).getValues()[0]
-            .getDefiningOp();
+    Operation *combiner = cast<linalg::YieldOp>(payload.getTerminator())
+                              .getValues()[0]
+                              .getDefiningOp();
     if (!combiner || combiner->getBlock() != &payload ||
         !isa<arith::AddFOp, arith::MaximumFOp, arith::MinimumFOp,
              arith::MaxNumFOp, arith::MinNumFOp, arith::SelectOp>(combiner) ||
@@ -1228,9 +1242,10 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         .Case([&](arith::SelectOp) {
           return std::pair{gpu::AllReduceOperation::MAXIMUMF, 0.0};
         })
-        .Default([&](Operation *) -> std::pair<gpu::AllReduceOperation, double> {
-          llvm_unreachable("warpCombiner admits the six combiners above");
-        });
+        .Default(
+            [&](Operation *) -> std::pair<gpu::AllReduceOperation, double> {
+              llvm_unreachable("warpCombiner admits the six combiners above");
+            });
   }
 
   /// Whether a reduction's outputs can live in registers through its
@@ -1284,8 +1299,7 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         generic.getIteratorTypesArray();
     SmallVector<unsigned> parallel, reduction;
     for (auto [d, it] : llvm::enumerate(iterators))
-      (it == utils::IteratorType::parallel ? parallel : reduction)
-          .push_back(d);
+      (it == utils::IteratorType::parallel ? parallel : reduction).push_back(d);
     int64_t points = 1, elements = 1;
     for (unsigned d : parallel)
       points *= ranges[d];
@@ -1293,14 +1307,14 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       elements *= ranges[d];
     // A warp per point where a thread per point would leave most of the GPU
     // idle while each thread walks a long reduction.
-    Operation *combiner = !gemm && elements >= kWarpSize &&
-                                  points <= kMaxWarpPoints
-                              ? warpCombiner(generic)
-                              : nullptr;
+    Operation *combiner =
+        !gemm && elements >= kWarpSize && points <= kMaxWarpPoints
+            ? warpCombiner(generic)
+            : nullptr;
     int64_t lanes = combiner ? kWarpSize : 1;
     // Few points of many elements each: a warp per slice of a point.
-    Slices split = combiner ? reductionSlices(points, elements)
-                            : Slices{1, elements};
+    Slices split =
+        combiner ? reductionSlices(points, elements) : Slices{1, elements};
     int64_t slices = split.count;
     int64_t units = points * slices;
 
@@ -1337,12 +1351,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           combiner ? arith::DivUIOp::create(kb, loc, threadId, idx(kb, lanes))
                          .getResult()
                    : threadId);
-      Value lane = combiner ? arith::RemUIOp::create(kb, loc, threadId,
-                                                     idx(kb, lanes))
-                                  .getResult()
-                            : Value();
-      Value inRange = arith::CmpIOp::create(
-          kb, loc, arith::CmpIPredicate::ult, linear, idx(kb, count));
+      Value lane =
+          combiner ? arith::RemUIOp::create(kb, loc, threadId, idx(kb, lanes))
+                         .getResult()
+                   : Value();
+      Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                            linear, idx(kb, count));
       return std::make_tuple(launch, linear, lane, inRange);
     };
     // A split reduction's slices are a dimension of their own.
@@ -1358,9 +1372,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     auto delinearize = [&](Value index, ArrayRef<unsigned> which) {
       int64_t stride = 1;
       for (unsigned d : llvm::reverse(which)) {
-        Value q = stride == 1 ? index
-                              : arith::DivUIOp::create(kb, loc, index,
-                                                       idx(kb, stride));
+        Value q = stride == 1
+                      ? index
+                      : arith::DivUIOp::create(kb, loc, index, idx(kb, stride));
         dims[d] = arith::RemUIOp::create(kb, loc, q, idx(kb, ranges[d]));
         stride *= ranges[d];
       }
@@ -1402,7 +1416,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     }
     /// The buffer to access for `operand` at the current point, and its
     /// indices there.
-    auto access = [&](OpOperand &operand) -> std::pair<Value, SmallVector<Value>> {
+    auto access =
+        [&](OpOperand &operand) -> std::pair<Value, SmallVector<Value>> {
       AffineMap map = generic.getMatchingIndexingMap(&operand);
       SmallVector<Value> indices;
       for (AffineExpr e : map.getResults())
@@ -1424,16 +1439,15 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       AffineMap map = generic.getMatchingIndexingMap(&operand);
       SmallVector<AffineExpr> dimsOfPoint(map.getNumDims());
       for (unsigned d : reduction) {
-        if (llvm::any_of(map.getResults(), [&](AffineExpr e) {
-              return e.isFunctionOfDim(d);
-            }))
+        if (llvm::any_of(map.getResults(),
+                         [&](AffineExpr e) { return e.isFunctionOfDim(d); }))
           return {};
         dimsOfPoint[d] = getAffineConstantExpr(0, kb.getContext());
       }
       for (auto [i, d] : llvm::enumerate(parallel))
         dimsOfPoint[d] = getAffineDimExpr(i, kb.getContext());
-      return AffineMapAttr::get(map.replaceDimsAndSymbols(
-          dimsOfPoint, {}, parallel.size(), 0));
+      return AffineMapAttr::get(
+          map.replaceDimsAndSymbols(dimsOfPoint, {}, parallel.size(), 0));
     };
     auto load = [&](OpOperand &operand, bool everyLane) -> Value {
       auto [buffer, indices] = access(operand);
@@ -1503,9 +1517,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           values.push_back(load(init, /*everyLane=*/false));
         SmallVector<scf::ForOp> loops;
         for (unsigned d : reduction) {
-          auto loop = scf::ForOp::create(kb, loc, idx(kb, 0),
-                                         idx(kb, ranges[d]), idx(kb, 1),
-                                         values);
+          auto loop = scf::ForOp::create(
+              kb, loc, idx(kb, 0), idx(kb, ranges[d]), idx(kb, 1), values);
           dims[d] = loop.getInductionVar();
           if (!loops.empty())
             scf::YieldOp::create(kb, loc, loop.getResults());
@@ -1533,8 +1546,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
       }
       // The reduction loops, outermost first.
       for (unsigned d : reduction) {
-        auto loop = scf::ForOp::create(kb, loc, idx(kb, 0),
-                                       idx(kb, ranges[d]), idx(kb, 1));
+        auto loop = scf::ForOp::create(kb, loc, idx(kb, 0), idx(kb, ranges[d]),
+                                       idx(kb, 1));
         dims[d] = loop.getInductionVar();
         kb.setInsertionPoint(loop.getBody()->getTerminator());
       }
@@ -1676,8 +1689,8 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
           Value slice =
               arith::RemUIOp::create(kb, loc, linear, idx(kb, slices));
           Value begin = arith::AddIOp::create(
-              kb, loc,
-              arith::MulIOp::create(kb, loc, slice, idx(kb, perSlice)), lane);
+              kb, loc, arith::MulIOp::create(kb, loc, slice, idx(kb, perSlice)),
+              lane);
           Value sliceEnd = arith::MulIOp::create(
               kb, loc, arith::AddIOp::create(kb, loc, slice, idx(kb, 1)),
               idx(kb, perSlice));

@@ -36,7 +36,9 @@ struct Buffer {
 };
 
 constexpr int64_t kMaxBufferBytes = int64_t(1) << 48;
-int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t n) {
+  return (n + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 /// The position of the top-level op of `body` that contains `op`.
 int64_t positionIn(Block &body, Operation *op,
@@ -74,8 +76,7 @@ bool bytesOverlap(const Buffer &a, const Buffer &b) {
   return a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 }
 
-struct DlcPlanMemoryPass
-    : dlc::impl::DlcPlanMemoryPassBase<DlcPlanMemoryPass> {
+struct DlcPlanMemoryPass : dlc::impl::DlcPlanMemoryPassBase<DlcPlanMemoryPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (func->hasAttr(kEntryAttrName) && !func.isExternal() &&
@@ -103,7 +104,8 @@ struct DlcPlanMemoryPass
         return WalkResult::advance();
       MemRefType t = alloc.getType();
       if (!t.hasStaticShape() || !t.getLayout().isIdentity() ||
-          !alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty()) {
+          !alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty()) {
         alloc.emitOpError("has no static shape and identity layout; cannot "
                           "place it in the workspace");
         return WalkResult::interrupt();
@@ -137,9 +139,8 @@ struct DlcPlanMemoryPass
     SmallVector<Buffer *> order;
     for (Buffer &b : buffers)
       order.push_back(&b);
-    llvm::stable_sort(order, [](Buffer *a, Buffer *b) {
-      return a->bytes > b->bytes;
-    });
+    llvm::stable_sort(order,
+                      [](Buffer *a, Buffer *b) { return a->bytes > b->bytes; });
     SmallVector<Buffer *> placed;
     int64_t total = 0;
     for (Buffer *b : order) {
@@ -147,9 +148,8 @@ struct DlcPlanMemoryPass
       for (Buffer *p : placed)
         if (livesOverlap(*b, *p))
           conflicts.push_back(p);
-      llvm::sort(conflicts, [](Buffer *x, Buffer *y) {
-        return x->offset < y->offset;
-      });
+      llvm::sort(conflicts,
+                 [](Buffer *x, Buffer *y) { return x->offset < y->offset; });
       int64_t offset = 0;
       for (Buffer *c : conflicts) {
         if (offset + b->bytes <= c->offset)
@@ -171,8 +171,8 @@ struct DlcPlanMemoryPass
         if (livesOverlap(buffers[i], buffers[j]) &&
             bytesOverlap(buffers[i], buffers[j]))
           return buffers[j].alloc.emitOpError(
-                     "internal error: the memory plan gives it bytes of a "
-                     "buffer that is alive at the same time");
+              "internal error: the memory plan gives it bytes of a "
+              "buffer that is alive at the same time");
 
     // The workspace argument, last, and the views into it.
     auto wsType = MemRefType::get({total}, IntegerType::get(ctx, 8));
@@ -191,9 +191,9 @@ struct DlcPlanMemoryPass
       OpBuilder builder(b.alloc);
       Value offset =
           arith::ConstantIndexOp::create(builder, b.alloc.getLoc(), b.offset);
-      auto view = memref::ViewOp::create(builder, b.alloc.getLoc(),
-                                         b.alloc.getType(), ws, offset,
-                                         ValueRange{});
+      auto view =
+          memref::ViewOp::create(builder, b.alloc.getLoc(), b.alloc.getType(),
+                                 ws, offset, ValueRange{});
       // Deallocations belong to the workspace now.
       for (Operation *user :
            llvm::make_early_inc_range(b.alloc.getResult().getUsers()))

@@ -1,4 +1,5 @@
-//===- Contraction.cpp - Gemm and MatMul ------------------------------------===//
+//===- Contraction.cpp - Gemm and MatMul
+//------------------------------------===//
 //
 // Gemm becomes dlc.linear; MatMul dlc.matmul, batched and broadcast.
 //

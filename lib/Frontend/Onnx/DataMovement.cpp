@@ -1,4 +1,5 @@
-//===- DataMovement.cpp - Data movement on values ---------------------------===//
+//===- DataMovement.cpp - Data movement on values
+//---------------------------===//
 //
 // Concat, Slice, Split, Gather, Expand and Where on tensors computed at run
 // time (their constant forms are folded: Folding.cpp).
@@ -53,8 +54,10 @@ LogicalResult OnnxImporter::importConcat(const onnx::NodeProto &node) {
     for (int64_t d = 0; fits && d < t.getRank(); ++d)
       fits = d == *axis || t.getDimSize(d) == first.getDimSize(d);
     if (!fits)
-      return nodeError(node, "input " + Twine(i) + " does not match input 0 "
-                             "outside axis " + Twine(*axis));
+      return nodeError(node, "input " + Twine(i) +
+                                 " does not match input 0 "
+                                 "outside axis " +
+                                 Twine(*axis));
     shape[*axis] += t.getDimSize(*axis);
   }
   define(node, 0,
@@ -71,8 +74,9 @@ LogicalResult OnnxImporter::importSlice(const onnx::NodeProto &node) {
     return failure();
   auto t = typeOf(*x);
   int64_t rank = t.getRank();
-  auto ints = [&](int i, const char *what,
-                  std::vector<int64_t> dflt) -> FailureOr<std::vector<int64_t>> {
+  auto ints =
+      [&](int i, const char *what,
+          std::vector<int64_t> dflt) -> FailureOr<std::vector<int64_t>> {
     if (!hasInput(node, i))
       return dflt;
     auto c = constInput(node, i, what);
@@ -97,8 +101,7 @@ LogicalResult OnnxImporter::importSlice(const onnx::NodeProto &node) {
   if (ends->size() != n || axes->size() != n || steps->size() != n)
     return nodeError(node, "starts, ends, axes and steps must have one "
                            "length");
-  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1),
-      shape(t.getShape());
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1), shape(t.getShape());
   SmallVector<bool> seen(rank, false);
   for (size_t i = 0; i < n; ++i) {
     auto axis = normAxis(node, (*axes)[i], rank);
@@ -131,10 +134,9 @@ LogicalResult OnnxImporter::importSlice(const onnx::NodeProto &node) {
   Value r = *x;
   if (shape != SmallVector<int64_t>(t.getShape()) ||
       llvm::any_of(strides, [](int64_t v) { return v != 1; }))
-    r = ddlc::SliceOp::create(
-        builder, nodeLoc(node),
-        RankedTensorType::get(shape, t.getElementType()), *x, offsets,
-        strides);
+    r = ddlc::SliceOp::create(builder, nodeLoc(node),
+                              RankedTensorType::get(shape, t.getElementType()),
+                              *x, offsets, strides);
   define(node, 0, r);
   return success();
 }
@@ -171,8 +173,8 @@ LogicalResult OnnxImporter::importSplit(const onnx::NodeProto &node) {
       sizes.push_back(std::min(each, std::max<int64_t>(left, 0)));
   }
   if (int64_t(sizes.size()) != parts)
-    return nodeError(node, "split has " + Twine(sizes.size()) +
-                               " sizes for " + Twine(parts) + " outputs");
+    return nodeError(node, "split has " + Twine(sizes.size()) + " sizes for " +
+                               Twine(parts) + " outputs");
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0 || s > dim)
@@ -277,8 +279,10 @@ LogicalResult OnnxImporter::importGather(const onnx::NodeProto &node) {
   SmallVector<Value> parts;
   for (int64_t i : idx.ints) {
     if (i < -dim || i >= dim)
-      return nodeError(node, "index " + Twine(i) + " is out of range for a "
-                             "dimension of " + Twine(dim));
+      return nodeError(node, "index " + Twine(i) +
+                                 " is out of range for a "
+                                 "dimension of " +
+                                 Twine(dim));
     parts.push_back(sliceAlong(loc, *x, *axis, i < 0 ? i + dim : i, 1, 1));
   }
   SmallVector<int64_t> shape(t.getShape().take_front(*axis));
@@ -400,8 +404,10 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
     for (int64_t d = 0; d < k; ++d) {
       int64_t v = idx.ints[j * k + d], dim = lead[d];
       if (v < -dim || v >= dim)
-        return nodeError(node, "index " + Twine(v) + " is out of range for "
-                               "a dimension of " + Twine(dim));
+        return nodeError(node, "index " + Twine(v) +
+                                   " is out of range for "
+                                   "a dimension of " +
+                                   Twine(dim));
       row = row * dim + (v < 0 ? v + dim : v);
     }
     parts.push_back(sliceAlong(loc, *view, 0, row, 1, 1));
@@ -427,18 +433,19 @@ LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
   SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
   auto shape = broadcastShapes(t.getShape(), want);
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
-    return nodeError(node, "cannot expand a tensor of shape [" +
-                               llvm::join(llvm::map_range(t.getShape(),
-                                                          [](int64_t d) {
-                                                            return std::to_string(d);
-                                                          }),
-                                          ", ") +
-                               "] to the given shape");
+    return nodeError(node,
+                     "cannot expand a tensor of shape [" +
+                         llvm::join(llvm::map_range(t.getShape(),
+                                                    [](int64_t d) {
+                                                      return std::to_string(d);
+                                                    }),
+                                    ", ") +
+                         "] to the given shape");
   Value r = *x;
   if (ArrayRef<int64_t>(*shape) != t.getShape())
     r = ddlc::BroadcastToOp::create(
-        builder, nodeLoc(node), RankedTensorType::get(*shape, t.getElementType()),
-        *x);
+        builder, nodeLoc(node),
+        RankedTensorType::get(*shape, t.getElementType()), *x);
   define(node, 0, r);
   return success();
 }
@@ -520,10 +527,11 @@ LogicalResult OnnxImporter::importWhere(const onnx::NodeProto &node) {
     shape = broadcastShapes(*shape, tb.getShape());
   if (!shape)
     return nodeError(node, "the operands do not broadcast to one shape");
-  define(node, 0,
-         ddlc::WhereOp::create(builder, nodeLoc(node),
-                               RankedTensorType::get(*shape, ta.getElementType()),
-                               cond, *a, *bv));
+  define(
+      node, 0,
+      ddlc::WhereOp::create(builder, nodeLoc(node),
+                            RankedTensorType::get(*shape, ta.getElementType()),
+                            cond, *a, *bv));
   return success();
 }
 

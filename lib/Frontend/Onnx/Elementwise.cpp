@@ -1,4 +1,5 @@
-//===- Elementwise.cpp - Elementwise ONNX ops -------------------------------===//
+//===- Elementwise.cpp - Elementwise ONNX ops
+//-------------------------------===//
 //
 // Identity, Dropout, the arithmetic with NumPy broadcasting, the unary
 // functions, Gelu, Pow and the activations composed of dlc ops.
@@ -29,8 +30,8 @@ LogicalResult OnnxImporter::importDropout(const onnx::NodeProto &node) {
       return failure();
     if ((*mode)->numel() != 1 || (*mode)->external)
       return nodeError(node, "training_mode must be a scalar");
-    bool training = (*mode)->isFloat ? (*mode)->floats.at(0) != 0
-                                     : (*mode)->ints[0] != 0;
+    bool training =
+        (*mode)->isFloat ? (*mode)->floats.at(0) != 0 : (*mode)->ints[0] != 0;
     // A ratio of 0 keeps every element even in training mode (PyTorch's
     // F.dropout(p=0.0, training=...) exports so): the identity too.
     bool zeroRatio = false;
@@ -102,8 +103,7 @@ FailureOr<Value> OnnxImporter::maskOperand(const onnx::NodeProto &node, int i,
   Item *item = lookup(node, i);
   if (!item)
     return nodeError(node, "needs input " + Twine(i)), failure();
-  if (item->value || item->constant->isFloat || !et ||
-      !isa<IntegerType>(et))
+  if (item->value || item->constant->isFloat || !et || !isa<IntegerType>(et))
     return tensor(node, i);
   const Constant &c = *item->constant;
   if (c.numel() != 1)
@@ -133,8 +133,8 @@ LogicalResult OnnxImporter::importIntArith(const onnx::NodeProto &node,
                                            Type et) {
   StringRef op = node.op_type();
   if (op != "Add" && op != "Sub" && op != "Mul")
-    return nodeError(node, "integer values support Add, Sub and Mul, not " +
-                               op);
+    return nodeError(node,
+                     "integer values support Add, Sub and Mul, not " + op);
   auto x = maskOperand(node, 0, et), y = maskOperand(node, 1, et);
   if (failed(x) || failed(y))
     return failure();
@@ -162,8 +162,7 @@ LogicalResult OnnxImporter::importCumSum(const onnx::NodeProto &node) {
   if (failed(x))
     return failure();
   auto t = typeOf(*x);
-  if (!isa<IntegerType>(t.getElementType()) ||
-      t.getElementType().isInteger(1))
+  if (!isa<IntegerType>(t.getElementType()) || t.getElementType().isInteger(1))
     return nodeError(node, "dlc computes CumSum of integers only (position "
                            "ids), not of ")
            << t.getElementType();
@@ -176,10 +175,10 @@ LogicalResult OnnxImporter::importCumSum(const onnx::NodeProto &node) {
   if (failed(axis))
     return failure();
   define(node, 0,
-         ddlc::CumSumOp::create(builder, nodeLoc(node), t, *x,
-                                builder.getI64IntegerAttr(*axis),
-                                builder.getBoolAttr(intAttr(node, "exclusive", 0)),
-                                builder.getBoolAttr(intAttr(node, "reverse", 0))));
+         ddlc::CumSumOp::create(
+             builder, nodeLoc(node), t, *x, builder.getI64IntegerAttr(*axis),
+             builder.getBoolAttr(intAttr(node, "exclusive", 0)),
+             builder.getBoolAttr(intAttr(node, "reverse", 0))));
   return success();
 }
 
@@ -190,8 +189,9 @@ LogicalResult OnnxImporter::importCompare(const onnx::NodeProto &node) {
   if (!a || !b)
     return nodeError(node, "needs two inputs");
   // The element type comes from the run-time operand.
-  Type et = a->value ? typeOf(a->value).getElementType()
-                     : b->value ? typeOf(b->value).getElementType() : Type();
+  Type et = a->value   ? typeOf(a->value).getElementType()
+            : b->value ? typeOf(b->value).getElementType()
+                       : Type();
   auto x = maskOperand(node, 0, et), y = maskOperand(node, 1, et);
   if (failed(x) || failed(y))
     return failure();
@@ -203,11 +203,11 @@ LogicalResult OnnxImporter::importCompare(const onnx::NodeProto &node) {
   if (!shape)
     return nodeError(node, "operands of shapes that do not broadcast");
   StringRef op = node.op_type();
-  auto p = op == "Equal"            ? ddlc::ComparePredicate::eq
-           : op == "Less"           ? ddlc::ComparePredicate::lt
-           : op == "LessOrEqual"    ? ddlc::ComparePredicate::le
-           : op == "Greater"        ? ddlc::ComparePredicate::gt
-                                    : ddlc::ComparePredicate::ge;
+  auto p = op == "Equal"         ? ddlc::ComparePredicate::eq
+           : op == "Less"        ? ddlc::ComparePredicate::lt
+           : op == "LessOrEqual" ? ddlc::ComparePredicate::le
+           : op == "Greater"     ? ddlc::ComparePredicate::gt
+                                 : ddlc::ComparePredicate::ge;
   builder.setInsertionPointToEnd(body);
   define(node, 0,
          ddlc::CompareOp::create(
@@ -241,8 +241,8 @@ LogicalResult OnnxImporter::importLogical(const onnx::NodeProto &node) {
                         : ddlc::LogicalKind::xor_; // Xor; Not: xor true.
   builder.setInsertionPointToEnd(body);
   define(node, 0,
-         ddlc::LogicalOp::create(builder, loc, RankedTensorType::get(*shape, i1),
-                                 k, *x, *y));
+         ddlc::LogicalOp::create(builder, loc,
+                                 RankedTensorType::get(*shape, i1), k, *x, *y));
   return success();
 }
 
@@ -280,14 +280,13 @@ LogicalResult OnnxImporter::importPow(const onnx::NodeProto &node) {
     if (p == 3)
       r = ddlc::MulOp::create(builder, loc, x->getType(), r, *x);
   } else if (p == -1 || p == -0.5 || p == -2) {
-    Value d = p == -1    ? *x
-              : p == -2  ? ddlc::MulOp::create(builder, loc, x->getType(), *x,
-                                               *x)
-                               .getResult()
-                         : ddlc::SqrtOp::create(builder, loc, *x).getResult();
-    r = ddlc::DivOp::create(
-        builder, loc, x->getType(),
-        fill(loc, 1.0, {}, typeOf(*x).getElementType()), d);
+    Value d = p == -1 ? *x
+              : p == -2
+                  ? ddlc::MulOp::create(builder, loc, x->getType(), *x, *x)
+                        .getResult()
+                  : ddlc::SqrtOp::create(builder, loc, *x).getResult();
+    r = ddlc::DivOp::create(builder, loc, x->getType(),
+                            fill(loc, 1.0, {}, typeOf(*x).getElementType()), d);
   } else {
     InFlightDiagnostic d =
         nodeError(node, "exponent " + formatNumber(p) + " is not supported");
@@ -377,7 +376,8 @@ LogicalResult OnnxImporter::importComposite(const onnx::NodeProto &node) {
     r = ddlc::MulOp::create(builder, loc, type, *x,
                             hardSigmoid(*x, 1.0 / 6.0, 0.5));
   } else { // Clip: min and max are optional constant inputs (opset 11+).
-    auto bound = [&](int i, const char *what) -> FailureOr<std::optional<double>> {
+    auto bound = [&](int i,
+                     const char *what) -> FailureOr<std::optional<double>> {
       if (!hasInput(node, i))
         return std::optional<double>();
       auto c = constInput(node, i, what);

@@ -44,9 +44,9 @@ ExternalDataReader::open(StringRef location) {
   // (symbolic links are followed and checked too).
   if (location.empty() || sys::path::is_absolute(location) ||
       location.starts_with("~") ||
-      llvm::any_of(make_range(sys::path::begin(location),
-                              sys::path::end(location)),
-                   [](StringRef c) { return c == ".."; }))
+      llvm::any_of(
+          make_range(sys::path::begin(location), sys::path::end(location)),
+          [](StringRef c) { return c == ".."; }))
     return refError("the external data location '" + location +
                         "' is not a relative path inside the model's "
                         "directory",
@@ -63,13 +63,11 @@ ExternalDataReader::open(StringRef location) {
                         ") next to the model, under that name");
   if (!sys::fs::real_path(directory, realDir) &&
       !StringRef(realFile).starts_with((realDir + "/").str()))
-    return refError("the external data file '" + path +
-                        "' resolves to '" + realFile +
-                        "', outside the model's directory",
+    return refError("the external data file '" + path + "' resolves to '" +
+                        realFile + "', outside the model's directory",
                     "replace the symbolic link by the data file");
   if (sys::fs::is_directory(realFile))
-    return refError("the external data location '" + path +
-                        "' is a directory",
+    return refError("the external data location '" + path + "' is a directory",
                     "point the location at the data file");
   auto buffer = MemoryBuffer::getFile(realFile, /*IsText=*/false,
                                       /*RequiresNullTerminator=*/false);
@@ -82,8 +80,8 @@ ExternalDataReader::open(StringRef location) {
   return shared;
 }
 
-Expected<ExternalBytes>
-ExternalDataReader::read(const onnx::TensorProto &t, uint64_t expectedBytes) {
+Expected<ExternalBytes> ExternalDataReader::read(const onnx::TensorProto &t,
+                                                 uint64_t expectedBytes) {
   std::string location;
   std::optional<uint64_t> offset = 0, length;
   bool hasLength = false;
@@ -117,8 +115,8 @@ ExternalDataReader::read(const onnx::TensorProto &t, uint64_t expectedBytes) {
     length = expectedBytes;
   if (*length != expectedBytes)
     return refError("the external data length " + Twine(*length) +
-                        " does not match the tensor's " +
-                        Twine(expectedBytes) + " bytes",
+                        " does not match the tensor's " + Twine(expectedBytes) +
+                        " bytes",
                     "the data file does not belong to this model; export "
                     "the model again");
   if (*offset > size || *length > size - *offset)

@@ -1,4 +1,5 @@
-//===- Folding.cpp - Constant folding ---------------------------------------===//
+//===- Folding.cpp - Constant folding
+//---------------------------------------===//
 //
 // The arithmetic exporters leave on constants: integer shape arithmetic,
 // masks (comparisons, logic, Where, Trilu, ...) and float scalars, folded
@@ -92,7 +93,8 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
       return nodeError(node, "integer operands of different sizes");
     // A one-element operand broadcasts, also against an empty one.
     const Constant *big = a;
-    if (a->numel() == 1 && (b->numel() != 1 || b->shape.size() > a->shape.size()))
+    if (a->numel() == 1 &&
+        (b->numel() != 1 || b->shape.size() > a->shape.size()))
       big = b;
     std::vector<int64_t> out(big->numel());
     for (int64_t i = 0; i < big->numel(); ++i) {
@@ -100,15 +102,15 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
       int64_t y = b->ints[b->numel() == 1 ? 0 : i];
       if (op == "Div" && y == 0)
         return nodeError(node, "integer division by zero");
-      std::optional<int64_t> r =
-          op == "Add"   ? llvm::checkedAdd(x, y)
-          : op == "Sub" ? llvm::checkedSub(x, y)
-          : op == "Mul" ? llvm::checkedMul(x, y)
-          : (x == INT64_MIN && y == -1) ? std::nullopt
-                                        : std::optional<int64_t>(x / y);
+      std::optional<int64_t> r = op == "Add"   ? llvm::checkedAdd(x, y)
+                                 : op == "Sub" ? llvm::checkedSub(x, y)
+                                 : op == "Mul" ? llvm::checkedMul(x, y)
+                                 : (x == INT64_MIN && y == -1)
+                                     ? std::nullopt
+                                     : std::optional<int64_t>(x / y);
       if (!r)
-        return nodeError(node, "integer overflow in " + op + " of " +
-                                   Twine(x) + " and " + Twine(y));
+        return nodeError(node, "integer overflow in " + op + " of " + Twine(x) +
+                                   " and " + Twine(y));
       out[i] = *r;
     }
     return result(big->shape, out);
@@ -205,7 +207,6 @@ LogicalResult OnnxImporter::foldConstantNode(const onnx::NodeProto &node,
   return success();
 }
 
-
 LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
                                              bool &folded) {
   StringRef op = node.op_type();
@@ -269,7 +270,7 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
 
   static const llvm::StringSet<> binaryOps = {
       "Mod", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-      "And", "Or", "Xor"};
+      "And", "Or",    "Xor"};
   if (binaryOps.contains(op)) {
     Constant *a = constant(0), *b = constant(1);
     if (!a || !b)
@@ -384,7 +385,8 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     fillValue->elementType = builder.getF32Type();
     fillValue->floats = {0.0};
     if (const auto *a = attr(node, "value")) {
-      auto c = readTensor(a->t(), "the value of ConstantOfShape", nodeLoc(node));
+      auto c =
+          readTensor(a->t(), "the value of ConstantOfShape", nodeLoc(node));
       if (failed(c))
         return failure();
       if ((*c)->numel() != 1)
@@ -424,8 +426,9 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     // To bool or an integer type; casts to float are foldFloatConstant's.
     Constant *a = constant(0);
     int64_t to = intAttr(node, "to", 0);
-    if (!a || (to != onnx::TensorProto::BOOL &&
-               to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32))
+    if (!a ||
+        (to != onnx::TensorProto::BOOL && to != onnx::TensorProto::INT64 &&
+         to != onnx::TensorProto::INT32))
       return success();
     std::vector<int64_t> out(a->numel());
     for (int64_t i = 0; i < a->numel(); ++i) {
@@ -437,8 +440,8 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
       if (to == onnx::TensorProto::BOOL) {
         out[i] = v != 0;
       } else if (!(std::abs(v) < 9.2233720368547758e18)) {
-        return nodeError(node, "cannot cast " + formatNumber(v) +
-                                   " to an integer");
+        return nodeError(node,
+                         "cannot cast " + formatNumber(v) + " to an integer");
       } else {
         out[i] = int64_t(std::trunc(v));
       }
@@ -483,8 +486,7 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     if (total != a->numel())
       return nodeError(node, "cannot reshape " + Twine(a->numel()) +
                                  " elements into " + Twine(total));
-    return copied(shape, a,
-                  [&](int64_t i) { return std::make_pair(a, i); });
+    return copied(shape, a, [&](int64_t i) { return std::make_pair(a, i); });
   }
   // The N-D data movement of masks built from constants (a shifted-window
   // attention mask: written region by region with ScatterND, viewed and
@@ -545,8 +547,7 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
     auto shape = squeezedShape(node, a->shape, axes, op == "Unsqueeze");
     if (failed(shape))
       return failure();
-    return copied(*shape, a,
-                  [&](int64_t i) { return std::make_pair(a, i); });
+    return copied(*shape, a, [&](int64_t i) { return std::make_pair(a, i); });
   }
   if (op == "Slice") {
     Constant *a = constant(0);
@@ -662,8 +663,7 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
         }
         idx[*axis] -= c->shape[*axis];
       }
-      return std::make_pair(static_cast<const Constant *>(nullptr),
-                            int64_t(0));
+      return std::make_pair(static_cast<const Constant *>(nullptr), int64_t(0));
     });
   }
   if (op == "ScatterND") {
@@ -706,9 +706,9 @@ LogicalResult OnnxImporter::foldMaskConstant(const onnx::NodeProto &node,
         from[off + e] = j * slice + e;
     }
     return copied(a->shape, a, [&](int64_t i) {
-      return from[i] < 0 ? std::make_pair(static_cast<const Constant *>(a), i)
-                         : std::make_pair(static_cast<const Constant *>(upd),
-                                          from[i]);
+      return from[i] < 0
+                 ? std::make_pair(static_cast<const Constant *>(a), i)
+                 : std::make_pair(static_cast<const Constant *>(upd), from[i]);
     });
   }
   if (op == "Add" || op == "Sub" || op == "Mul") {
@@ -818,18 +818,26 @@ LogicalResult OnnxImporter::foldFloatConstant(const onnx::NodeProto &node,
       return success();
     Type et;
     switch (intAttr(node, "to", 0)) {
-    case onnx::TensorProto::FLOAT: et = builder.getF32Type(); break;
-    case onnx::TensorProto::FLOAT16: et = builder.getF16Type(); break;
-    case onnx::TensorProto::BFLOAT16: et = builder.getBF16Type(); break;
-    default: return success(); // int casts fold below
+    case onnx::TensorProto::FLOAT:
+      et = builder.getF32Type();
+      break;
+    case onnx::TensorProto::FLOAT16:
+      et = builder.getF16Type();
+      break;
+    case onnx::TensorProto::BFLOAT16:
+      et = builder.getBF16Type();
+      break;
+    default:
+      return success(); // int casts fold below
     }
-    std::vector<double> out = a->isFloat
-        ? a->floats : std::vector<double>(a->ints.begin(), a->ints.end());
+    std::vector<double> out =
+        a->isFloat ? a->floats
+                   : std::vector<double>(a->ints.begin(), a->ints.end());
     return result(et, a->shape, out);
   }
   bool unary = op == "Sqrt" || op == "Neg";
-  bool binary = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-                op == "Pow";
+  bool binary =
+      op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow";
   if (!unary && !binary)
     return success();
   Constant *a = floatConst(0);
@@ -861,8 +869,11 @@ LogicalResult OnnxImporter::foldFloatConstant(const onnx::NodeProto &node,
     double x = a->floats[a->numel() == 1 ? 0 : i];
     double y = b->isFloat ? b->floats[b->numel() == 1 ? 0 : i]
                           : double(b->ints[b->numel() == 1 ? 0 : i]);
-    out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y
-             : op == "Div" ? x / y : std::pow(x, y);
+    out[i] = op == "Add"   ? x + y
+             : op == "Sub" ? x - y
+             : op == "Mul" ? x * y
+             : op == "Div" ? x / y
+                           : std::pow(x, y);
   }
   return result(a->elementType, shape, out);
 }

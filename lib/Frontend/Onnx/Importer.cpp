@@ -1,4 +1,5 @@
-//===- Importer.cpp - The model, graph, operands and op table ---------------===//
+//===- Importer.cpp - The model, graph, operands and op table
+//---------------===//
 //
 // Reads the ModelProto, its initializers and inputs, dispatches every node
 // through the op table, and builds the forward function; the operand and
@@ -28,18 +29,18 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
     onOp("Dropout", 13, &OnnxImporter::importDropout);
     for (const char *op : {"Add", "Sub", "Mul", "Div"})
       onOp(op, 13, &OnnxImporter::importBinary);
-    for (const char *op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "Exp", "Log",
-                           "Neg", "Erf"})
+    for (const char *op :
+         {"Relu", "Tanh", "Sigmoid", "Sqrt", "Exp", "Log", "Neg", "Erf"})
       onOp(op, 13, &OnnxImporter::importUnary);
     onOp("Pow", 13, &OnnxImporter::importPow);
-    for (const char *op : {"Equal", "Less", "Greater", "LessOrEqual",
-                           "GreaterOrEqual"})
+    for (const char *op :
+         {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
       onOp(op, 13, &OnnxImporter::importCompare);
     for (const char *op : {"And", "Or", "Xor", "Not"})
       onOp(op, 13, &OnnxImporter::importLogical);
     onOp("Gelu", 20, &OnnxImporter::importGelu);
-    for (const char *op : {"LeakyRelu", "Abs", "Elu", "Softplus",
-                           "HardSigmoid", "Clip", "Reciprocal"})
+    for (const char *op : {"LeakyRelu", "Abs", "Elu", "Softplus", "HardSigmoid",
+                           "Clip", "Reciprocal"})
       onOp(op, 13, &OnnxImporter::importComposite);
     onOp("HardSwish", 14, &OnnxImporter::importComposite);
     onOp("Gemm", 13, &OnnxImporter::importGemm);
@@ -87,7 +88,6 @@ const llvm::StringMap<OnnxImporter::OpHandler> &OnnxImporter::handlers() {
   return table;
 }
 
-
 //===----------------------------------------------------------------------===//
 // Model and graph
 //===----------------------------------------------------------------------===//
@@ -120,12 +120,15 @@ OwningOpRef<ModuleOp> OnnxImporter::import(StringRef bytes) {
     return nullptr;
   }
   if (opset < ::dlc::kMinOnnxOpset || opset > ::dlc::kMaxOnnxOpset) {
-    fileError("opset " + Twine(opset) + " is not supported: dlc imports "
-              "default-domain opsets " + Twine(::dlc::kMinOnnxOpset) + " to " +
+    fileError("opset " + Twine(opset) +
+              " is not supported: dlc imports "
+              "default-domain opsets " +
+              Twine(::dlc::kMinOnnxOpset) + " to " +
               Twine(::dlc::kMaxOnnxOpset))
             .attachNote()
         << "hint: export again with torch.onnx.export(..., opset_version="
-        << ::dlc::kMaxOnnxOpset << "), or convert with "
+        << ::dlc::kMaxOnnxOpset
+        << "), or convert with "
            "onnx.version_converter.convert_version(model, "
         << ::dlc::kMaxOnnxOpset << ")";
     return nullptr;
@@ -183,8 +186,8 @@ OwningOpRef<ModuleOp> OnnxImporter::import(StringRef bytes) {
   auto fn = cast<func::FuncOp>(body->getParentOp());
   builder.setInsertionPointToEnd(body);
   func::ReturnOp::create(builder, fileLoc, results);
-  fn.setFunctionType(builder.getFunctionType(body->getArgumentTypes(),
-                                             resultTypes));
+  fn.setFunctionType(
+      builder.getFunctionType(body->getArgumentTypes(), resultTypes));
   for (auto [i, name] : llvm::enumerate(resultNames))
     fn.setResultAttr(i, ddlc::kNameAttrName, builder.getStringAttr(name));
 
@@ -229,8 +232,8 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
   int64_t numel = 1;
   for (int64_t d : t.dims()) {
     if (d < 0 || (d > 0 && numel > kMaxElements / d)) {
-      emitError(loc, what + " has an invalid shape (dimension " + Twine(d) +
-                         ")");
+      emitError(loc,
+                what + " has an invalid shape (dimension " + Twine(d) + ")");
       return failure();
     }
     numel *= d;
@@ -286,8 +289,10 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     }
   }
   auto sizeError = [&](int64_t have) {
-    emitError(loc, what + " has " + Twine(have) + " values but its shape "
-                          "needs " + Twine(numel));
+    emitError(loc, what + " has " + Twine(have) +
+                       " values but its shape "
+                       "needs " +
+                       Twine(numel));
     return failure();
   };
   auto rawCount = [&](size_t width) -> FailureOr<int64_t> {
@@ -334,7 +339,7 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     c->elementType = *et;
     if (t.data_type() == onnx::TensorProto::FLOAT)
       status = read(float(), t.float_data(), c->floats,
-                   [](float v) { return double(v); });
+                    [](float v) { return double(v); });
     else if (t.data_type() == onnx::TensorProto::FLOAT16)
       status = read(uint16_t(), t.int32_data(), c->floats, halfToDouble);
     else
@@ -354,16 +359,15 @@ OnnxImporter::readTensor(const onnx::TensorProto &t, const Twine &what,
     break;
   case onnx::TensorProto::INT32:
     status = read(int32_t(), t.int32_data(), c->ints,
-                 [](int32_t v) { return int64_t(v); });
+                  [](int32_t v) { return int64_t(v); });
     break;
   case onnx::TensorProto::BOOL:
     // Masks: folded with the other integers, as 0 and 1.
     status = read(uint8_t(), t.int32_data(), c->ints,
-                 [](uint8_t v) { return int64_t(v != 0); });
+                  [](uint8_t v) { return int64_t(v != 0); });
     break;
   default:
-    emitError(loc, what + " has element type " +
-                       onnxTypeName(t.data_type()) +
+    emitError(loc, what + " has element type " + onnxTypeName(t.data_type()) +
                        ", which dlc does not support")
             .attachNote()
         << "hint: dlc reads float32, float16 and bfloat16 tensors, and "
@@ -428,12 +432,13 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
           std::string sym = dim.has_dim_param() && !dim.dim_param().empty()
                                 ? " ('" + dim.dim_param() + "')"
                                 : "";
-          emitError(loc, "graph input '" + in.name() + "' has a dynamic "
-                         "dimension " + Twine(d) + sym +
-                         "; dlc compiles static shapes")
+          emitError(loc, "graph input '" + in.name() +
+                             "' has a dynamic "
+                             "dimension " +
+                             Twine(d) + sym + "; dlc compiles static shapes")
                   .attachNote()
-              << "hint: fix it with --input-shape " << in.name()
-              << "=D0,D1,..." << (d == 0 ? " (or --batch N)" : "");
+              << "hint: fix it with --input-shape " << in.name() << "=D0,D1,..."
+              << (d == 0 ? " (or --batch N)" : "");
           return failure();
         }
         if (v > kMaxElements) {
@@ -443,8 +448,7 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
         }
         shape.push_back(v);
       }
-      if (given == options.inputShapes.end() && options.batch &&
-          !shape.empty())
+      if (given == options.inputShapes.end() && options.batch && !shape.empty())
         shape[0] = *options.batch;
     }
     if (given != options.inputShapes.end()) {
@@ -476,8 +480,9 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
       else if (d > 0)
         numel = kMaxElements + 1;
     if (numel > kMaxElements) {
-      emitError(loc, "graph input '" + in.name() + "' has more than 2^40 "
-                     "elements")
+      emitError(loc, "graph input '" + in.name() +
+                         "' has more than 2^40 "
+                         "elements")
               .attachNote()
           << "hint: its shape is [" << ArrayRef<int64_t>(shape) << "]"
           << "; set a smaller one with --input-shape " << in.name()
@@ -527,8 +532,9 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
     }
   for (const auto &out : node.output())
     if (!out.empty() && items.count(out)) {
-      nodeError(node, "output '" + out + "' is defined twice (the graph is "
-                                         "not in SSA form)");
+      nodeError(node, "output '" + out +
+                          "' is defined twice (the graph is "
+                          "not in SSA form)");
       return failure();
     }
   if (node.output_size() == 0) {
@@ -541,8 +547,7 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
     Item &in = items[node.input(i)];
     if (in.pendingPad && node.op_type() != "Conv" &&
         node.op_type() != "AveragePool") {
-      nodeError(node, "reads the result of a Pad")
-              .attachNote()
+      nodeError(node, "reads the result of a Pad").attachNote()
           << "hint: dlc supports Pad only when a Conv or AveragePool reads "
              "its result";
       return failure();
@@ -580,10 +585,9 @@ LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {
     return failure();
   }
   if (opset < it->second.since)
-    return nodeError(node, node.op_type() + " is an op of opset " +
-                               Twine(it->second.since) +
-                               " and later; this model imports opset " +
-                               Twine(opset));
+    return nodeError(
+        node, node.op_type() + " is an op of opset " + Twine(it->second.since) +
+                  " and later; this model imports opset " + Twine(opset));
   if (failed(checkFloatInputs(node)))
     return failure();
   builder.setInsertionPointToEnd(body);
@@ -598,11 +602,14 @@ static const llvm::StringMap<bool> &floatDataOps() {
   static const llvm::StringMap<bool> ops = [] {
     llvm::StringMap<bool> m;
     for (const char *op :
-         {"Relu", "Tanh", "Sigmoid", "Sqrt", "Exp", "Log", "Neg", "Erf", "Pow",
-          "Gelu", "LeakyRelu", "Abs", "Elu", "Softplus", "HardSigmoid", "Clip",
-          "Reciprocal", "HardSwish", "Softmax", "LogSoftmax", "ReduceMean",
-          "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "MaxPool",
-          "AveragePool", "GlobalAveragePool", "Resize"})
+         {"Relu",       "Tanh",      "Sigmoid",     "Sqrt",
+          "Exp",        "Log",       "Neg",         "Erf",
+          "Pow",        "Gelu",      "LeakyRelu",   "Abs",
+          "Elu",        "Softplus",  "HardSigmoid", "Clip",
+          "Reciprocal", "HardSwish", "Softmax",     "LogSoftmax",
+          "ReduceMean", "ReduceSum", "ReduceMax",   "ReduceMin",
+          "Pad",        "MaxPool",   "AveragePool", "GlobalAveragePool",
+          "Resize"})
       m[op] = false;
     for (const char *op :
          {"Gemm", "MatMul", "Conv", "ConvTranspose", "LayerNormalization",
@@ -627,9 +634,11 @@ LogicalResult OnnxImporter::checkFloatInputs(const onnx::NodeProto &node) {
     std::string type;
     llvm::raw_string_ostream os(type);
     os << et;
-    return nodeError(node, node.op_type() + " computes on float tensors; "
-                           "input " + Twine(i) + " ('" + node.input(i) +
-                           "') holds " + type);
+    return nodeError(node, node.op_type() +
+                               " computes on float tensors; "
+                               "input " +
+                               Twine(i) + " ('" + node.input(i) + "') holds " +
+                               type);
   }
   return success();
 }
@@ -645,8 +654,8 @@ Item *OnnxImporter::lookup(const onnx::NodeProto &node, int i) {
   return it == items.end() ? nullptr : &it->second;
 }
 
-FailureOr<Value> OnnxImporter::materialize(const std::string &name,
-                                           Item &item, Location loc) {
+FailureOr<Value> OnnxImporter::materialize(const std::string &name, Item &item,
+                                           Location loc) {
   if (item.value)
     return item.value;
   Constant &c = *item.constant;
@@ -658,8 +667,9 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
     return failure();
   }
   if (c.elementType.isF64()) {
-    emitError(loc, "the float64 tensor '" + name + "' is used as data, "
-                   "which dlc does not support")
+    emitError(loc, "the float64 tensor '" + name +
+                       "' is used as data, "
+                       "which dlc does not support")
             .attachNote()
         << "hint: dlc computes in float32, float16 and bfloat16; cast the "
            "model to float32 before exporting";
@@ -706,11 +716,9 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name,
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(body->getParentOp());
-    ddlc::ParameterOp::create(builder, loc, sym, type, "data",
-                              llvm::APFloat(0.0),
-                              isTrainable(c) ? ddlc::kRoleWeight
-                                             : ddlc::kRoleConstant,
-                              value);
+    ddlc::ParameterOp::create(
+        builder, loc, sym, type, "data", llvm::APFloat(0.0),
+        isTrainable(c) ? ddlc::kRoleWeight : ddlc::kRoleConstant, value);
   }
   item.value = ddlc::ParamOp::create(builder, loc, type, sym).getResult();
   return item.value;
@@ -770,8 +778,8 @@ LogicalResult OnnxImporter::onlyFirstOutputUsed(const onnx::NodeProto &node) {
   return success();
 }
 
-const onnx::AttributeProto *
-OnnxImporter::attr(const onnx::NodeProto &node, StringRef name) const {
+const onnx::AttributeProto *OnnxImporter::attr(const onnx::NodeProto &node,
+                                               StringRef name) const {
   for (const auto &a : node.attribute())
     if (a.name() == name)
       return &a;
@@ -842,8 +850,8 @@ FailureOr<Value> OnnxImporter::reshape(const onnx::NodeProto &node, Value x,
       .getResult();
 }
 
-FailureOr<Value> OnnxImporter::binary(const onnx::NodeProto &node,
-                                      StringRef op, Value a, Value b) {
+FailureOr<Value> OnnxImporter::binary(const onnx::NodeProto &node, StringRef op,
+                                      Value a, Value b) {
   auto ta = typeOf(a), tb = typeOf(b);
   if (ta.getElementType() != tb.getElementType()) {
     nodeError(node, "mixes element types " +
@@ -858,9 +866,8 @@ FailureOr<Value> OnnxImporter::binary(const onnx::NodeProto &node,
     int64_t da = i < rank - sa.size() ? 1 : sa[i - (rank - sa.size())];
     int64_t db = i < rank - sb.size() ? 1 : sb[i - (rank - sb.size())];
     if (da != db && da != 1 && db != 1) {
-      nodeError(node, "operand shapes do not broadcast (dimension " +
-                          Twine(i) + ": " + Twine(da) + " vs " + Twine(db) +
-                          ")");
+      nodeError(node, "operand shapes do not broadcast (dimension " + Twine(i) +
+                          ": " + Twine(da) + " vs " + Twine(db) + ")");
       return failure();
     }
     shape[i] = da == 1 ? db : da;

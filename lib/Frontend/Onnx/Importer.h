@@ -21,9 +21,9 @@
 
 #include "dlc/Frontend/OnnxImporter.h"
 
+#include "ExternalData.h"
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
-#include "ExternalData.h"
 #include "dlc/Support/ReleasePages.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -113,10 +113,10 @@ inline bool isTrainable(const Constant &c) {
     SmallVector<StringRef> parts;
     name.split(parts, '.');
     bool modulePath = parts.size() > 1 && llvm::all_of(parts, [](StringRef p) {
-      return !p.empty() && llvm::all_of(p, [](char ch) {
-        return llvm::isAlnum(ch) || ch == '_';
-      });
-    });
+                        return !p.empty() && llvm::all_of(p, [](char ch) {
+                          return llvm::isAlnum(ch) || ch == '_';
+                        });
+                      });
     if (!modulePath)
       return false;
   }
@@ -150,7 +150,7 @@ inline bool isTrainable(const Constant &c) {
 
 /// What a name in the graph stands for.
 struct Item {
-  Value value;                       ///< Set once materialised.
+  Value value;                        ///< Set once materialised.
   std::shared_ptr<Constant> constant; ///< Known at import time.
   /// A zero `Pad` that only a following Conv or AveragePool may absorb:
   /// `value` is the unpadded input, `pads` ONNX's [begins..., ends...].
@@ -159,21 +159,36 @@ struct Item {
 
 inline std::string onnxTypeName(int32_t t) {
   switch (t) {
-  case onnx::TensorProto::FLOAT: return "float32";
-  case onnx::TensorProto::UINT8: return "uint8";
-  case onnx::TensorProto::INT8: return "int8";
-  case onnx::TensorProto::UINT16: return "uint16";
-  case onnx::TensorProto::INT16: return "int16";
-  case onnx::TensorProto::INT32: return "int32";
-  case onnx::TensorProto::INT64: return "int64";
-  case onnx::TensorProto::STRING: return "string";
-  case onnx::TensorProto::BOOL: return "bool";
-  case onnx::TensorProto::FLOAT16: return "float16";
-  case onnx::TensorProto::DOUBLE: return "float64";
-  case onnx::TensorProto::UINT32: return "uint32";
-  case onnx::TensorProto::UINT64: return "uint64";
-  case onnx::TensorProto::BFLOAT16: return "bfloat16";
-  default: return "element type " + std::to_string(t);
+  case onnx::TensorProto::FLOAT:
+    return "float32";
+  case onnx::TensorProto::UINT8:
+    return "uint8";
+  case onnx::TensorProto::INT8:
+    return "int8";
+  case onnx::TensorProto::UINT16:
+    return "uint16";
+  case onnx::TensorProto::INT16:
+    return "int16";
+  case onnx::TensorProto::INT32:
+    return "int32";
+  case onnx::TensorProto::INT64:
+    return "int64";
+  case onnx::TensorProto::STRING:
+    return "string";
+  case onnx::TensorProto::BOOL:
+    return "bool";
+  case onnx::TensorProto::FLOAT16:
+    return "float16";
+  case onnx::TensorProto::DOUBLE:
+    return "float64";
+  case onnx::TensorProto::UINT32:
+    return "uint32";
+  case onnx::TensorProto::UINT64:
+    return "uint64";
+  case onnx::TensorProto::BFLOAT16:
+    return "bfloat16";
+  default:
+    return "element type " + std::to_string(t);
   }
 }
 
@@ -199,8 +214,8 @@ inline std::string sanitizeModelName(StringRef name) {
 }
 
 /// The NumPy broadcast of two shapes, or nothing when they do not broadcast.
-inline std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
-                                                    ArrayRef<int64_t> b) {
+inline std::optional<SmallVector<int64_t>>
+broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   SmallVector<int64_t> out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -216,7 +231,7 @@ inline std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 /// The row-major offset in a tensor of `shape`, broadcast into `out`, of
 /// the element at row-major offset `i` of `out`.
 inline int64_t broadcastOffset(int64_t i, ArrayRef<int64_t> out,
-                        ArrayRef<int64_t> shape) {
+                               ArrayRef<int64_t> shape) {
   int64_t offset = 0, stride = 1;
   for (int64_t d = int64_t(out.size()) - 1; d >= 0; --d) {
     int64_t coord = i % out[d];
@@ -286,7 +301,6 @@ public:
   OwningOpRef<ModuleOp> import(StringRef bytes);
 
 private:
-
   // Diagnostics.
   InFlightDiagnostic fileError(const Twine &msg) {
     return emitError(NameLoc::get(StringAttr::get(&ctx, fileName), fileLoc),
@@ -331,8 +345,7 @@ private:
   /// A constant float32 tensor of `shape` as a constant parameter named
   /// `name` (a Where's constant condition, a Pad's border, a Resize's
   /// interpolation weights): it gets no gradient and is never trained.
-  FailureOr<Value> maskTensor(const std::string &name,
-                              ArrayRef<int64_t> shape,
+  FailureOr<Value> maskTensor(const std::string &name, ArrayRef<int64_t> shape,
                               std::vector<double> values, Location loc);
   void define(const onnx::NodeProto &node, int i, Value v) {
     items[node.output(i)] = Item{v, nullptr, std::nullopt};

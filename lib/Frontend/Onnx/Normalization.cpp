@@ -1,4 +1,5 @@
-//===- Normalization.cpp - Softmax, reductions and normalizations -----------===//
+//===- Normalization.cpp - Softmax, reductions and normalizations
+//-----------===//
 //
 // Softmax/LogSoftmax, the reductions, LayerNormalization,
 // BatchNormalization, InstanceNormalization and GroupNormalization.
@@ -32,7 +33,6 @@ LogicalResult OnnxImporter::importSoftmax(const onnx::NodeProto &node) {
   define(node, 0, r);
   return success();
 }
-
 
 LogicalResult OnnxImporter::importReduce(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
@@ -142,16 +142,15 @@ LogicalResult OnnxImporter::importLayerNorm(const onnx::NodeProto &node) {
   auto bias = affine(2, 0.0);
   if (failed(bias))
     return failure();
-  Value r = ddlc::LayerNormOp::create(
-      builder, loc, input.getType(), input, *scale, *bias,
-      builder.getF64FloatAttr(eps));
+  Value r =
+      ddlc::LayerNormOp::create(builder, loc, input.getType(), input, *scale,
+                                *bias, builder.getF64FloatAttr(eps));
   auto out = reshape(node, r, t.getShape());
   if (failed(out))
     return failure();
   define(node, 0, *out);
   return success();
 }
-
 
 LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
   float eps = floatAttr(node, "epsilon", 1e-5f);
@@ -180,9 +179,9 @@ LogicalResult OnnxImporter::importBatchNorm(const onnx::NodeProto &node) {
                                  " elements (one per channel)");
     params.push_back(*v);
   }
-  Value r = ddlc::BatchNormOp::create(
-      builder, nodeLoc(node), t, *x, params[0], params[1], params[2],
-      params[3], builder.getF64FloatAttr(eps));
+  Value r = ddlc::BatchNormOp::create(builder, nodeLoc(node), t, *x, params[0],
+                                      params[1], params[2], params[3],
+                                      builder.getF64FloatAttr(eps));
   define(node, 0, r);
   return success();
 }
@@ -238,8 +237,7 @@ LogicalResult OnnxImporter::importGroupNorm(const onnx::NodeProto &node) {
     return failure();
   Value y = ddlc::LayerNormOp::create(
       builder, loc, typeOf(*rows), *rows, fill(loc, 1.0, {inner}, et),
-      fill(loc, 0.0, {inner}, et),
-      builder.getF64FloatAttr(eps));
+      fill(loc, 0.0, {inner}, et), builder.getF64FloatAttr(eps));
   auto view = reshape(node, y, {n, per, n * groups * inner / (n * per)});
   if (failed(view))
     return failure();

@@ -1,7 +1,8 @@
-//===- Recurrent.cpp - LSTM and GRU ------------------------------------------===//
+//===- Recurrent.cpp - LSTM and GRU
+//------------------------------------------===//
 //
-// ONNX's LSTM, GRU and RNN, unrolled over their sequence, which dlc knows when it
-// compiles: one dlc.linear projects the inputs of every step at once, then
+// ONNX's LSTM, GRU and RNN, unrolled over their sequence, which dlc knows when
+// it compiles: one dlc.linear projects the inputs of every step at once, then
 // each step is one dlc.linear of the previous hidden state and the cell's
 // elementwise update. Training differentiates the unrolled steps
 // (backpropagation through time), and the values each step keeps for the
@@ -44,8 +45,8 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
     return failure();
   auto tx = typeOf(*x);
   if (tx.getRank() != 3)
-    return nodeError(node, "needs a rank-3 input, got rank " +
-                               Twine(tx.getRank()));
+    return nodeError(node,
+                     "needs a rank-3 input, got rank " + Twine(tx.getRank()));
   int64_t layout = intAttr(node, "layout", 0);
   if (layout != 0 && layout != 1)
     return nodeError(node, "layout must be 0 or 1");
@@ -179,9 +180,9 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
   };
   auto linear = [&](Value in, Value weight, Value bias) -> Value {
     auto it = typeOf(in), wt = typeOf(weight);
-    return ddlc::LinearOp::create(
-        builder, loc, rowsTy(it.getDimSize(0), wt.getDimSize(0)), in, weight,
-        bias);
+    return ddlc::LinearOp::create(builder, loc,
+                                  rowsTy(it.getDimSize(0), wt.getDimSize(0)),
+                                  in, weight, bias);
   };
   auto sigmoid = [&](Value v) -> Value {
     return ddlc::SigmoidOp::create(builder, loc, v);
@@ -271,8 +272,8 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
         // Gates in ONNX's order z, r, h.
         // The recurrent GEMM: every gate's rows of R with linear_before_reset,
         // else only z's and r's (h's comes after the reset gate).
-        Value rec = linearBeforeReset ? linear(hv, *rd, rb)
-                                      : linear(hv, rZr, rbZr);
+        Value rec =
+            linearBeforeReset ? linear(hv, *rd, rb) : linear(hv, rZr, rbZr);
         auto zs = bin("Add", cols(xt, 0, hidden), cols(rec, 0, hidden));
         auto rs =
             bin("Add", cols(xt, hidden, hidden), cols(rec, hidden, hidden));
@@ -280,8 +281,8 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
           return failure();
         Value z = sigmoid(*zs), rg = sigmoid(*rs);
         // linear_before_reset: r (h R_h + Rb_h); else (r h) R_h + Rb_h.
-        auto gated = bin("Mul", rg,
-                         linearBeforeReset ? cols(rec, 2 * hidden, hidden) : hv);
+        auto gated = bin(
+            "Mul", rg, linearBeforeReset ? cols(rec, 2 * hidden, hidden) : hv);
         if (failed(gated))
           return failure();
         Value recH = linearBeforeReset ? *gated : linear(*gated, rH, rbH);
@@ -306,13 +307,13 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
         return failure();
       outs[t] = *step;
     }
-    ys.push_back(steps == 1 ? outs[0]
-                            : ddlc::ConcatOp::create(
-                                  builder, loc,
-                                  RankedTensorType::get(
-                                      {steps, 1, batch, hidden}, et),
-                                  outs, 0)
-                                  .getResult());
+    ys.push_back(steps == 1
+                     ? outs[0]
+                     : ddlc::ConcatOp::create(
+                           builder, loc,
+                           RankedTensorType::get({steps, 1, batch, hidden}, et),
+                           outs, 0)
+                           .getResult());
     auto yh = reshape(node, hv, {1, batch, hidden});
     if (failed(yh))
       return failure();
@@ -329,9 +330,8 @@ LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
       return parts[0];
     SmallVector<int64_t> shape(typeOf(parts[0]).getShape());
     shape[axis] *= int64_t(parts.size());
-    return ddlc::ConcatOp::create(builder, loc,
-                                  RankedTensorType::get(shape, et), parts,
-                                  axis);
+    return ddlc::ConcatOp::create(
+        builder, loc, RankedTensorType::get(shape, et), parts, axis);
   };
   // Y: [T, D, B, H], or [B, T, D, H] with layout 1; Y_h, Y_c: [D, B, H],
   // or [B, D, H].

@@ -1,4 +1,5 @@
-//===- Shape.cpp - Shape ops on values --------------------------------------===//
+//===- Shape.cpp - Shape ops on values
+//--------------------------------------===//
 //
 // Flatten, Reshape, Squeeze/Unsqueeze, Transpose and Constant nodes.
 //
@@ -16,8 +17,8 @@ LogicalResult OnnxImporter::importFlatten(const onnx::NodeProto &node) {
   int64_t rank = t.getRank();
   int64_t axis = intAttr(node, "axis", 1);
   if (axis < -rank || axis > rank)
-    return nodeError(node, "axis " + Twine(axis) + " is out of range for rank " +
-                               Twine(rank));
+    return nodeError(node, "axis " + Twine(axis) +
+                               " is out of range for rank " + Twine(rank));
   if (axis < 0)
     axis += rank;
   int64_t outer = 1, inner = 1;
@@ -66,9 +67,9 @@ LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
   }
   if (inferred >= 0) {
     if (t.getNumElements() % known != 0)
-      return nodeError(node, "cannot infer the -1 dimension: " +
-                                 Twine(t.getNumElements()) +
-                                 " elements do not divide by " + Twine(known));
+      return nodeError(
+          node, "cannot infer the -1 dimension: " + Twine(t.getNumElements()) +
+                    " elements do not divide by " + Twine(known));
     shape[inferred] = t.getNumElements() / known;
   }
   auto r = reshape(node, *x, shape);
@@ -134,8 +135,8 @@ LogicalResult OnnxImporter::importSqueezeLike(const onnx::NodeProto &node) {
   } else {
     axes = intsAttr(node, "axes");
   }
-  auto shape = squeezedShape(node, t.getShape(), axes,
-                             node.op_type() == "Unsqueeze");
+  auto shape =
+      squeezedShape(node, t.getShape(), axes, node.op_type() == "Unsqueeze");
   if (failed(shape))
     return failure();
   auto r = reshape(node, *x, *shape);
@@ -213,12 +214,24 @@ LogicalResult OnnxImporter::importCast(const onnx::NodeProto &node) {
   auto t = typeOf(*x);
   Type to;
   switch (intAttr(node, "to", 0)) {
-  case onnx::TensorProto::FLOAT: to = builder.getF32Type(); break;
-  case onnx::TensorProto::FLOAT16: to = builder.getF16Type(); break;
-  case onnx::TensorProto::BFLOAT16: to = builder.getBF16Type(); break;
-  case onnx::TensorProto::INT64: to = builder.getI64Type(); break;
-  case onnx::TensorProto::INT32: to = builder.getI32Type(); break;
-  case onnx::TensorProto::BOOL: to = builder.getI1Type(); break;
+  case onnx::TensorProto::FLOAT:
+    to = builder.getF32Type();
+    break;
+  case onnx::TensorProto::FLOAT16:
+    to = builder.getF16Type();
+    break;
+  case onnx::TensorProto::BFLOAT16:
+    to = builder.getBF16Type();
+    break;
+  case onnx::TensorProto::INT64:
+    to = builder.getI64Type();
+    break;
+  case onnx::TensorProto::INT32:
+    to = builder.getI32Type();
+    break;
+  case onnx::TensorProto::BOOL:
+    to = builder.getI1Type();
+    break;
   default:
     return nodeError(node, "a Cast to " +
                                onnxTypeName(int32_t(intAttr(node, "to", 0))) +

@@ -1,4 +1,5 @@
-//===- Spatial.cpp - Convolutions, pools and their padding ------------------===//
+//===- Spatial.cpp - Convolutions, pools and their padding
+//------------------===//
 //
 // Pad (absorbed by the Conv or pool that reads it), the window attributes,
 // Conv, ConvTranspose, MaxPool, AveragePool and GlobalAveragePool, in 1-D
@@ -39,8 +40,8 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
       return failure();
     int64_t n = (*axes)->ints.size();
     if (int64_t(all.size()) != 2 * n)
-      return nodeError(node, "pads has " + Twine(all.size()) +
-                                 " entries for " + Twine(n) + " axes");
+      return nodeError(node, "pads has " + Twine(all.size()) + " entries for " +
+                                 Twine(n) + " axes");
     SmallVector<int64_t> full(2 * rank, 0);
     for (auto [i, a] : llvm::enumerate((*axes)->ints)) {
       auto ax = normAxis(node, a, rank);
@@ -53,8 +54,7 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
   }
   if (int64_t(all.size()) != 2 * rank)
     return nodeError(node, "pads has " + Twine(all.size()) +
-                               " entries for a rank-" + Twine(rank) +
-                               " input");
+                               " entries for a rank-" + Twine(rank) + " input");
   for (int64_t p : all) {
     if (p < 0)
       return nodeError(node, "negative pads (cropping) are not supported");
@@ -69,9 +69,10 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
     for (const auto &n : graph->node())
       if (llvm::is_contained(n.input(), node.output(0)))
         reader = &n;
-  bool spatialOnly = rank >= 3 && !all[0] && !all[1] && !all[rank] &&
-                     !all[rank + 1];
-  if (value == 0 && spatialOnly && reader && reader->input(0) == node.output(0) &&
+  bool spatialOnly =
+      rank >= 3 && !all[0] && !all[1] && !all[rank] && !all[rank + 1];
+  if (value == 0 && spatialOnly && reader &&
+      reader->input(0) == node.output(0) &&
       (reader->op_type() == "Conv" || reader->op_type() == "AveragePool")) {
     Item item{*x, nullptr, all};
     items[node.output(0)] = item;
@@ -114,7 +115,8 @@ LogicalResult OnnxImporter::importPad(const onnx::NodeProto &node) {
       }
       inside[i] = in;
     }
-    auto m = maskTensor(node.output(0) + ".mask", shape, std::move(inside), loc);
+    auto m =
+        maskTensor(node.output(0) + ".mask", shape, std::move(inside), loc);
     if (failed(m))
       return failure();
     r = ddlc::WhereOp::create(builder, loc, type, *m, r,
@@ -145,8 +147,10 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
       out = {1, 1};
     if (out.size() != 2 || out[0] < 1 || out[1] < 1 ||
         out[0] > ddlc::kMaxWindowAttr || out[1] > ddlc::kMaxWindowAttr)
-      return nodeError(node, "'" + name + "' must be two positive numbers "
-                             "of at most " + Twine(ddlc::kMaxWindowAttr));
+      return nodeError(node, "'" + name +
+                                 "' must be two positive numbers "
+                                 "of at most " +
+                                 Twine(ddlc::kMaxWindowAttr));
     return success();
   };
   if (failed(pair("strides", w.strides)) ||
@@ -157,7 +161,8 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
   for (int i = 0; i < 2; ++i)
     if (kernel[i] < 1 || kernel[i] > ddlc::kMaxWindowAttr)
       return nodeError(node, "the kernel must be two positive numbers of at "
-                             "most " + Twine(ddlc::kMaxWindowAttr)),
+                             "most " +
+                                 Twine(ddlc::kMaxWindowAttr)),
              failure();
   if (h > kMaxSpatialDim || wd > kMaxSpatialDim)
     return nodeError(node, "a spatial dimension of the input is larger than " +
@@ -174,7 +179,8 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
           return p < 0 || p > ddlc::kMaxWindowAttr;
         }))
       return nodeError(node, "'pads' must be four non-negative numbers of "
-                             "at most " + Twine(ddlc::kMaxWindowAttr)),
+                             "at most " +
+                                 Twine(ddlc::kMaxWindowAttr)),
              failure();
   } else if (autoPad == "VALID") {
     pads = {0, 0, 0, 0};
@@ -216,7 +222,8 @@ OnnxImporter::window(const onnx::NodeProto &node, RankedTensorType input,
     if (llvm::any_of(w.padding,
                      [](int64_t v) { return v > ddlc::kMaxWindowAttr; }))
       return nodeError(node, "the padding with the Pad before it is larger "
-                             "than " + Twine(ddlc::kMaxWindowAttr)),
+                             "than " +
+                                 Twine(ddlc::kMaxWindowAttr)),
              failure();
   }
   for (int i = 0; i < 2; ++i) {
@@ -272,10 +279,10 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
   int64_t groups = intAttr(node, "group", 1);
   int64_t o = tw.getDimSize(0), c = tx.getDimSize(1);
   if (groups < 1 || c % groups || o % groups || tw.getDimSize(1) != c / groups)
-    return nodeError(node, "weight " + Twine(o) + "x" +
-                               Twine(tw.getDimSize(1)) + "x... does not match " +
-                               Twine(c) + " input channels in " +
-                               Twine(groups) + " groups");
+    return nodeError(node,
+                     "weight " + Twine(o) + "x" + Twine(tw.getDimSize(1)) +
+                         "x... does not match " + Twine(c) +
+                         " input channels in " + Twine(groups) + " groups");
   SmallVector<int64_t> kernel = {tw.getDimSize(2), tw.getDimSize(3)};
   SmallVector<int64_t> ks = intsAttr(node, "kernel_shape");
   if (oneD && ks.size() == 1)
@@ -301,8 +308,7 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
         win->padding[i + 2], win->dilations[i]));
   Value r = ddlc::Conv2DOp::create(
       builder, nodeLoc(node), RankedTensorType::get(shape, tx.getElementType()),
-      *x, *w, bias, win->strides, win->padding, win->dilations, groups,
-      "none");
+      *x, *w, bias, win->strides, win->padding, win->dilations, groups, "none");
   if (oneD) {
     auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
     if (failed(r3))
@@ -322,8 +328,8 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   // A 1-D pool is a 2-D one on an [N, C, 1, L] view.
   bool oneD = tx.getRank() == 3;
   if (oneD) {
-    auto x4 = reshape(node, *x,
-                      {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
+    auto x4 = reshape(
+        node, *x, {tx.getDimSize(0), tx.getDimSize(1), 1, tx.getDimSize(2)});
     if (failed(x4))
       return failure();
     x = x4;
@@ -348,7 +354,8 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1 ||
       kernel[0] > ddlc::kMaxWindowAttr || kernel[1] > ddlc::kMaxWindowAttr)
     return nodeError(node, "kernel_shape must be two positive numbers of at "
-                           "most " + Twine(ddlc::kMaxWindowAttr));
+                           "most " +
+                               Twine(ddlc::kMaxWindowAttr));
   auto win = window(node, tx, kernel, oneD);
   if (failed(win))
     return failure();
@@ -379,8 +386,8 @@ LogicalResult OnnxImporter::importPool(const onnx::NodeProto &node) {
   Location loc = nodeLoc(node);
   Value r;
   if (isMax) {
-    r = ddlc::MaxPool2DOp::create(builder, loc, type, *x, kernel,
-                                  win->strides, win->padding, win->dilations);
+    r = ddlc::MaxPool2DOp::create(builder, loc, type, *x, kernel, win->strides,
+                                  win->padding, win->dilations);
   } else {
     if (win->dilations != SmallVector<int64_t>{1, 1})
       return nodeError(node, "AveragePool with dilations is not supported");
@@ -421,10 +428,9 @@ OnnxImporter::importGlobalAveragePool(const onnx::NodeProto &node) {
     dims.push_back(i);
     shape.push_back(1);
   }
-  Value r = ddlc::MeanOp::create(builder, nodeLoc(node),
-                                 RankedTensorType::get(shape,
-                                                       t.getElementType()),
-                                 *x, dims, true);
+  Value r = ddlc::MeanOp::create(
+      builder, nodeLoc(node), RankedTensorType::get(shape, t.getElementType()),
+      *x, dims, true);
   define(node, 0, r);
   return success();
 }
@@ -543,8 +549,7 @@ LogicalResult OnnxImporter::importConvTranspose(const onnx::NodeProto &node) {
     if (failed(b))
       return failure();
     if (typeOf(*b).getRank() != 1 || typeOf(*b).getDimSize(0) != cout)
-      return nodeError(node, "the bias must have " + Twine(cout) +
-                                 " elements");
+      return nodeError(node, "the bias must have " + Twine(cout) + " elements");
     auto col = reshape(node, *b, {cout, 1, 1});
     if (failed(col))
       return failure();
@@ -719,8 +724,7 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
         return failure();
       split[a + 1] = o / in;
       Value b = ddlc::BroadcastToOp::create(
-          builder, loc, RankedTensorType::get(split, ty.getElementType()),
-          *s1);
+          builder, loc, RankedTensorType::get(split, ty.getElementType()), *s1);
       shape[a] = o;
       auto merged = reshape(node, b, shape);
       if (failed(merged))
@@ -749,7 +753,7 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
         double f = std::floor(src), tt = src - f;
         auto keys = [&](double d) {
           d = std::fabs(d);
-          return d <= 1 ? ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1
+          return d <= 1  ? ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1
                  : d < 2 ? ((cubicA * d - 5 * cubicA) * d + 8 * cubicA) * d -
                                4 * cubicA
                          : 0.0;

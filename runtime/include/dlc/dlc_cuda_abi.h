@@ -27,8 +27,8 @@ extern "C" {
  * the device's limits). */
 DLC_API void dlc_cuda_launch(void *ctx, int32_t kernel, int64_t grid_x,
                              int64_t grid_y, int64_t grid_z, int64_t block_x,
-                             int64_t block_y, int64_t block_z,
-                             int32_t num_args, const int64_t *args);
+                             int64_t block_y, int64_t block_z, int32_t num_args,
+                             const int64_t *args);
 
 /* What dlc_cuda_gemm does besides C = opA * opB + beta * C: the first two
  * change the fp32 result before it is stored, the bias gradients write a

@@ -215,9 +215,9 @@ typedef struct dlc_model dlc_model;
  * CUDA and setting the model up there fails with DLC_ERR_DEVICE_UNAVAILABLE
  * (the driver refuses the PTX, no cuBLASLt, no algorithm for a GEMM, the
  * device is taken), the model runs on the CPU instead, and
- * dlc_model_fallback_reason says why; an explicit CUDA request fails. On CUDA the model
- * uses device 0 (or the N of DLC_DEVICE=cuda:N), its primary context, one
- * stream, and one device allocation for params, workspace, input/output
+ * dlc_model_fallback_reason says why; an explicit CUDA request fails. On CUDA
+ * the model uses device 0 (or the N of DLC_DEVICE=cuda:N), its primary context,
+ * one stream, and one device allocation for params, workspace, input/output
  * staging and the cuBLASLt workspace; DLC_ERR_OUT_OF_MEMORY, with the plan's
  * numbers, when the device has too little free memory. It also plans every
  * GEMM of the model's entries (cuBLASLt's heuristic, once per GEMM):

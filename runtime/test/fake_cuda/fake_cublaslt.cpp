@@ -14,8 +14,8 @@
 #include "fake_cuda.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -28,8 +28,8 @@ constexpr Status kSuccess = 0, kNotInitialized = 1, kInvalidValue = 7,
 struct Desc {
   int computeType = 0, scaleType = 0;
   int32_t transA = 0, transB = 0;
-  int32_t epilogue = 1; // CUBLASLT_EPILOGUE_DEFAULT
-  float *bias = nullptr; // read by BIAS, written by BGRADA / BGRADB
+  int32_t epilogue = 1;   // CUBLASLT_EPILOGUE_DEFAULT
+  float *bias = nullptr;  // read by BIAS, written by BGRADA / BGRADB
   uint8_t *aux = nullptr; // the ReLU mask: written by RELU_AUX_BIAS
   int64_t auxLd = 0;      // in bits
 };
@@ -81,8 +81,9 @@ void setElement(void *base, int type, int64_t i, float v) {
   }
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof(bits));
-  uint16_t out = std::isnan(v) ? uint16_t(0x7fc0)
-                               : uint16_t((bits + 0x7fff + (bits >> 16 & 1)) >> 16);
+  uint16_t out = std::isnan(v)
+                     ? uint16_t(0x7fc0)
+                     : uint16_t((bits + 0x7fff + (bits >> 16 & 1)) >> 16);
   static_cast<uint16_t *>(base)[i] = out;
 }
 

@@ -344,8 +344,7 @@ CUresult cuEventDestroy(void *event) {
   return kSuccess;
 }
 
-#define FAKE_ENTRY(name)                                                       \
-  { #name, reinterpret_cast < void *>(&name) }
+#define FAKE_ENTRY(name) {#name, reinterpret_cast<void *>(&name)}
 const std::map<std::string, void *> &entryPoints() {
   static const std::map<std::string, void *> table = {
       FAKE_ENTRY(cuGetErrorName),

@@ -18,15 +18,15 @@ _Static_assert(_Generic(DIGITS_PARAM_BYTES, long long: 1, default: 0),
                "the sizes are long long");
 
 /* The wrappers have exactly the documented types. */
-static dlc_status (*const create)(dlc_device_kind, digits_model **) =
-    digits_create;
+static dlc_status (*const create)(dlc_device_kind,
+                                  digits_model **) = digits_create;
 static void (*const destroy)(digits_model *) = digits_destroy;
 static dlc_status (*const init)(digits_model *, uint64_t) = digits_init;
 static dlc_status (*const load)(digits_model *, const char *) = digits_load;
-static dlc_status (*const save)(const digits_model *, const char *) =
-    digits_save;
-static dlc_status (*const forward)(digits_model *, const float *, float *) =
-    digits_forward;
+static dlc_status (*const save)(const digits_model *,
+                                const char *) = digits_save;
+static dlc_status (*const forward)(digits_model *, const float *,
+                                   float *) = digits_forward;
 
 /* digits_model is the runtime's dlc_model. */
 size_t sizes_check(digits_model *m);

@@ -98,8 +98,8 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--print-loss") == 0) {
       print_loss = 1;
     } else if (strcmp(a, "--device") == 0 || strcmp(a, "--entry") == 0 ||
-        strcmp(a, "--seed") == 0 || strcmp(a, "--out") == 0 ||
-        strcmp(a, "--steps") == 0 || strcmp(a, "--save") == 0) {
+               strcmp(a, "--seed") == 0 || strcmp(a, "--out") == 0 ||
+               strcmp(a, "--steps") == 0 || strcmp(a, "--save") == 0) {
       const char *v = i + 1 < argc ? argv[++i] : NULL;
       if (!v) {
         rc = usage("missing value after ", a);
@@ -263,7 +263,8 @@ int main(int argc, char **argv) {
         rc = usage("--out FILE needs an entry with one output: ", out_specs[i]);
         goto done;
       }
-      if ((st = dlc_model_entry_output_info(model, entry, 0, &want)) != DLC_OK) {
+      if ((st = dlc_model_entry_output_info(model, entry, 0, &want)) !=
+          DLC_OK) {
         rc = fail("output info", st);
         goto done;
       }
@@ -285,8 +286,8 @@ int main(int argc, char **argv) {
     }
     if ((st = dlc_tensor_list_get(outs, idx, &info)) != DLC_OK ||
         (st = dlc_tensor_list_create(&one)) != DLC_OK ||
-        (st = dlc_tensor_list_add(one, name, info.dtype, info.rank,
-                                  info.shape, info.data, NULL)) != DLC_OK ||
+        (st = dlc_tensor_list_add(one, name, info.dtype, info.rank, info.shape,
+                                  info.data, NULL)) != DLC_OK ||
         (st = dlc_tensor_file_write(path, DLC_FILE_NPY, one)) != DLC_OK) {
       rc = fail(path, st);
       goto done;

@@ -53,8 +53,8 @@ static std::string describe(Value value) {
   llvm::raw_string_ostream os(text);
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     os << "argument #" << arg.getArgNumber();
-    if (auto func =
-            dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    if (auto func = dyn_cast_or_null<FunctionOpInterface>(
+            arg.getOwner()->getParentOp()))
       if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                         kNameAttrName))
         os << " '" << name.getValue() << "'";
@@ -79,8 +79,7 @@ LogicalResult TransferOp::verify() {
   std::optional<Device> from = deviceOf(getInput());
   if (from && sharesMemory(*from, getDevice()))
     return emitOpError("moves a value that is already on ")
-           << stringifyDevice(*from) << " to "
-           << stringifyDevice(getDevice())
+           << stringifyDevice(*from) << " to " << stringifyDevice(getDevice())
            << ", which reads the same memory; use the value directly";
   return success();
 }

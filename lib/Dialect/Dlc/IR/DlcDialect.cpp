@@ -8,8 +8,8 @@
 using namespace mlir;
 using namespace mlir::dlc;
 
-#include "dlc/Dialect/Dlc/IR/DlcOpsDialect.cpp.inc"
 #include "dlc/Dialect/Dlc/IR/DlcEnums.cpp.inc"
+#include "dlc/Dialect/Dlc/IR/DlcOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "dlc/Dialect/Dlc/IR/DlcAttrs.cpp.inc"
 

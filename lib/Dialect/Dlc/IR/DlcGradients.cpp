@@ -62,8 +62,10 @@ Value binary(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   size_t rank = std::max(l.getRank(), r.getRank());
   SmallVector<int64_t> shape(rank);
   for (size_t i = 0; i < rank; ++i) {
-    int64_t dl = i < rank - l.getRank() ? 1 : l.getDimSize(i - (rank - l.getRank()));
-    int64_t dr = i < rank - r.getRank() ? 1 : r.getDimSize(i - (rank - r.getRank()));
+    int64_t dl =
+        i < rank - l.getRank() ? 1 : l.getDimSize(i - (rank - l.getRank()));
+    int64_t dr =
+        i < rank - r.getRank() ? 1 : r.getDimSize(i - (rank - r.getRank()));
     shape[i] = dl == 1 ? dr : dl;
   }
   return OpTy::create(b, loc, withShape(l, shape), lhs, rhs);
@@ -183,8 +185,8 @@ Value attentionProbs(OpBuilder &b, AttentionOp op) {
   auto qt = tensorTy(op.getQuery());
   Value q = flattenBatch(b, loc, op.getQuery());
   Value kT = transposeLast2(b, loc, flattenBatch(b, loc, op.getKey()));
-  Value s = unflattenBatch(b, loc, matmul(b, loc, q, kT),
-                           qt.getShape().drop_back(2));
+  Value s =
+      unflattenBatch(b, loc, matmul(b, loc, q, kT), qt.getShape().drop_back(2));
   Value scale =
       FillOp::create(b, loc, RankedTensorType::get({}, qt.getElementType()),
                      b.getF64FloatAttr(op.getScale().convertToDouble()));
@@ -201,8 +203,8 @@ Value AttentionOp::buildDecomposition(OpBuilder &b, Value *probs) {
   Value p = attentionProbs(b, *this);
   if (probs)
     *probs = p;
-  Value o = matmul(b, loc, flattenBatch(b, loc, p),
-                   flattenBatch(b, loc, getValue()));
+  Value o =
+      matmul(b, loc, flattenBatch(b, loc, p), flattenBatch(b, loc, getValue()));
   return reshape(b, loc, o, tensorTy(getResult()));
 }
 
@@ -221,9 +223,8 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, Value g) {
   Value p3 = flattenBatch(b, loc, p);
   Value v3 = flattenBatch(b, loc, getValue());
   Value dv = matmul(b, loc, transposeLast2(b, loc, p3), g3);
-  Value dp =
-      unflattenBatch(b, loc, matmul(b, loc, g3, transposeLast2(b, loc, v3)),
-                     batch);
+  Value dp = unflattenBatch(
+      b, loc, matmul(b, loc, g3, transposeLast2(b, loc, v3)), batch);
   Value rowDot = sum(b, loc, binary<MulOp>(b, loc, dp, p), {last}, true);
   Value ds = binary<MulOp>(b, loc, p, binary<SubOp>(b, loc, dp, rowDot));
   Value dmask;
@@ -234,8 +235,8 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, Value g) {
                      b.getF64FloatAttr(getScale().convertToDouble()));
   Value ds3 = flattenBatch(b, loc, binary<MulOp>(b, loc, ds, scale));
   Value dq = matmul(b, loc, ds3, flattenBatch(b, loc, getKey()));
-  Value dk =
-      matmul(b, loc, transposeLast2(b, loc, ds3), flattenBatch(b, loc, getQuery()));
+  Value dk = matmul(b, loc, transposeLast2(b, loc, ds3),
+                    flattenBatch(b, loc, getQuery()));
   SmallVector<Value> grads{reshape(b, loc, dq, qt),
                            reshape(b, loc, dk, tensorTy(getKey())),
                            reshape(b, loc, dv, tensorTy(getValue()))};
@@ -273,8 +274,8 @@ SmallVector<Value> DivOp::buildGradients(OpBuilder &b, Value g) {
   Location loc = getLoc();
   // d(a/b)/da = 1/b;  d(a/b)/db = -a/b^2 = -(a/b)/b.
   Value da = binary<DivOp>(b, loc, g, getRhs());
-  Value t = binary<DivOp>(b, loc, binary<MulOp>(b, loc, g, getResult()),
-                          getRhs());
+  Value t =
+      binary<DivOp>(b, loc, binary<MulOp>(b, loc, g, getResult()), getRhs());
   Value db = NegOp::create(b, loc, t.getType(), t);
   return {sumToShape(b, loc, da, tensorTy(getLhs())),
           sumToShape(b, loc, db, tensorTy(getRhs()))};
@@ -302,8 +303,8 @@ SmallVector<Value> LogOp::buildGradients(OpBuilder &b, Value g) {
 SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b, Value g) {
   // d sqrt(x) = 1 / (2 sqrt(x)), from the result like PyTorch.
   Location loc = getLoc();
-  Value twice = ScaleOp::create(b, loc, getType(), getResult(),
-                                b.getF64FloatAttr(2.0));
+  Value twice =
+      ScaleOp::create(b, loc, getType(), getResult(), b.getF64FloatAttr(2.0));
   return {binary<DivOp>(b, loc, g, twice)};
 }
 SmallVector<Value> ErfOp::buildGradients(OpBuilder &b, Value g) {
@@ -351,8 +352,8 @@ SmallVector<Value> LogSoftmaxOp::buildGradients(OpBuilder &b, Value g) {
 
 SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b, Value g) {
   auto op = LayerNormGradOp::create(
-      b, getLoc(), TypeRange{getType(), getWeight().getType(),
-                             getBias().getType()},
+      b, getLoc(),
+      TypeRange{getType(), getWeight().getType(), getBias().getType()},
       getInput(), getWeight(), g, getEpsilonAttr());
   return {op.getInputGrad(), op.getWeightGrad(), op.getBiasGrad()};
 }
@@ -370,8 +371,10 @@ SmallVector<Value> BatchNormOp::buildGradients(OpBuilder &b, Value g) {
   auto chTy = withShape(cTy, chShape);
   auto perChannel = [&](Value v) { return reshape(b, loc, v, chTy); };
   Value eps = FillOp::create(b, loc, withShape(cTy, {}), getEpsilonAttr());
-  Value one = FillOp::create(b, loc, withShape(cTy, {}), b.getF64FloatAttr(1.0));
-  Value stddev = SqrtOp::create(b, loc, cTy, binary<AddOp>(b, loc, getVar(), eps));
+  Value one =
+      FillOp::create(b, loc, withShape(cTy, {}), b.getF64FloatAttr(1.0));
+  Value stddev =
+      SqrtOp::create(b, loc, cTy, binary<AddOp>(b, loc, getVar(), eps));
   Value inv = binary<DivOp>(b, loc, one, stddev);
   Value dx = binary<MulOp>(b, loc, g,
                            perChannel(binary<MulOp>(b, loc, getScale(), inv)));
@@ -394,10 +397,10 @@ SmallVector<Value> Conv2DOp::buildGradients(OpBuilder &b, Value g) {
   Location loc = getLoc();
   if (getActivation() != "none") {
     // Recompute the pre-activation rather than keep it.
-    Value z = Conv2DOp::create(b, loc, getType(), getInput(), getWeight(),
-                               getBias(), getStridesAttr(), getPaddingAttr(),
-                               getDilationsAttr(), getGroupsAttr(),
-                               b.getStringAttr("none"));
+    Value z =
+        Conv2DOp::create(b, loc, getType(), getInput(), getWeight(), getBias(),
+                         getStridesAttr(), getPaddingAttr(), getDilationsAttr(),
+                         getGroupsAttr(), b.getStringAttr("none"));
     g = activationGrad(b, loc, z, g, getActivation());
   }
   Value dx = Conv2DGradInputOp::create(
@@ -418,10 +421,10 @@ SmallVector<Value> Conv2DGradInputOp::buildGradients(OpBuilder &b, Value g) {
   // convolution's weight gradient with the roles of input and output
   // gradient taken by g and `grad`.
   Location loc = getLoc();
-  Value dgrad = Conv2DOp::create(b, loc, getGrad().getType(), g, getWeight(),
-                                 Value(), getStridesAttr(), getPaddingAttr(),
-                                 getDilationsAttr(), getGroupsAttr(),
-                                 b.getStringAttr("none"));
+  Value dgrad =
+      Conv2DOp::create(b, loc, getGrad().getType(), g, getWeight(), Value(),
+                       getStridesAttr(), getPaddingAttr(), getDilationsAttr(),
+                       getGroupsAttr(), b.getStringAttr("none"));
   Value dw = Conv2DGradWeightOp::create(
       b, loc, getWeight().getType(), g, getGrad(), getStridesAttr(),
       getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
@@ -429,10 +432,9 @@ SmallVector<Value> Conv2DGradInputOp::buildGradients(OpBuilder &b, Value g) {
 }
 
 SmallVector<Value> MaxPool2DOp::buildGradients(OpBuilder &b, Value g) {
-  return {MaxPool2DGradOp::create(b, getLoc(), getInput().getType(),
-                                  getInput(), g, getKernelAttr(),
-                                  getStridesAttr(), getPaddingAttr(),
-                                  getDilationsAttr())};
+  return {MaxPool2DGradOp::create(b, getLoc(), getInput().getType(), getInput(),
+                                  g, getKernelAttr(), getStridesAttr(),
+                                  getPaddingAttr(), getDilationsAttr())};
 }
 
 SmallVector<Value> AvgPool2DOp::buildGradients(OpBuilder &b, Value g) {
@@ -465,8 +467,8 @@ SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b, Value g) {
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     offsets[getDim()] = at;
     at += tensorTy(in).getDimSize(getDim());
-    grads.push_back(SliceOp::create(b, getLoc(), tensorTy(in), g, offsets,
-                                    strides));
+    grads.push_back(
+        SliceOp::create(b, getLoc(), tensorTy(in), g, offsets, strides));
   }
   return grads;
 }
@@ -485,8 +487,8 @@ SmallVector<Value> WhereOp::buildGradients(OpBuilder &b, Value g) {
   // Each choice gets g where it was chosen, zero elsewhere, summed back
   // over the dimensions it was broadcast along; the condition gets none.
   auto gTy = tensorTy(g);
-  Value zero = FillOp::create(b, getLoc(), withShape(gTy, {}),
-                              b.getF64FloatAttr(0.0));
+  Value zero =
+      FillOp::create(b, getLoc(), withShape(gTy, {}), b.getF64FloatAttr(0.0));
   Value toLhs = WhereOp::create(b, getLoc(), gTy, getCondition(), g, zero);
   Value toRhs = WhereOp::create(b, getLoc(), gTy, getCondition(), zero, g);
   return {Value(), sumToShape(b, getLoc(), toLhs, tensorTy(getLhs())),
@@ -501,9 +503,9 @@ SmallVector<Value> GatherElementsOp::buildGradients(OpBuilder &b, Value g) {
 
 SmallVector<Value> GatherOp::buildGradients(OpBuilder &b, Value g) {
   // The indices are integers: no gradient.
-  return {GatherGradOp::create(b, getLoc(), tensorTy(getTable()), g,
-                               getIndices()),
-          Value()};
+  return {
+      GatherGradOp::create(b, getLoc(), tensorTy(getTable()), g, getIndices()),
+      Value()};
 }
 
 SmallVector<Value> SumOp::buildGradients(OpBuilder &b, Value g) {
@@ -538,10 +540,9 @@ SmallVector<Value> MseLossOp::buildGradients(OpBuilder &b, Value g) {
 }
 
 SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
-  Value d = CrossEntropyGradOp::create(b, getLoc(), getLogits().getType(),
-                                       getLogits(), getLabels(), g,
-                                       getReductionAttr(),
-                                       getIgnoreIndexAttr());
+  Value d = CrossEntropyGradOp::create(
+      b, getLoc(), getLogits().getType(), getLogits(), getLabels(), g,
+      getReductionAttr(), getIgnoreIndexAttr());
   return {d, Value()};
 }
 

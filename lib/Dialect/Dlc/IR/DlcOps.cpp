@@ -58,8 +58,7 @@ StringRef mlir::dlc::elementTypeName(Type t) {
 
 LogicalResult ParameterOp::verify() {
   StringRef init = getInit();
-  if (init != "uniform" && init != "zeros" && init != "ones" &&
-      init != "data")
+  if (init != "uniform" && init != "zeros" && init != "ones" && init != "data")
     return emitOpError("has unknown init '")
            << init << "'; expected 'uniform', 'zeros', 'ones' or 'data'";
   if ((init == "data") != bool(getValueAttr()))
@@ -87,8 +86,8 @@ LogicalResult ParameterOp::verify() {
 }
 
 LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this,
-                                                                getNameAttr());
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this, getNameAttr());
   if (!param)
     return emitOpError("refers to '")
            << getName() << "', which is not a dlc.parameter";
@@ -125,8 +124,8 @@ LogicalResult LinearOp::verify() {
   if (getBias()) {
     auto b = tensorTy(getBias());
     if (b.getRank() != 1 || b.getDimSize(0) != outF)
-      return emitOpError("bias must be [") << outF << "], got "
-                                           << shapeStr(b.getShape());
+      return emitOpError("bias must be [")
+             << outF << "], got " << shapeStr(b.getShape());
     if (b.getElementType() != in.getElementType())
       return emitOpError("bias element type must match the input's");
   }
@@ -144,7 +143,8 @@ LogicalResult LinearOp::verify() {
 }
 
 LogicalResult MatmulOp::verify() {
-  auto a = tensorTy(getLhs()), b = tensorTy(getRhs()), c = tensorTy(getResult());
+  auto a = tensorTy(getLhs()), b = tensorTy(getRhs()),
+       c = tensorTy(getResult());
   if (a.getRank() != b.getRank() || (a.getRank() != 2 && a.getRank() != 3))
     return emitOpError("operands must both be rank 2 or both rank 3, got ")
            << shapeStr(a.getShape()) << " and " << shapeStr(b.getShape());
@@ -242,7 +242,8 @@ static LogicalResult verifyBinary(Operation *op) {
        c = tensorTy(op->getResult(0));
   if (a.getElementType() != b.getElementType() ||
       c.getElementType() != a.getElementType())
-    return op->emitOpError("operands and result must have one element type, got ")
+    return op->emitOpError(
+               "operands and result must have one element type, got ")
            << a.getElementType() << " and " << b.getElementType();
   auto shape = broadcastShapes(a.getShape(), b.getShape());
   if (failed(shape))
@@ -273,8 +274,8 @@ LogicalResult GeluOp::verify() {
 
 static LogicalResult verifyDim(Operation *op, int64_t dim, int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError("dim ") << dim << " is out of range for rank "
-                                   << rank;
+    return op->emitOpError("dim ")
+           << dim << " is out of range for rank " << rank;
   return success();
 }
 
@@ -375,14 +376,11 @@ static LogicalResult verifyWindowAttrs(Operation *op,
 /// Checks that `out` is the [N, outChannels, OH, OW] that a window of
 /// `kernel` makes of the [N, C, H, W] input `in`, and that both are NCHW
 /// tensors of one element type.
-static LogicalResult verifyWindowShapes(Operation *op, RankedTensorType in,
-                                        ArrayRef<int64_t> kernel,
-                                        ArrayRef<int64_t> strides,
-                                        ArrayRef<int64_t> padding,
-                                        ArrayRef<int64_t> dilations,
-                                        int64_t outChannels,
-                                        RankedTensorType out,
-                                        StringRef inName, StringRef outName) {
+static LogicalResult
+verifyWindowShapes(Operation *op, RankedTensorType in, ArrayRef<int64_t> kernel,
+                   ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                   ArrayRef<int64_t> dilations, int64_t outChannels,
+                   RankedTensorType out, StringRef inName, StringRef outName) {
   if (in.getRank() != 4)
     return op->emitOpError(inName)
            << " must be [N, C, H, W], got " << shapeStr(in.getShape());
@@ -404,9 +402,8 @@ static LogicalResult verifyWindowShapes(Operation *op, RankedTensorType in,
            << shapeStr(in.getShape());
   SmallVector<int64_t> expected{in.getDimSize(0), outChannels, oh, ow};
   if (out.getShape() != ArrayRef<int64_t>(expected))
-    return op->emitOpError(outName)
-           << " must be " << shapeStr(expected) << ", got "
-           << shapeStr(out.getShape());
+    return op->emitOpError(outName) << " must be " << shapeStr(expected)
+                                    << ", got " << shapeStr(out.getShape());
   return success();
 }
 
@@ -435,8 +432,8 @@ static LogicalResult verifyConvWeight(Operation *op, RankedTensorType in,
   }
   if (w.getDimSize(0) % groups != 0)
     return op->emitOpError("the weight's ")
-           << w.getDimSize(0) << " output channels do not split into "
-           << groups << " groups";
+           << w.getDimSize(0) << " output channels do not split into " << groups
+           << " groups";
   return success();
 }
 
@@ -451,9 +448,8 @@ LogicalResult Conv2DOp::verify() {
     auto b = tensorTy(getBias());
     if (b.getRank() != 1 || b.getDimSize(0) != o ||
         b.getElementType() != in.getElementType())
-      return emitOpError("bias must be [") << o << "] of "
-                                           << in.getElementType() << ", got "
-                                           << b;
+      return emitOpError("bias must be [")
+             << o << "] of " << in.getElementType() << ", got " << b;
   }
   if (failed(verifyWindowShapes(*this, in, w.getShape().drop_front(2),
                                 getStrides(), getPadding(), getDilations(), o,
@@ -466,13 +462,11 @@ LogicalResult Conv2DOp::verify() {
 
 /// A pool (or its gradient): the window attributes, and `kernel` sliding
 /// over `in` to give `out`, the channels passing through.
-static LogicalResult verifyPool(Operation *op, RankedTensorType in,
-                                ArrayRef<int64_t> kernel,
-                                ArrayRef<int64_t> strides,
-                                ArrayRef<int64_t> padding,
-                                ArrayRef<int64_t> dilations,
-                                RankedTensorType out, StringRef inName,
-                                StringRef outName) {
+static LogicalResult
+verifyPool(Operation *op, RankedTensorType in, ArrayRef<int64_t> kernel,
+           ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+           ArrayRef<int64_t> dilations, RankedTensorType out, StringRef inName,
+           StringRef outName) {
   if (failed(verifyWindowAttrs(op, kernel, strides, padding, dilations)))
     return failure();
   return verifyWindowShapes(op, in, kernel, strides, padding, dilations,
@@ -501,10 +495,9 @@ LogicalResult Conv2DGradInputOp::verify() {
                                getDilations())) ||
       failed(verifyConvWeight(*this, in, w, getGroups())))
     return failure();
-  return verifyWindowShapes(*this, in, w.getShape().drop_front(2),
-                            getStrides(), getPadding(), getDilations(),
-                            w.getDimSize(0), tensorTy(getGrad()), "result",
-                            "grad");
+  return verifyWindowShapes(*this, in, w.getShape().drop_front(2), getStrides(),
+                            getPadding(), getDilations(), w.getDimSize(0),
+                            tensorTy(getGrad()), "result", "grad");
 }
 
 LogicalResult Conv2DGradWeightOp::verify() {
@@ -513,10 +506,9 @@ LogicalResult Conv2DGradWeightOp::verify() {
                                getDilations())) ||
       failed(verifyConvWeight(*this, in, w, getGroups())))
     return failure();
-  return verifyWindowShapes(*this, in, w.getShape().drop_front(2),
-                            getStrides(), getPadding(), getDilations(),
-                            w.getDimSize(0), tensorTy(getGrad()), "input",
-                            "grad");
+  return verifyWindowShapes(*this, in, w.getShape().drop_front(2), getStrides(),
+                            getPadding(), getDilations(), w.getDimSize(0),
+                            tensorTy(getGrad()), "input", "grad");
 }
 
 LogicalResult MaxPool2DGradOp::verify() {
@@ -581,8 +573,8 @@ struct FoldTransposeChain : OpRewritePattern<TransposeOp> {
     SmallVector<int64_t> composed;
     for (int64_t i : q)
       composed.push_back(p[i]);
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(),
-                                             inner.getInput(), composed);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), inner.getInput(),
+                                             composed);
     return success();
   }
 };
@@ -751,8 +743,8 @@ static LogicalResult verifyWindow(Operation *op, RankedTensorType full,
            << " must have one rank and element type";
   if (int64_t(offsets.size()) != rank || int64_t(strides.size()) != rank)
     return op->emitOpError("needs ")
-           << rank << " offsets and strides, got " << offsets.size()
-           << " and " << strides.size();
+           << rank << " offsets and strides, got " << offsets.size() << " and "
+           << strides.size();
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size = window.getDimSize(d), in = full.getDimSize(d);
     if (offsets[d] < 0 || strides[d] == 0)
@@ -779,8 +771,8 @@ LogicalResult SliceOp::verify() {
 
 LogicalResult SliceGradOp::verify() {
   return verifyWindow(*this, cast<RankedTensorType>(getType()),
-                      cast<RankedTensorType>(getGrad().getType()),
-                      getOffsets(), getStrides());
+                      cast<RankedTensorType>(getGrad().getType()), getOffsets(),
+                      getStrides());
 }
 
 /// Checks that `rows` is the shape that gathering `table` by `indices`
@@ -866,8 +858,8 @@ static LogicalResult verifyGatherElements(Operation *op, RankedTensorType input,
                                           int64_t axis) {
   int64_t rank = input.getRank();
   if (axis < 0 || axis >= rank)
-    return op->emitOpError("axis ") << axis << " is not a dimension of "
-                                    << input;
+    return op->emitOpError("axis ")
+           << axis << " is not a dimension of " << input;
   if (indices.getRank() != rank)
     return op->emitOpError("the indices ")
            << indices << " must have the rank of " << input;
@@ -880,8 +872,7 @@ static LogicalResult verifyGatherElements(Operation *op, RankedTensorType input,
       elements.getElementType() != input.getElementType())
     return op->emitOpError("gathering ")
            << input << " by " << indices << " gives "
-           << RankedTensorType::get(indices.getShape(),
-                                    input.getElementType())
+           << RankedTensorType::get(indices.getShape(), input.getElementType())
            << ", not " << elements;
   return success();
 }
@@ -903,8 +894,7 @@ LogicalResult TransposeOp::verify() {
   ArrayRef<int64_t> perm = getPermutation();
   if ((int64_t)perm.size() != in.getRank())
     return emitOpError("permutation has ")
-           << perm.size() << " entries for a rank-" << in.getRank()
-           << " input";
+           << perm.size() << " entries for a rank-" << in.getRank() << " input";
   SmallVector<bool> seen(perm.size(), false);
   SmallVector<int64_t> expected;
   for (int64_t p : perm) {
@@ -994,7 +984,8 @@ LogicalResult ExtremumGradOp::verify() {
   for (Value v : {getExtremum(), getGrad()})
     if (tensorTy(v).getShape() != ArrayRef<int64_t>(reduced))
       return emitOpError("extremum and grad must be ")
-             << shapeStr(reduced) << ", got " << shapeStr(tensorTy(v).getShape());
+             << shapeStr(reduced) << ", got "
+             << shapeStr(tensorTy(v).getShape());
   return success();
 }
 
@@ -1052,11 +1043,11 @@ LogicalResult FillOp::verify() {
     return emitOpError("must have a static shape");
   if (auto it = dyn_cast<IntegerType>(tensorTy(getResult()).getElementType())) {
     double v = getValue().convertToDouble();
-    double limit = std::min(std::ldexp(1.0, 53),
-                            std::ldexp(1.0, int(it.getWidth()) - 1));
+    double limit =
+        std::min(std::ldexp(1.0, 53), std::ldexp(1.0, int(it.getWidth()) - 1));
     bool isBool = it.getWidth() == 1;
-    if (v != std::trunc(v) || (isBool ? (v != 0 && v != 1)
-                                      : (v < -limit || v >= limit)))
+    if (v != std::trunc(v) ||
+        (isBool ? (v != 0 && v != 1) : (v < -limit || v >= limit)))
       return emitOpError("value ")
              << v << " is not an integer that " << it
              << " holds (and a double represents exactly)";
@@ -1148,32 +1139,31 @@ LogicalResult OptimizerUpdateOp::verify() {
     return emitOpError("config needs a float 'init_scale' with a scaler");
   size_t n = getParams().size();
   if (getGrads().size() != n)
-    return emitOpError("has ") << n << " params but " << getGrads().size()
-                               << " grads";
+    return emitOpError("has ")
+           << n << " params but " << getGrads().size() << " grads";
   unsigned per = statesPerParam(config);
   if (getStates().size() != per * n)
-    return emitOpError("needs ") << per * n << " state tensors ("
-                                 << per << " per param), got "
-                                 << getStates().size();
+    return emitOpError("needs ") << per * n << " state tensors (" << per
+                                 << " per param), got " << getStates().size();
   for (size_t i = 0; i < n; ++i) {
     Type t = getParams()[i].getType();
     if (getGrads()[i].getType() != t)
-      return emitOpError("grad ") << i << " has type "
-                                  << getGrads()[i].getType()
-                                  << ", its param " << t;
+      return emitOpError("grad ")
+             << i << " has type " << getGrads()[i].getType() << ", its param "
+             << t;
     for (unsigned k = 0; k < per; ++k)
       if (getStates()[k * n + i].getType() != t)
-        return emitOpError("state ") << k * n + i << " has type "
-                                     << getStates()[k * n + i].getType()
-                                     << ", its param " << t;
+        return emitOpError("state ")
+               << k * n + i << " has type " << getStates()[k * n + i].getType()
+               << ", its param " << t;
   }
   return success();
 }
 
 LogicalResult OptimizerUpdateOp::inferReturnTypes(
     MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties,
-    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   inferred.push_back(adaptor.getStep().getType());
   for (Value v : adaptor.getParams())
@@ -1190,8 +1180,8 @@ LogicalResult OptimizerUpdateOp::inferReturnTypes(
 }
 
 LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this,
-                                                                getNameAttr());
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this, getNameAttr());
   if (!param)
     return emitOpError("refers to '")
            << getName() << "', which is not a dlc.parameter";
@@ -1226,8 +1216,8 @@ LogicalResult CumSumOp::verify() {
   int64_t rank = tensorTy(getInput()).getRank();
   auto axis = static_cast<int64_t>(getAxis());
   if (axis < 0 || axis >= rank)
-    return emitOpError("axis ") << axis << " is not a dimension of "
-                                << getInput().getType();
+    return emitOpError("axis ")
+           << axis << " is not a dimension of " << getInput().getType();
   return success();
 }
 

@@ -132,8 +132,8 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
   auto outTy = cast<RankedTensorType>(out.getType());
   Location loc = forward.getLoc();
   Type labelTy = outTy;
-  int64_t rank = outTy.getRank(), cdim = classDim < 0 ? classDim + rank
-                                                     : classDim;
+  int64_t rank = outTy.getRank(),
+          cdim = classDim < 0 ? classDim + rank : classDim;
   if (loss == "cross_entropy") {
     if (rank < 2)
       return forward.emitError("cross_entropy needs a [N, C] output (or "
@@ -155,11 +155,10 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
   }
   unsigned idx = fn.getNumArguments();
   Builder attrs(module.getContext());
-  if (failed(fn.insertArgument(
-          idx, labelTy,
-          attrs.getDictionaryAttr(attrs.getNamedAttr(
-              kNameAttrName, attrs.getStringAttr(label))),
-          loc)))
+  if (failed(fn.insertArgument(idx, labelTy,
+                               attrs.getDictionaryAttr(attrs.getNamedAttr(
+                                   kNameAttrName, attrs.getStringAttr(label))),
+                               loc)))
     return failure();
   Value y = fn.getArgument(idx);
   OpBuilder b(ret);
@@ -191,8 +190,8 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
           logits);
       labels = ReshapeOp::create(
           b, loc,
-          RankedTensorType::get({rows},
-                                cast<RankedTensorType>(labelTy).getElementType()),
+          RankedTensorType::get(
+              {rows}, cast<RankedTensorType>(labelTy).getElementType()),
           labels);
     }
     l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels, "mean",
@@ -243,7 +242,8 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
         kv.second = f.getValueAsDouble();
     if (auto n = base.getAs<BoolAttr>("nesterov"))
       nest = n.getValue();
-    if (auto betas = base.getAs<ArrayAttr>("betas"); betas && betas.size() == 2) {
+    if (auto betas = base.getAs<ArrayAttr>("betas");
+        betas && betas.size() == 2) {
       b1 = cast<FloatAttr>(betas[0]).getValueAsDouble();
       b2 = cast<FloatAttr>(betas[1]).getValueAsDouble();
     }
@@ -292,7 +292,8 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
     attrs.push_back(b.getNamedAttr("nesterov", b.getBoolAttr(nest)));
   } else {
     attrs.push_back(b.getNamedAttr(
-        "betas", b.getArrayAttr({b.getF64FloatAttr(b1), b.getF64FloatAttr(b2)})));
+        "betas",
+        b.getArrayAttr({b.getF64FloatAttr(b1), b.getF64FloatAttr(b2)})));
     attrs.push_back(b.getNamedAttr("amsgrad", b.getBoolAttr(false)));
   }
   return b.getDictionaryAttr(attrs);
@@ -373,12 +374,12 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   llvm::DenseMap<Value, Value> grads;
   llvm::MapVector<StringRef, Value> paramGrads;
   auto accumulate = [&](Value &slot, Value g) {
-    slot = slot ? AddOp::create(b, g.getLoc(), slot.getType(), slot, g)
-                      .getResult()
-                : g;
+    slot =
+        slot ? AddOp::create(b, g.getLoc(), slot.getType(), slot, g).getResult()
+             : g;
   };
-  auto seed = FillOp::create(b, loc, lossValue.getType(),
-                             b.getF64FloatAttr(1.0));
+  auto seed =
+      FillOp::create(b, loc, lossValue.getType(), b.getF64FloatAttr(1.0));
   // Marks where the backward pass starts (the memory report counts the
   // forward values used after it as saved activations).
   seed->setAttr(kGradSeedAttrName, b.getUnitAttr());
@@ -401,8 +402,8 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
     SmallVector<Value> operandGrads = diff.buildGradients(b, g);
     if (operandGrads.size() != op->getNumOperands())
       return op->emitOpError("internal error: its gradient rule returned ")
-             << operandGrads.size() << " gradients for "
-             << op->getNumOperands() << " operands";
+             << operandGrads.size() << " gradients for " << op->getNumOperands()
+             << " operands";
     for (auto [operand, og] : llvm::zip(op->getOperands(), operandGrads)) {
       // A null gradient marks an operand the op is not differentiable in
       // (integer labels, a batch norm's running statistics): nothing flows
@@ -471,9 +472,9 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   }
   for (ParameterOp s : stateDecls)
     states.push_back(read(s));
-  auto update = OptimizerUpdateOp::create(b, loc, read(*stepDecl), params,
-                                          paramGradValues, states,
-                                          ValueRange{}, cfg);
+  auto update =
+      OptimizerUpdateOp::create(b, loc, read(*stepDecl), params,
+                                paramGradValues, states, ValueRange{}, cfg);
   auto assign = [&](ParameterOp p, Value v) {
     AssignOp::create(b, loc, FlatSymbolRefAttr::get(p.getSymNameAttr()), v);
   };

@@ -1,7 +1,8 @@
 //===- FuseLayers.cpp - dlc-fuse-layers -----------------------------------===//
 //
 // Folds an activation into the dlc.linear or dlc.conv2d that produces its
-// operand when the activation is the layer's only user. See Passes.td for the contract.
+// operand when the activation is the layer's only user. See Passes.td for the
+// contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +44,8 @@ struct FuseActivationIntoLayer : OpRewritePattern<ActOp> {
     if (!layer || layer.getActivation() != "none")
       return rewriter.notifyMatchFailure(act, "operand is not a plain layer");
     if (!layer.getResult().hasOneUse())
-      return rewriter.notifyMatchFailure(
-          act, "the layer's result has another user");
+      return rewriter.notifyMatchFailure(act,
+                                         "the layer's result has another user");
     rewriter.modifyOpInPlace(layer, [&] {
       layer.setActivation(activationOf(act));
       // The fused op now stands where the activation was in the source.
@@ -55,8 +56,7 @@ struct FuseActivationIntoLayer : OpRewritePattern<ActOp> {
   }
 };
 
-struct DlcFuseLayersPass
-    : dlc::impl::DlcFuseLayersPassBase<DlcFuseLayersPass> {
+struct DlcFuseLayersPass : dlc::impl::DlcFuseLayersPassBase<DlcFuseLayersPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseActivationIntoLayer<LinearOp, ReluOp>,

@@ -108,9 +108,9 @@ struct DlcInsertAutocastPass
         // Results keep their declared types.
         for (auto [i, v] : llvm::enumerate(ret.getOperands()))
           if (isFloatTensor(v))
-            ret.setOperand(i, castTo(v, cast<RankedTensorType>(
-                                            func.getResultTypes()[i])
-                                            .getElementType()));
+            ret.setOperand(
+                i, castTo(v, cast<RankedTensorType>(func.getResultTypes()[i])
+                                 .getElementType()));
         continue;
       }
       Policy policy = policyOf(op);

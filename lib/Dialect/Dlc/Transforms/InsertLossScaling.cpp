@@ -62,12 +62,11 @@ struct DlcInsertLossScalingPass
       if (symbols.lookup(name))
         return module.emitError("the optimizer state '")
                << name << "' clashes with a symbol of the model";
-      auto p = ParameterOp::create(mb, func.getLoc(), mb.getStringAttr(name),
-                                   TypeAttr::get(scalarTy),
-                                   mb.getStringAttr("zeros"),
-                                   mb.getF64FloatAttr(0.0),
-                                   mb.getStringAttr(kRoleOptimizerState),
-                                   /*value=*/nullptr);
+      auto p = ParameterOp::create(
+          mb, func.getLoc(), mb.getStringAttr(name), TypeAttr::get(scalarTy),
+          mb.getStringAttr("zeros"), mb.getF64FloatAttr(0.0),
+          mb.getStringAttr(kRoleOptimizerState),
+          /*value=*/nullptr);
       mb.setInsertionPointAfter(p);
       decls.push_back(p);
     }
@@ -90,22 +89,22 @@ struct DlcInsertLossScalingPass
     b.setInsertionPoint(update);
     Location loc = update.getLoc();
     SmallVector<NamedAttribute> config(update.getConfig().getValue());
-    config.push_back(b.getNamedAttr("init_scale", b.getF64FloatAttr(initScale)));
+    config.push_back(
+        b.getNamedAttr("init_scale", b.getF64FloatAttr(initScale)));
     Value tracker = read(b, decls[1]);
     auto scaled = OptimizerUpdateOp::create(
-        b, loc, update.getStep(), update.getParams(),
-        update.getGrads(), update.getStates(), ValueRange{scale, tracker},
+        b, loc, update.getStep(), update.getParams(), update.getGrads(),
+        update.getStates(), ValueRange{scale, tracker},
         b.getDictionaryAttr(config));
-    for (auto [from, to] :
-         llvm::zip(update.getResults(), scaled.getResults()))
+    for (auto [from, to] : llvm::zip(update.getResults(), scaled.getResults()))
       from.replaceAllUsesWith(to);
     update.erase();
     ValueRange extra = scaled.getScalerResults();
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     b.setInsertionPoint(ret);
     for (auto [decl, v] : llvm::zip(decls, extra.take_front(2)))
-      AssignOp::create(b, loc,
-                       FlatSymbolRefAttr::get(decl.getSymNameAttr()), v);
+      AssignOp::create(b, loc, FlatSymbolRefAttr::get(decl.getSymNameAttr()),
+                       v);
 
     // train_step reports whether it skipped the update.
     SmallVector<Value> results(ret.getOperands());

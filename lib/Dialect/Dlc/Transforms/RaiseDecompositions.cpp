@@ -373,8 +373,7 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
   LogicalResult matchAndRewrite(MatmulOp pv,
                                 PatternRewriter &rewriter) const override {
     double unused = 1;
-    auto softmax =
-        peelOperand(pv.getLhs(), unused).getDefiningOp<SoftmaxOp>();
+    auto softmax = peelOperand(pv.getLhs(), unused).getDefiningOp<SoftmaxOp>();
     if (!softmax || unused != 1 || !softmax.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(pv, "lhs is not a softmax");
     auto scoresTy = cast<RankedTensorType>(softmax.getType());
@@ -421,10 +420,10 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
           if (fillTy.getRank() > condTy.getRank())
             shape.insert(shape.begin(), fillTy.getRank() - condTy.getRank(), 1);
           auto ty = RankedTensorType::get(shape, elem);
-          return fillIfTrue ? WhereOp::create(b, loc, ty, cond, fill, zero)
-                                  .getResult()
-                            : WhereOp::create(b, loc, ty, cond, zero, fill)
-                                  .getResult();
+          return fillIfTrue
+                     ? WhereOp::create(b, loc, ty, cond, fill, zero).getResult()
+                     : WhereOp::create(b, loc, ty, cond, zero, fill)
+                           .getResult();
         };
         break;
       }
@@ -475,8 +474,7 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     SmallVector<int64_t> kShape;
     for (int64_t p : kperm)
       kShape.push_back(xTy.getDimSize(p));
-    if (ArrayRef<int64_t>(kShape).take_back(2) !=
-        kWant.getShape().take_back(2))
+    if (ArrayRef<int64_t>(kShape).take_back(2) != kWant.getShape().take_back(2))
       return rewriter.notifyMatchFailure(pv, "key does not line up");
 
     // Matched: nothing was changed before this point.

@@ -12,8 +12,7 @@ int main(void) {
   dlc_tensor_info w;
   int i;
 
-  if (strstr(TINY_DLC_ARGS, "--batch 3 --cpu native --emit-obj") ==
-      NULL) {
+  if (strstr(TINY_DLC_ARGS, "--batch 3 --cpu native --emit-obj") == NULL) {
     fprintf(stderr, "unexpected dlc arguments: %s\n", TINY_DLC_ARGS);
     return 1;
   }

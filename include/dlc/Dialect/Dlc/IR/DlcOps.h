@@ -69,8 +69,7 @@ constexpr int64_t kMaxWindowAttr = int64_t(1) << 30;
 /// + 1, or 0 when the window does not fit the padded input or a term
 /// overflows. The arguments must be positive (the paddings non-negative).
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                         int64_t padBefore, int64_t padAfter,
-                         int64_t dilation);
+                         int64_t padBefore, int64_t padAfter, int64_t dilation);
 } // namespace mlir::dlc
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_H
