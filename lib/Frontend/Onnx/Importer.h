@@ -10,9 +10,10 @@
 //
 // The importer is split by op family, one file each in this directory
 // (Importer.cpp: the model, graph, operands and the op table; Elementwise,
-// Contraction, Shape, DataMovement, Normalization, Spatial; Folding: the
-// constant folding of shapes, masks and scalars). Adding an op touches the
-// table in Importer.cpp and its family's file.
+// Contraction, Shape, DataMovement, Normalization, Spatial, Recurrent;
+// Folding: the constant folding of shapes and scalars, MaskFolding: that of
+// masks). Adding an op touches the table in Importer.cpp and its family's
+// file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -389,6 +390,8 @@ private:
   /// ConstantOfShape and Range of constants (never of float initializers,
   /// which are trainable).
   LogicalResult foldMaskConstant(const onnx::NodeProto &node, bool &folded);
+  /// Folds one node for foldMaskConstant (MaskFolding.cpp).
+  class MaskFolder;
 
   // Op handlers (one per ONNX op type; see handlers()).
   LogicalResult importIdentity(const onnx::NodeProto &node);
@@ -449,7 +452,23 @@ private:
   FailureOr<bool> viewConv1DAs2D(const onnx::NodeProto &node, Value &x,
                                  Value &w);
   LogicalResult importResize(const onnx::NodeProto &node);
+  /// Resize's output size and scale along each axis, from its sizes or
+  /// scales input.
+  LogicalResult resizeTargets(const onnx::NodeProto &node, RankedTensorType t,
+                              ArrayRef<int64_t> axes,
+                              SmallVectorImpl<int64_t> &out,
+                              SmallVectorImpl<double> &scale);
+  /// `y` with every element repeated `factor` times along axis `a`.
+  FailureOr<Value> repeatAlong(const onnx::NodeProto &node, Value y, int64_t a,
+                               int64_t factor);
+  /// `y` resized along axis `a` to `o` positions: a matmul by the [in, o]
+  /// interpolation `weights`, a constant parameter.
+  FailureOr<Value> interpolateAlong(const onnx::NodeProto &node, Value y,
+                                    int64_t a, int64_t o,
+                                    std::vector<double> weights);
   LogicalResult importRecurrent(const onnx::NodeProto &node);
+  /// Unrolls one LSTM, GRU or RNN node for importRecurrent (Recurrent.cpp).
+  class RecurrentUnroller;
 
   /// The spatial window of Conv and the pools: strides, dilations and
   /// dlc's padding [top, left, bottom, right], with auto_pad resolved and a

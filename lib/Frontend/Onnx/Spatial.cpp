@@ -1,5 +1,4 @@
-//===- Spatial.cpp - Convolutions, pools and their padding
-//------------------===//
+//===- Spatial.cpp - Convolutions, pools, their padding and Resize -------===//
 //
 // Pad (absorbed by the Conv or pool that reads it), the window attributes,
 // Conv, ConvTranspose, MaxPool, AveragePool and GlobalAveragePool, in 1-D
@@ -568,6 +567,116 @@ LogicalResult OnnxImporter::importConvTranspose(const onnx::NodeProto &node) {
   return success();
 }
 
+namespace {
+
+/// Resize's map from output to input positions along one axis: `in`
+/// positions resized to `o` by the scale `s`, with the node's mode,
+/// coordinate transformation and nearest rounding.
+struct AxisResize {
+  StringRef mode, ctm, nearestMode;
+  double cubicA;
+  bool excludeOutside;
+  int64_t in, o;
+  double s;
+
+  /// The source coordinate of output position i (ONNX's formulas).
+  double source(int64_t i) const {
+    if (ctm == "align_corners")
+      return o == 1 ? 0.0 : double(i) * double(in - 1) / double(o - 1);
+    if (ctm == "asymmetric")
+      return double(i) / s;
+    if (ctm == "pytorch_half_pixel" && o == 1)
+      return 0.0;
+    if (ctm == "half_pixel_symmetric") {
+      double adj = double(o) / (s * double(in));
+      double center = double(in) / 2.0;
+      double offset = center * (1.0 - adj);
+      return offset + (double(i) + 0.5) / s - 0.5;
+    }
+    return (double(i) + 0.5) / s - 0.5;
+  }
+
+  /// The input index that nearest mode reads for output position i.
+  int64_t nearest(int64_t i) const {
+    double src = source(i);
+    double f = std::floor(src);
+    double r;
+    if (nearestMode == "floor")
+      r = f;
+    else if (nearestMode == "ceil")
+      r = std::ceil(src);
+    else if (src - f == 0.5)
+      r = nearestMode == "round_prefer_floor" ? f : f + 1;
+    else
+      r = std::round(src);
+    return std::clamp<int64_t>(int64_t(r), 0, in - 1);
+  }
+
+  /// Whether the axis is a nearest upsampling by an integer factor that
+  /// repeats every element (PyTorch's `nearest`).
+  bool repeats() const {
+    bool repeats = mode == "nearest" && o % in == 0;
+    for (int64_t i = 0; repeats && i < o; ++i)
+      repeats = nearest(i) == i / (o / in);
+    return repeats;
+  }
+
+  /// The [in, o] interpolation weights, row-major: column i holds the
+  /// weights of the input positions that output position i reads.
+  std::vector<double> weights() const {
+    std::vector<double> weights(size_t(in) * size_t(o), 0.0);
+    for (int64_t i = 0; i < o; ++i) {
+      if (mode == "nearest") {
+        weights[size_t(nearest(i)) * o + i] = 1.0;
+        continue;
+      }
+      if (mode == "cubic") {
+        addCubicTaps(weights, i);
+        continue;
+      }
+      double src = std::clamp(source(i), 0.0, double(in - 1));
+      int64_t i0 = int64_t(std::floor(src));
+      int64_t i1 = std::min(i0 + 1, in - 1);
+      double l = src - double(i0);
+      weights[size_t(i0) * o + i] += 1.0 - l;
+      weights[size_t(i1) * o + i] += l;
+    }
+    return weights;
+  }
+
+  /// Adds the weights of cubic output position i to column i.
+  void addCubicTaps(std::vector<double> &weights, int64_t i) const {
+    // Four taps around the source coordinate (not clamped: PyTorch's
+    // and ONNX's cubic read the edge for taps outside), each index
+    // clamped to the input; with exclude_outside, outside taps weigh 0
+    // and the others are renormalised.
+    double src = source(i);
+    double f = std::floor(src), tt = src - f;
+    auto keys = [&](double d) {
+      d = std::fabs(d);
+      return d <= 1 ? ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1
+             : d < 2
+                 ? ((cubicA * d - 5 * cubicA) * d + 8 * cubicA) * d - 4 * cubicA
+                 : 0.0;
+    };
+    double w[4], sum = 0;
+    int64_t idx[4];
+    for (int k = 0; k < 4; ++k) {
+      int64_t j = int64_t(f) - 1 + k;
+      w[k] = keys(tt + 1 - k);
+      if (excludeOutside && (j < 0 || j >= in))
+        w[k] = 0;
+      idx[k] = std::clamp<int64_t>(j, 0, in - 1);
+      sum += w[k];
+    }
+    for (int k = 0; k < 4; ++k)
+      weights[size_t(idx[k]) * o + i] +=
+          excludeOutside && sum != 0 ? w[k] / sum : w[k];
+  }
+};
+
+} // namespace
+
 /// Resize, modes `nearest`, `linear` (bilinear and trilinear are linear
 /// along each axis in turn) and `cubic` (bicubic likewise), every
 /// coordinate transformation but `tf_crop_and_resize`. Along each resized
@@ -622,9 +731,48 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
 
-  // Output sizes and scales, per axis.
   SmallVector<int64_t> out(t.getShape());
   SmallVector<double> scale(rank, 1.0);
+  if (failed(resizeTargets(node, t, axes, out, scale)))
+    return failure();
+  if (intAttr(node, "antialias", 0) && mode != "nearest")
+    for (int64_t a = 0; a < rank; ++a)
+      if (out[a] < t.getDimSize(a))
+        return nodeError(node, "antialiased downsampling is not supported");
+
+  Value y = *x;
+  for (int64_t a = 0; a < rank; ++a) {
+    int64_t in = t.getDimSize(a), o = out[a];
+    double s = scale[a];
+    if (o == in && s == 1.0)
+      continue;
+    if (in == 0)
+      return nodeError(node, "cannot resize an empty dimension");
+    AxisResize axis{mode, ctm, nearestMode, cubicA, excludeOutside, in, o, s};
+    FailureOr<Value> resized;
+    if (axis.repeats()) {
+      resized = repeatAlong(node, y, a, o / in);
+    } else {
+      // Checked before the matrix is allocated (in * o could also wrap).
+      if (in > (int64_t(1) << 26) / o)
+        return nodeError(node, "resizing " + Twine(in) + " to " + Twine(o) +
+                                   " positions is too large for dlc's "
+                                   "interpolation matrix");
+      resized = interpolateAlong(node, y, a, o, axis.weights());
+    }
+    if (failed(resized))
+      return failure();
+    y = *resized;
+  }
+  define(node, 0, y);
+  return success();
+}
+
+LogicalResult OnnxImporter::resizeTargets(const onnx::NodeProto &node,
+                                          RankedTensorType t,
+                                          ArrayRef<int64_t> axes,
+                                          SmallVectorImpl<int64_t> &out,
+                                          SmallVectorImpl<double> &scale) {
   if (hasInput(node, 3)) {
     auto sizes = constInput(node, 3, "sizes");
     if (failed(sizes))
@@ -640,193 +788,101 @@ LogicalResult OnnxImporter::importResize(const onnx::NodeProto &node) {
       out[a] = sz;
       scale[a] = double(sz) / double(t.getDimSize(a));
     }
-  } else {
-    Item *item = hasInput(node, 2) ? lookup(node, 2) : nullptr;
-    if (!item || !item->constant || !item->constant->isFloat ||
-        item->constant->external) {
-      auto d = nodeError(node, "needs constant scales or sizes");
-      d.attachNote() << "hint: dlc compiles static shapes; fix the input's "
-                        "shape (--input-shape) and export with a constant "
-                        "scale_factor or size";
-      return d;
-    }
-    const std::vector<double> &sc = item->constant->floats;
-    if (sc.size() != axes.size())
-      return nodeError(node, "scales has " + Twine(sc.size()) +
-                                 " entries for " + Twine(axes.size()) +
-                                 " axes");
-    for (auto [i, a] : llvm::enumerate(axes)) {
-      double s = sc[i];
-      double o = std::floor(double(t.getDimSize(a)) * s);
-      if (!(s > 0) || !(o >= 1) || o > double(int64_t(1) << 31))
-        return nodeError(node, "a scale of " + Twine(std::to_string(s)) +
-                                   " is not supported");
-      scale[a] = s;
-      out[a] = int64_t(o);
-    }
+    return success();
   }
-  if (intAttr(node, "antialias", 0) && mode != "nearest")
-    for (int64_t a = 0; a < rank; ++a)
-      if (out[a] < t.getDimSize(a))
-        return nodeError(node, "antialiased downsampling is not supported");
-
-  Location loc = nodeLoc(node);
-  Value y = *x;
-  for (int64_t a = 0; a < rank; ++a) {
-    int64_t in = t.getDimSize(a), o = out[a];
-    double s = scale[a];
-    if (o == in && s == 1.0)
-      continue;
-    if (in == 0)
-      return nodeError(node, "cannot resize an empty dimension");
-    // The source coordinate of each output position (ONNX's formulas).
-    auto source = [&](int64_t i) -> double {
-      if (ctm == "align_corners")
-        return o == 1 ? 0.0 : double(i) * double(in - 1) / double(o - 1);
-      if (ctm == "asymmetric")
-        return double(i) / s;
-      if (ctm == "pytorch_half_pixel" && o == 1)
-        return 0.0;
-      if (ctm == "half_pixel_symmetric") {
-        double adj = double(o) / (s * double(in));
-        double center = double(in) / 2.0;
-        double offset = center * (1.0 - adj);
-        return offset + (double(i) + 0.5) / s - 0.5;
-      }
-      return (double(i) + 0.5) / s - 0.5;
-    };
-    // The input index that nearest mode reads for output position i.
-    auto nearest = [&](int64_t i) -> int64_t {
-      double src = source(i);
-      double f = std::floor(src);
-      double r;
-      if (nearestMode == "floor")
-        r = f;
-      else if (nearestMode == "ceil")
-        r = std::ceil(src);
-      else if (src - f == 0.5)
-        r = nearestMode == "round_prefer_floor" ? f : f + 1;
-      else
-        r = std::round(src);
-      return std::clamp<int64_t>(int64_t(r), 0, in - 1);
-    };
-    auto ty = typeOf(y);
-    SmallVector<int64_t> shape(ty.getShape());
-    bool repeats = mode == "nearest" && o % in == 0;
-    for (int64_t i = 0; repeats && i < o; ++i)
-      repeats = nearest(i) == i / (o / in);
-    if (repeats) {
-      // [..., in, ...] -> [..., in, k, ...] -> [..., in * k, ...].
-      SmallVector<int64_t> split(shape);
-      split.insert(split.begin() + a + 1, 1);
-      auto s1 = reshape(node, y, split);
-      if (failed(s1))
-        return failure();
-      split[a + 1] = o / in;
-      Value b = ddlc::BroadcastToOp::create(
-          builder, loc, RankedTensorType::get(split, ty.getElementType()), *s1);
-      shape[a] = o;
-      auto merged = reshape(node, b, shape);
-      if (failed(merged))
-        return failure();
-      y = *merged;
-      continue;
-    }
-    // Checked before the matrix is allocated (in * o could also wrap).
-    if (in > (int64_t(1) << 26) / o)
-      return nodeError(node, "resizing " + Twine(in) + " to " + Twine(o) +
-                                 " positions is too large for dlc's "
-                                 "interpolation matrix");
-    // Column i of the [in, out] weights: (input index, weight) pairs.
-    std::vector<double> weights(size_t(in) * size_t(o), 0.0);
-    for (int64_t i = 0; i < o; ++i) {
-      if (mode == "nearest") {
-        weights[size_t(nearest(i)) * o + i] = 1.0;
-        continue;
-      }
-      if (mode == "cubic") {
-        // Four taps around the source coordinate (not clamped: PyTorch's
-        // and ONNX's cubic read the edge for taps outside), each index
-        // clamped to the input; with exclude_outside, outside taps weigh 0
-        // and the others are renormalised.
-        double src = source(i);
-        double f = std::floor(src), tt = src - f;
-        auto keys = [&](double d) {
-          d = std::fabs(d);
-          return d <= 1  ? ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1
-                 : d < 2 ? ((cubicA * d - 5 * cubicA) * d + 8 * cubicA) * d -
-                               4 * cubicA
-                         : 0.0;
-        };
-        double w[4], sum = 0;
-        int64_t idx[4];
-        for (int k = 0; k < 4; ++k) {
-          int64_t j = int64_t(f) - 1 + k;
-          w[k] = keys(tt + 1 - k);
-          if (excludeOutside && (j < 0 || j >= in))
-            w[k] = 0;
-          idx[k] = std::clamp<int64_t>(j, 0, in - 1);
-          sum += w[k];
-        }
-        for (int k = 0; k < 4; ++k)
-          weights[size_t(idx[k]) * o + i] +=
-              excludeOutside && sum != 0 ? w[k] / sum : w[k];
-        continue;
-      }
-      double src = std::clamp(source(i), 0.0, double(in - 1));
-      int64_t i0 = int64_t(std::floor(src));
-      int64_t i1 = std::min(i0 + 1, in - 1);
-      double l = src - double(i0);
-      weights[size_t(i0) * o + i] += 1.0 - l;
-      weights[size_t(i1) * o + i] += l;
-    }
-    // Move the axis last, multiply by the weights, move it back.
-    SmallVector<int64_t> perm;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != a)
-        perm.push_back(d);
-    perm.push_back(a);
-    SmallVector<int64_t> inverse(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      inverse[perm[d]] = d;
-    SmallVector<int64_t> moved;
-    for (int64_t p : perm)
-      moved.push_back(shape[p]);
-    Value v = y;
-    if (a != rank - 1)
-      v = ddlc::TransposeOp::create(
-          builder, loc, RankedTensorType::get(moved, ty.getElementType()), y,
-          perm);
-    int64_t rows = numElements(moved) / in;
-    auto flat = reshape(node, v, {rows, in});
-    if (failed(flat))
-      return failure();
-    auto m = maskTensor(node.output(0) + ".weights" + std::to_string(a),
-                        {in, o}, std::move(weights), loc);
-    if (failed(m))
-      return failure();
-    Value mat = *m;
-    if (ty.getElementType() != typeOf(mat).getElementType())
-      mat = ddlc::CastOp::create(
-          builder, loc, RankedTensorType::get({in, o}, ty.getElementType()),
-          mat);
-    Value p = ddlc::MatmulOp::create(
-        builder, loc, RankedTensorType::get({rows, o}, ty.getElementType()),
-        *flat, mat);
-    moved.back() = o;
-    auto back = reshape(node, p, moved);
-    if (failed(back))
-      return failure();
-    v = *back;
-    shape[a] = o;
-    if (a != rank - 1)
-      v = ddlc::TransposeOp::create(
-          builder, loc, RankedTensorType::get(shape, ty.getElementType()), v,
-          inverse);
-    y = v;
+  Item *item = hasInput(node, 2) ? lookup(node, 2) : nullptr;
+  if (!item || !item->constant || !item->constant->isFloat ||
+      item->constant->external) {
+    auto d = nodeError(node, "needs constant scales or sizes");
+    d.attachNote() << "hint: dlc compiles static shapes; fix the input's "
+                      "shape (--input-shape) and export with a constant "
+                      "scale_factor or size";
+    return d;
   }
-  define(node, 0, y);
+  const std::vector<double> &sc = item->constant->floats;
+  if (sc.size() != axes.size())
+    return nodeError(node, "scales has " + Twine(sc.size()) + " entries for " +
+                               Twine(axes.size()) + " axes");
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    double s = sc[i];
+    double o = std::floor(double(t.getDimSize(a)) * s);
+    if (!(s > 0) || !(o >= 1) || o > double(int64_t(1) << 31))
+      return nodeError(node, "a scale of " + Twine(std::to_string(s)) +
+                                 " is not supported");
+    scale[a] = s;
+    out[a] = int64_t(o);
+  }
   return success();
+}
+
+FailureOr<Value> OnnxImporter::repeatAlong(const onnx::NodeProto &node, Value y,
+                                           int64_t a, int64_t factor) {
+  Location loc = nodeLoc(node);
+  auto ty = typeOf(y);
+  SmallVector<int64_t> shape(ty.getShape());
+  // [..., in, ...] -> [..., in, k, ...] -> [..., in * k, ...].
+  SmallVector<int64_t> split(shape);
+  split.insert(split.begin() + a + 1, 1);
+  auto s1 = reshape(node, y, split);
+  if (failed(s1))
+    return failure();
+  split[a + 1] = factor;
+  Value b = ddlc::BroadcastToOp::create(
+      builder, loc, RankedTensorType::get(split, ty.getElementType()), *s1);
+  shape[a] *= factor;
+  return reshape(node, b, shape);
+}
+
+FailureOr<Value> OnnxImporter::interpolateAlong(const onnx::NodeProto &node,
+                                                Value y, int64_t a, int64_t o,
+                                                std::vector<double> weights) {
+  Location loc = nodeLoc(node);
+  auto ty = typeOf(y);
+  int64_t rank = ty.getRank(), in = ty.getDimSize(a);
+  SmallVector<int64_t> shape(ty.getShape());
+  // Move the axis last, multiply by the weights, move it back.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a)
+      perm.push_back(d);
+  perm.push_back(a);
+  SmallVector<int64_t> inverse(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    inverse[perm[d]] = d;
+  SmallVector<int64_t> moved;
+  for (int64_t p : perm)
+    moved.push_back(shape[p]);
+  Value v = y;
+  if (a != rank - 1)
+    v = ddlc::TransposeOp::create(
+        builder, loc, RankedTensorType::get(moved, ty.getElementType()), y,
+        perm);
+  int64_t rows = numElements(moved) / in;
+  auto flat = reshape(node, v, {rows, in});
+  if (failed(flat))
+    return failure();
+  auto m = maskTensor(node.output(0) + ".weights" + std::to_string(a), {in, o},
+                      std::move(weights), loc);
+  if (failed(m))
+    return failure();
+  Value mat = *m;
+  if (ty.getElementType() != typeOf(mat).getElementType())
+    mat = ddlc::CastOp::create(
+        builder, loc, RankedTensorType::get({in, o}, ty.getElementType()), mat);
+  Value p = ddlc::MatmulOp::create(
+      builder, loc, RankedTensorType::get({rows, o}, ty.getElementType()),
+      *flat, mat);
+  moved.back() = o;
+  auto back = reshape(node, p, moved);
+  if (failed(back))
+    return failure();
+  v = *back;
+  shape[a] = o;
+  if (a != rank - 1)
+    v = ddlc::TransposeOp::create(
+        builder, loc, RankedTensorType::get(shape, ty.getElementType()), v,
+        inverse);
+  return v;
 }
 
 } // namespace dlc::onnx_import
