@@ -148,10 +148,10 @@ static const char *kFuseAndBufferize =
 /// Kernels and cuBLASLt calls, fused kernels, the memory plan (after the
 /// kernels: the device scalars' scratch buffers are planned with the rest).
 static std::string mapToGpu(const mlir::dlc::CudaOptions &options) {
-  std::string map = "dlc-map-to-gpu";
+  std::string map = "dlc-map-gemms";
   if (options.smallGemmFmas >= 0)
     map += "{small-gemm-fmas=" + std::to_string(options.smallGemmFmas) + "}";
-  return map + ",dlc-fuse-kernels,dlc-plan-memory,";
+  return map + ",dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,";
 }
 
 LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module,

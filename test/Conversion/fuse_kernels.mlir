@@ -1,5 +1,5 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu=small-gemm-fmas=0 -dlc-fuse-kernels=one-block=0 -split-input-file | FileCheck %s
-// RUN: dlc-opt %s -dlc-map-to-gpu=small-gemm-fmas=0 -dlc-fuse-kernels=one-block=0 -split-input-file | FileCheck %s --check-prefix=CLEAN
+// RUN: dlc-opt %s -dlc-map-gemms=small-gemm-fmas=0 -dlc-map-to-gpu -dlc-fuse-kernels=one-block=0 -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-gemms=small-gemm-fmas=0 -dlc-map-to-gpu -dlc-fuse-kernels=one-block=0 -split-input-file | FileCheck %s --check-prefix=CLEAN
 // The annotations of dlc-map-to-gpu are gone afterwards.
 // CLEAN-NOT: dlc.point
 

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu -dlc-fuse-kernels -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-gemms -dlc-map-to-gpu -dlc-fuse-kernels -split-input-file | FileCheck %s
 
 // Two layers of small GEMMs (the second reads whole rows of the first's
 // output) and the zero fills of their accumulators: the fills join their

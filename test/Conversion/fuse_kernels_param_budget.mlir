@@ -1,6 +1,6 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu -dlc-fuse-kernels=max-param-bytes=16 -split-input-file | FileCheck %s
-// RUN: dlc-opt %s -dlc-map-to-gpu "-dlc-fuse-kernels=one-block=0 max-param-bytes=16" -split-input-file | FileCheck %s --check-prefix=SIDE
-// RUN: dlc-opt %s -dlc-map-to-gpu -dlc-fuse-kernels -split-input-file | FileCheck %s --check-prefix=ANY
+// RUN: dlc-opt %s -dlc-map-gemms -dlc-map-to-gpu -dlc-fuse-kernels=max-param-bytes=16 -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-gemms -dlc-map-to-gpu "-dlc-fuse-kernels=one-block=0 max-param-bytes=16" -split-input-file | FileCheck %s --check-prefix=SIDE
+// RUN: dlc-opt %s -dlc-map-gemms -dlc-map-to-gpu -dlc-fuse-kernels -split-input-file | FileCheck %s --check-prefix=ANY
 
 // A fused kernel takes at most max-param-bytes of parameters, 8 bytes for
 // each value its body uses from outside: with 16, two buffers. Three

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu -dlc-plan-memory -gpu-launch-sink-index-computations -gpu-kernel-outlining -dlc-lower-gpu-launches | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-gemms -dlc-map-to-gpu -dlc-plan-memory -gpu-launch-sink-index-computations -gpu-kernel-outlining -dlc-lower-gpu-launches | FileCheck %s
 
 // Two kernels, outlined into modules of their own, end up in one
 // gpu.module, named after their modules; each launch is a runtime call with

@@ -6,7 +6,7 @@
 //   2. calling convention: dlc-lower-entry-abi
 //   3. memory:             dlc-plan-memory (after bufferization)
 //   4. CPU code generation: dlc-tile-and-vectorize, dlc-approximate-math
-//   5. CUDA code generation: dlc-map-to-gpu, dlc-fuse-kernels,
+//   5. CUDA code generation: dlc-map-gemms, dlc-map-to-gpu, dlc-fuse-kernels,
 //                            dlc-lower-gpu-launches, dlc-lower-warp-reductions,
 //                            dlc-lower-math-to-nvptx
 // Each is implemented in lib/Conversion/<Group>/<Name>.cpp and tested in
@@ -260,14 +260,15 @@ def DlcApproximateMathPass : Pass<"dlc-approximate-math", "::mlir::ModuleOp"> {
 // 5. CUDA code generation
 //===----------------------------------------------------------------------===//
 
-def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Turn every loop nest of a bufferized entry into a GPU kernel or a cuBLASLt call";
+def DlcMapGemmsPass : Pass<"dlc-map-gemms", "::mlir::ModuleOp"> {
+  let summary = "Turn the GEMMs of a bufferized entry into cuBLASLt calls with their epilogues";
   let description = [{
-    Runs on entries placed on `cuda`, after bufferization: every buffer is
-    an entry argument or an allocation, all in device memory
-    (`dlc-plan-memory` places the allocations in the workspace later). The entry gets one more
-    argument, the runtime's CUDA context (`!llvm.ptr`, named `cuda_ctx`),
-    and each top-level op becomes:
+    Runs on entries placed on `cuda`, after bufferization and right before
+    `dlc-map-to-gpu`, which maps everything it leaves. The entry gets one
+    more argument, the runtime's CUDA context (`!llvm.ptr`, named
+    `cuda_ctx`), which the calls take. First each copy of a buffer that a
+    fill wrote last becomes a fill of the copy's target; then, in order,
+    each GEMM that is not small (see below) becomes:
 
     | op | becomes |
     |---|---|
@@ -276,8 +277,62 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     | a ReLU loop after such a BIAS epilogue, when the pre-activation's only other reader is the ReLU's gradient loop (`pre > 0 ? g : 0`) and g is last written by a later 2-D GEMM | cuBLASLt's RELU_AUX_BIAS (the ReLU's output and a bit mask of where the pre-activation was positive, in a new mask buffer) and that later GEMM's DRELU epilogue through the mask, in place over g (the gradient loop's readers read g instead, up to the next overwrite of its buffer, when nothing else reads g): the pre-activation is never stored, both loops disappear; not with fp16 loss scaling either |
     | a bf16 GEMM (fp32 C, zero-filled) whose result buffer, a whole allocation, nothing but later loops read, each only to round it to bf16 (`arith.truncf` of the element: autocast's gradients) | the call stores the rounded result (`dtype_c` bf16; cuBLASLt rounds to nearest even, as `arith.truncf` does) into a new bf16 buffer, which the loops read in place of the rounding (not fp16: whether cuBLASLt's conversion overflows to infinity, as the loss scaler needs, is unconfirmed); for the bf16 big MLP 4 bytes of memory traffic less per parameter a step (the weight gradients written and read by the optimizer in half the bytes) |
     | else, a later fp32 loop summing one of an fp32 GEMM's operands over k into a zeroed buffer (a linear layer's bias gradient, next to its weight gradient), with that operand unwritten and the sum untouched in between | cuBLASLt's bias-gradient epilogue of that call (BGRAD_A or BGRAD_B), which writes the sum; the loop and its zero fill disappear |
+    | a GEMM that cuBLASLt cannot take (other indexing maps, a strided inner dimension, other dtypes) | a kernel, as `dlc-map-to-gpu` makes it, before the later GEMMs are mapped |
+
+    ```mlir
+    linalg.transpose ins(%w : memref<256x784xf32>) outs(%wt : memref<784x256xf32>) permutation = [1, 0]
+    linalg.fill ins(%zero : f32) outs(%y : memref<64x256xf32>)
+    linalg.matmul ins(%x, %wt : memref<64x784xf32>, memref<784x256xf32>) outs(%y : memref<64x256xf32>)
+    ```
+    (a linear layer, x W^T) becomes one call of the runtime's
+    `dlc_cuda_gemm(ctx, dtype_ab, dtype_c, batch, m, n, k, a, lda,
+    stride_a, trans_a, b, ldb, stride_b, trans_b, beta, c, ldc, stride_c,
+    epilogue, bias, aux)`, the transpose its flag and the fill `beta = 0`
+    (pointers are `i64`: the aligned pointer of the buffer plus its static
+    offset):
+    ```mlir
+    call @dlc_cuda_gemm(%cuda_ctx, %c0_i32, %c0_i32, %c1_i64, %c64_i64, %c256_i64,
+        %c784_i64, %x_ptr, %c784_i64, %c0_i64, %c0_i32, %w_ptr, %c784_i64,
+        %c0_i64, %c1_i32, %zero, %y_ptr, %c256_i64, %c0_i64, %c0_i32,
+        %c0_i64, %c0_i64) : (!llvm.ptr, i32, i32, i64, ...) -> ()
+    ```
+
+    A small GEMM (fp32 output, at most 64 elements per dot product and
+    `small-gemm-fmas` multiply-adds) is left to `dlc-map-to-gpu`, which
+    makes it a kernel of a thread per output element, never a warp: the
+    lesson's toy network's GEMMs (16 x 32 x 10 and smaller) cost a launch
+    each as cuBLASLt calls, and as kernels `dlc-fuse-kernels` puts them in
+    one block with the rest of the step.
+  }];
+  let options = [
+    Option<"smallGemmFmas", "small-gemm-fmas", "int64_t", /*default=*/"16384",
+           "GEMMs of at most this many multiply-adds (fp32 output, k <= 64) "
+           "run as kernels instead of cuBLASLt calls; 0: none">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Turn every loop nest of a bufferized entry into a GPU kernel or a device copy";
+  let description = [{
+    Runs on entries placed on `cuda`, after bufferization and
+    `dlc-map-gemms` (which maps the GEMMs and the loops that cuBLASLt's
+    epilogues take in): every buffer is an entry argument or an allocation,
+    all in device memory (`dlc-plan-memory` places the allocations in the
+    workspace later). The entry gets the runtime's CUDA context
+    (`!llvm.ptr`, named `cuda_ctx`) as its last argument, unless
+    `dlc-map-gemms` gave it one, and each top-level op becomes:
+
+    | op | becomes |
+    |---|---|
     | `memref.copy` between contiguous buffers, of more than 256 elements | a call of `dlc_cuda_memcpy` (a smaller copy, like a strided one, is a kernel, which fuses with the step's others) |
-    | any other linalg op (after `dlc-fuse-elementwise`, one per fused region) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially, its outputs carried in registers through them (read once, written once) unless an input views their memory |
+    | any other linalg op (after `dlc-fuse-elementwise`, one per fused region; a GEMM that `dlc-map-gemms` left: a small one, or any without it) | one `gpu.launch`: a thread per point of the parallel loops (256 per block, the last parallel dimension fastest, for coalesced accesses), each running the reduction loops of its point sequentially, its outputs carried in registers through them (read once, written once) unless an input views their memory |
 
     A reduction of at least 32 fp32 elements per point into at most 32768
     points, whose payload combines the output's value once (`addf`,
@@ -327,17 +382,14 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     becomes a `gpu.launch` of 4 blocks of 256 threads whose body guards
     `i < 1024`, loads `%x[i]`, runs the payload and stores `%y[i]`.
 
-    A small GEMM (fp32 output, at most 64 elements per dot product and
-    `small-gemm-fmas` multiply-adds) is such a kernel too, a thread per
-    output element, never a warp: the lesson's toy network's GEMMs (16 x 32
-    x 10 and smaller) cost a launch each as cuBLASLt calls, and as kernels
-    `dlc-fuse-kernels` puts them in one block with the rest of the step.
+    A GEMM is such a kernel too, a thread per output element, never a
+    warp (see `dlc-map-gemms`, which leaves the small ones).
+
+    Scalars read from device memory (the optimizer's step, the loss scale)
+    and computed from them are computed by single-thread kernels
+    (`dlc.points = []`) that store each value a later op uses into a new 0-d
+    buffer, which the later kernels read.
   }];
-  let options = [
-    Option<"smallGemmFmas", "small-gemm-fmas", "int64_t", /*default=*/"16384",
-           "GEMMs of at most this many multiply-adds (fp32 output, k <= 64) "
-           "run as kernels instead of cuBLASLt calls; 0: none">,
-  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::affine::AffineDialect",

@@ -91,7 +91,7 @@ inline constexpr const char *kCudaChip = "sm_80";
 /// Choices of the CUDA lowering.
 struct CudaOptions {
   /// GEMMs of at most this many multiply-adds run as kernels instead of
-  /// cuBLASLt calls (dlc-map-to-gpu's small-gemm-fmas); negative: the
+  /// cuBLASLt calls (dlc-map-gemms's small-gemm-fmas); negative: the
   /// pass's default.
   int64_t smallGemmFmas = -1;
 };

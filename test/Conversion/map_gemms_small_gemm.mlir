@@ -1,9 +1,11 @@
-// RUN: dlc-opt %s -dlc-map-to-gpu -split-input-file | FileCheck %s
-// RUN: dlc-opt %s -dlc-map-to-gpu=small-gemm-fmas=0 -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: dlc-opt %s -dlc-map-gemms -dlc-map-to-gpu -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-map-gemms=small-gemm-fmas=0 -dlc-map-to-gpu -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: dlc-opt %s -dlc-map-gemms -split-input-file | FileCheck %s --check-prefix=LEFT
 
 // A small fp32 GEMM (16 x 32 x 10 = 5120 multiply-adds, k <= 64) is a
-// kernel of a thread per output element (2 blocks of 256), each walking k;
-// with small-gemm-fmas=0 it is a cuBLASLt call.
+// kernel of a thread per output element (2 blocks of 256), each walking k:
+// dlc-map-gemms leaves it to dlc-map-to-gpu. With small-gemm-fmas=0 it is a
+// cuBLASLt call.
 // CHECK-LABEL: func.func @small
 // CHECK-NOT: dlc_cuda_gemm
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}},
@@ -17,6 +19,9 @@
 // NONE: call @dlc_cuda_gemm
 // NONE-NOT: gpu.launch
 // NONE: return
+// LEFT-LABEL: func.func @small
+// LEFT-NEXT: linalg.matmul
+// LEFT-NEXT: return
 func.func @small(%a: memref<16x10xf32>, %b: memref<10x32xf32>, %c: memref<16x32xf32>) attributes {dlc.entry} {
   linalg.matmul ins(%a, %b : memref<16x10xf32>, memref<10x32xf32>) outs(%c : memref<16x32xf32>)
   return
