@@ -15,10 +15,6 @@ using mlir::dlc::ModelInfo;
 using mlir::dlc::ParamInfo;
 using mlir::dlc::TensorInfo;
 
-std::string mlir::dlc::entrySymbol(StringRef model, StringRef entry) {
-  return ("dlc_" + model + "_" + entry).str();
-}
-
 static constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
 
 static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
@@ -123,12 +119,7 @@ static void trainingBytes(func::FuncOp f, EntryInfo &e) {
 
 FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
   ModelInfo info;
-  if (auto name = module->getAttrOfType<StringAttr>("dlc.model"))
-    info.name = name.str();
-  else if (module.getSymName())
-    info.name = module.getSymName()->str();
-  else
-    info.name = "model";
+  info.name = modelName(module);
 
   for (auto p : module.getOps<mlir::dlc::ParameterOp>()) {
     auto t = tensorInfo(p.getLoc(), p.getSymName(), p.getType());
@@ -145,7 +136,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
   }
 
   for (auto f : module.getOps<func::FuncOp>()) {
-    if (f->hasAttr("dlc.loss"))
+    if (f->hasAttr(kLossAttrName))
       info.training.hasLoss = true;
     if (!f->hasAttr(mlir::dlc::kEntryAttrName))
       continue;
@@ -200,7 +191,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
                .attachNote(module.getLoc())
            << "hint: mark a func.func with the 'dlc.entry' attribute";
 
-  if (auto opt = module->getAttrOfType<DictionaryAttr>("dlc.optimizer")) {
+  if (auto opt = module->getAttrOfType<DictionaryAttr>(kOptimizerAttrName)) {
     if (auto kind = opt.getAs<StringAttr>("kind"))
       info.training.optimizer = kind.str();
     if (info.training.optimizer == "adam" || info.training.optimizer == "adamw")
@@ -218,12 +209,13 @@ void mlir::dlc::collectWorkspaceSizes(ModuleOp module, ModelInfo &info) {
     Operation *kernel = module.lookupSymbol(e.symbol);
     if (!kernel)
       continue;
-    if (auto bytes = kernel->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
+    if (auto bytes =
+            kernel->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttrName))
       e.workspaceBytes = bytes.getInt();
-    if (auto bytes = kernel->getAttrOfType<IntegerAttr>("dlc.buffer_bytes"))
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(kBufferBytesAttrName))
       e.bufferBytes = bytes.getInt();
     if (auto bytes =
-            kernel->getAttrOfType<IntegerAttr>("dlc.packed_cast_bytes"))
+            kernel->getAttrOfType<IntegerAttr>(kPackedCastBytesAttrName))
       e.packedCastBytes = bytes.getInt();
   }
 }

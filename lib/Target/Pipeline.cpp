@@ -1,226 +1,458 @@
 //===- Pipeline.cpp - the compilation pipeline ----------------------------===//
+//
+// The stages of `dlc` as typed pass pipelines: each is built by a
+// `build*Pipeline` function from one options struct, run on a module by
+// its `run*Pipeline` function (with the command line's pass-manager
+// options: --mlir-print-ir-after-all, --mlir-timing, ...), and registered
+// by name (registerPipelines) so that `dlc-opt --dlc-cpu-pipeline`
+// replays a stage on the output of the one before.
+//
+//===----------------------------------------------------------------------===//
 #include "dlc/Target/Pipeline.h"
 
+#include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
+#include "dlc/Dialect/Dlc/Transforms/Passes.h"
 #include "dlc/Target/ModelInfo.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
+using namespace mlir::dlc;
 
-/// Runs a textual pipeline on `module`, with the command-line pass manager
-/// options (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
-static LogicalResult runPipeline(ModuleOp module, StringRef text) {
-  // parsePassPipeline(text, pm) would nest "builtin.module(...)" inside the
-  // module pass manager, which then silently does nothing: parse standalone
-  // and move it into a pass manager with the same anchor.
-  std::string errors;
-  llvm::raw_string_ostream errStream(errors);
-  FailureOr<OpPassManager> parsed = parsePassPipeline(text, errStream);
-  if (failed(parsed))
-    return module.emitError("internal error: bad pass pipeline: ") << errors;
-  PassManager pm(module.getContext(), parsed->getOpAnchorName());
-  static_cast<OpPassManager &>(pm) = std::move(*parsed);
+/// Runs the pipeline that `build` adds on `module`, with the command-line
+/// pass manager options applied.
+static LogicalResult
+runPipeline(ModuleOp module, llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  build(pm);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   return pm.run(module);
 }
 
+//===----------------------------------------------------------------------===//
+// The dlc dialect
+//===----------------------------------------------------------------------===//
+
+void mlir::dlc::buildDlcPipeline(OpPassManager &pm, StringRef precision,
+                                 const TrainOptions *train) {
+  pm.addPass(createInlinerPass());
+  pm.addPass(createCanonicalizerPass());
+  // Imported subgraphs become dlc ops first, so that they autocast and
+  // fuse like native ones.
+  pm.addPass(createDlcRaiseDecompositionsPass());
+  if (precision != "fp32") {
+    DlcInsertAutocastPassOptions autocast;
+    autocast.precision = precision.str();
+    pm.addPass(createDlcInsertAutocastPass(autocast));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (train) {
+    pm.addPass(createDlcBuildTrainStepPass(train->step));
+    pm.addPass(createCanonicalizerPass());
+    // fp16 has a narrow range: the step scales its loss (bf16 needs none).
+    if (precision == "fp16") {
+      DlcInsertLossScalingPassOptions scaling;
+      scaling.initScale = train->initLossScale;
+      pm.addPass(createDlcInsertLossScalingPass(scaling));
+      pm.addPass(createCanonicalizerPass());
+    }
+  }
+  pm.addPass(createDlcFuseLayersPass());
+  pm.addPass(createCSEPass());
+}
+
 LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
                                         const TrainOptions *train,
                                         StringRef precision) {
-  // Imported subgraphs become dlc ops first, so that they autocast and
-  // fuse like native ones.
-  std::string passes = "inline,canonicalize,dlc-raise-decompositions,";
-  if (precision != "fp32")
-    passes += "dlc-insert-autocast{precision=" + precision.str() +
-              "},canonicalize,cse,";
-  if (train) {
-    passes += "dlc-build-train-step{" + train->passOptions + "},canonicalize,";
-    // fp16 has a narrow range: the step scales its loss (bf16 needs none).
-    if (precision == "fp16")
-      passes += "dlc-insert-loss-scaling{init-scale=" +
-                std::to_string(train->initLossScale) + "},canonicalize,";
-  }
-  return runPipeline(module,
-                     "builtin.module(" + passes + "dlc-fuse-layers,cse)");
+  return runPipeline(module, [&](OpPassManager &pm) {
+    buildDlcPipeline(pm, precision, train);
+  });
+}
+
+static void buildPlacementPipeline(OpPassManager &pm, StringRef device) {
+  DlcPlaceDevicesPassOptions placement;
+  placement.device = device.str();
+  pm.addPass(createDlcPlaceDevicesPass(placement));
 }
 
 LogicalResult mlir::dlc::runPlacementPipeline(ModuleOp module,
                                               StringRef device) {
   return runPipeline(
-      module, "builtin.module(dlc-place-devices{device=" + device.str() + "})");
+      module, [&](OpPassManager &pm) { buildPlacementPipeline(pm, device); });
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering to linalg
+//===----------------------------------------------------------------------===//
+
+void mlir::dlc::buildLinalgPipeline(OpPassManager &pm, StringRef device) {
+  buildPlacementPipeline(pm, device);
+  // The loss function is kept for training; inference compiles entries and
+  // the helpers they call, which become private to the object.
+  pm.addPass(createDlcPrepareEntriesPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createDlcLowerToLinalgPass());
+  pm.addPass(createDlcLowerEntryAbiPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module,
                                            const ModelInfo &info,
                                            StringRef device) {
-  if (failed(runPlacementPipeline(module, device)))
-    return failure();
-  // The loss function is kept for training; inference compiles entries and
-  // the helpers they call, which become private to the object.
-  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-    if (f->hasAttr("dlc.loss"))
-      f.erase();
-    else if (!f->hasAttr(mlir::dlc::kEntryAttrName))
-      f.setPrivate();
-  }
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f->hasAttr(mlir::dlc::kEntryAttrName))
-      f.setSymName(entrySymbol(info.name, f.getSymName()));
-  return runPipeline(module, "builtin.module(symbol-dce,dlc-lower-to-linalg,"
-                             "dlc-lower-entry-abi,canonicalize,cse)");
+  (void)info; // the entries' names come from the module's dlc.model
+  return runPipeline(
+      module, [&](OpPassManager &pm) { buildLinalgPipeline(pm, device); });
 }
 
-static std::string tilingPass(const mlir::dlc::CpuCodegenOptions &options) {
-  std::string tile = "dlc-tile-and-vectorize{vector-bits=" +
-                     std::to_string(options.vectorBits);
-  if (!options.registerTile.empty())
-    tile += " register-tile=" + options.registerTile;
-  if (!options.cacheTile.empty())
-    tile += " cache-tile=" + options.cacheTile;
-  return tile + "}";
+//===----------------------------------------------------------------------===//
+// CPU code generation
+//===----------------------------------------------------------------------===//
+
+/// Fusion and bufferization, on the CPU and for CUDA.
+static void addFuseAndBufferize(OpPassManager &pm) {
+  // Fuse elementwise producers into their consumers (epilogues, softmax
+  // steps; reshapes stay off the matmuls), then bufferize. No
+  // eliminate-empty-tensors: once CSE has merged two identical zero-filled
+  // accumulators, it makes two results share the caller's output buffer and
+  // one-shot-bufferize then copies the wrong one out
+  // (test/e2e/reductions.test). Outputs cost one copy.
+  pm.addPass(createDlcFuseElementwisePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
+                                        const CpuCodegenOptions &options) {
+  addFuseAndBufferize(pm);
+  // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
+  // plan: hoisting the accumulators out of the K loop needs to see that the
+  // operands are distinct buffers, not views of one workspace.
+  DlcTileAndVectorizePassOptions tiling;
+  tiling.vectorBits = options.vectorBits;
+  tiling.registerTile = options.registerTile;
+  tiling.cacheTile = options.cacheTile;
+  pm.addPass(createDlcTileAndVectorizePass(tiling));
+  // Every intermediate buffer gets its place in the entry's workspace; what
+  // is left (the matmul packing buffers, inside the parallel loops) comes
+  // with its deallocation from the tiling.
+  pm.addPass(createDlcPlanMemoryPass());
 }
 
 LogicalResult
 mlir::dlc::runMemoryPlanPipeline(ModuleOp module,
                                  const CpuCodegenOptions &options) {
   return runPipeline(
-      module,
-      "builtin.module("
-      // Fuse elementwise producers into their consumers (epilogues, softmax
-      // steps; reshapes stay off the matmuls), then bufferize. No
-      // eliminate-empty-tensors: once CSE has merged two identical zero-filled
-      // accumulators, it makes two results share the caller's output buffer and
-      // one-shot-bufferize then copies the wrong one out
-      // (test/e2e/reductions.test). Outputs cost one copy.
-      "dlc-fuse-elementwise,canonicalize,cse,"
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},canonicalize,"
-          // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
-          // plan: hoisting the accumulators out of the K loop needs to see that
-          // the operands are distinct buffers, not views of one workspace.
-          + tilingPass(options) +
-          // Every intermediate buffer gets its place in the entry's workspace;
-          // what is left (the matmul packing buffers, inside the parallel
-          // loops) comes with its deallocation from the tiling.
-          ",dlc-plan-memory)");
+      module, [&](OpPassManager &pm) { buildMemoryPlanPipeline(pm, options); });
+}
+
+/// 16-bit floats: arithmetic in fp32, and bf16 conversions as integer code
+/// (no compiler-rt calls; fp16 conversions are F16C or PTX instructions).
+static void addEmulate16BitFloats(OpPassManager &pm) {
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  emulate.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+}
+
+/// Host functions on memrefs to the LLVM dialect, with the runtime's
+/// bare-pointer calling convention. The matmul kernels' packing buffers
+/// come from libdlcrt (dlc_workspace_*, see ObjectEmitter.cpp), which keeps
+/// them from one call to the next.
+static void addHostToLLVM(OpPassManager &pm, bool openmp) {
+  FinalizeMemRefToLLVMConversionPassOptions memref;
+  memref.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  if (openmp)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 /// From bufferized, memory-planned loops and vectors to the LLVM dialect.
-static std::string cpuLowering() {
+static void addCpuLowering(OpPassManager &pm) {
   // Repeated loop nests (a deep model's layers) become one function each.
-  return "dlc-share-repeated-loops,canonicalize,"
-         "convert-linalg-to-loops,canonicalize,cse,"
-         // The matmul cache tiles (scf.forall) become OpenMP worksharing
-         // loops; libdlcrt implements the __kmpc entry points on its thread
-         // pool.
-         "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
-         "dlc-approximate-math,"
-         // 16-bit floats: arithmetic in fp32, and bf16 conversions as integer
-         // code (no compiler-rt calls; fp16 conversions are F16C
-         // instructions).
-         "arith-emulate-unsupported-floats{source-types=bf16,f16 "
-         "target-type=f32},arith-expand{include-bf16=true},"
-         "convert-vector-to-scf{full-unroll=true},lower-affine,"
-         "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
-         "expand-strided-metadata,lower-affine,"
-         // The matmul kernels' packing buffers come from libdlcrt
-         // (dlc_workspace_*, see ObjectEmitter.cpp), which keeps them from
-         // one call to the next.
-         "finalize-memref-to-llvm{use-generic-functions=1},"
-         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-         "convert-openmp-to-llvm,"
-         "convert-to-llvm,reconcile-unrealized-casts";
+  pm.addPass(createDlcShareRepeatedLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // The matmul cache tiles (scf.forall) become OpenMP worksharing loops;
+  // libdlcrt implements the __kmpc entry points on its thread pool.
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createDlcApproximateMathPass());
+  addEmulate16BitFloats(pm);
+  VectorTransferToSCFOptions vectorToScf;
+  vectorToScf.enableFullUnroll();
+  pm.addPass(createConvertVectorToSCFPass(vectorToScf));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  addHostToLLVM(pm, /*openmp=*/true);
 }
 
-/// Fusion and bufferization, as on the CPU.
-static const char *kFuseAndBufferize =
-    "dlc-fuse-elementwise,canonicalize,cse,"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},canonicalize,";
-
-/// Kernels and cuBLASLt calls, fused kernels, the memory plan (after the
-/// kernels: the device scalars' scratch buffers are planned with the rest).
-static std::string mapToGpu(const mlir::dlc::CudaOptions &options) {
-  std::string map = "dlc-map-gemms";
-  if (options.smallGemmFmas >= 0)
-    map += "{small-gemm-fmas=" + std::to_string(options.smallGemmFmas) + "}";
-  return map + ",dlc-map-to-gpu,dlc-fuse-kernels,dlc-plan-memory,";
-}
-
-LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module,
-                                                  const CudaOptions &options,
-                                                  bool reverseThreads) {
-  return runPipeline(module, std::string("builtin.module(") +
-                                 kFuseAndBufferize + mapToGpu(options) +
-                                 "dlc-emulate-gpu-launches{reverse=" +
-                                 (reverseThreads ? "true" : "false") + "}," +
-                                 cpuLowering() + ")");
+void mlir::dlc::buildCpuCodegenPipeline(OpPassManager &pm,
+                                        const CpuCodegenOptions &options) {
+  buildMemoryPlanPipeline(pm, options);
+  addCpuLowering(pm);
 }
 
 LogicalResult
 mlir::dlc::runCpuCodegenPipeline(ModuleOp module,
                                  const CpuCodegenOptions &options) {
-  if (failed(runMemoryPlanPipeline(module, options)))
-    return failure();
-  return runPipeline(module, "builtin.module(" + cpuLowering() + ")");
+  return runPipeline(
+      module, [&](OpPassManager &pm) { buildCpuCodegenPipeline(pm, options); });
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA code generation
+//===----------------------------------------------------------------------===//
+
+/// Kernels and cuBLASLt calls, fused kernels, the memory plan (after the
+/// kernels: the device scalars' scratch buffers are planned with the rest).
+static void addMapToGpu(OpPassManager &pm, const CudaOptions &options) {
+  DlcMapGemmsPassOptions gemms;
+  if (options.smallGemmFmas >= 0)
+    gemms.smallGemmFmas = options.smallGemmFmas;
+  pm.addPass(createDlcMapGemmsPass(gemms));
+  pm.addPass(createDlcMapToGpuPass());
+  pm.addPass(createDlcFuseKernelsPass());
+  pm.addPass(createDlcPlanMemoryPass());
+}
+
+void mlir::dlc::buildCudaEmulationPipeline(OpPassManager &pm,
+                                           const CudaOptions &options,
+                                           bool reverseThreads) {
+  addFuseAndBufferize(pm);
+  addMapToGpu(pm, options);
+  DlcEmulateGpuLaunchesPassOptions emulate;
+  emulate.reverse = reverseThreads;
+  pm.addPass(createDlcEmulateGpuLaunchesPass(emulate));
+  addCpuLowering(pm);
+}
+
+LogicalResult mlir::dlc::runCudaEmulationPipeline(ModuleOp module,
+                                                  const CudaOptions &options,
+                                                  bool reverseThreads) {
+  return runPipeline(module, [&](OpPassManager &pm) {
+    buildCudaEmulationPipeline(pm, options, reverseThreads);
+  });
+}
+
+void mlir::dlc::buildCudaCodegenPipeline(OpPassManager &pm,
+                                         const CudaOptions &options) {
+  DlcPrepareEntriesPassOptions entries;
+  entries.prefix = false;
+  entries.suffix = kCudaEntrySuffix.str();
+  pm.addPass(createDlcPrepareEntriesPass(entries));
+  addFuseAndBufferize(pm);
+  addMapToGpu(pm, options);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createDlcLowerGpuLaunchesPass());
+  // Kernels: polynomial math (no libdevice), 16-bit arithmetic in fp32,
+  // NVVM, PTX text.
+  pm.addPass(createDlcApproximateMathPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = kCudaChip;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createDlcLowerWarpReductionsPass());
+  pm.addPass(createDlcLowerMathToNvptxPass());
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  addEmulate16BitFloats(kernels);
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  // The PTX becomes data of the object (ObjectEmitter.cpp); the host side
+  // lowers to the LLVM dialect.
+  pm.addPass(createDlcCollectCudaCodePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  addHostToLLVM(pm, /*openmp=*/false);
 }
 
 LogicalResult mlir::dlc::runCudaCodegenPipeline(ModuleOp module, CudaCode &code,
                                                 const CudaOptions &options) {
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f->hasAttr(kEntryAttrName))
-      f.setSymName((f.getSymName() + kCudaEntrySuffix).str());
-  if (failed(runPipeline(
-          module,
-          std::string("builtin.module(") + kFuseAndBufferize +
-              mapToGpu(options) +
-              "canonicalize,"
-              "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-              "dlc-lower-gpu-launches,"
-              // Kernels: polynomial math (no libdevice), 16-bit arithmetic in
-              // fp32, NVVM, PTX text.
-              "dlc-approximate-math,nvvm-attach-target{chip=" +
-              std::string(kCudaChip) +
-              " O=3},"
-              "dlc-lower-warp-reductions,dlc-lower-math-to-nvptx,"
-              "gpu.module(lower-affine,arith-emulate-unsupported-floats{"
-              "source-types=bf16,f16 target-type=f32},"
-              "arith-expand{include-bf16=true},convert-scf-to-cf,"
-              "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}),"
-              "reconcile-unrealized-casts,gpu-module-to-binary{format=isa})")))
+  if (failed(runPipeline(module, [&](OpPassManager &pm) {
+        buildCudaCodegenPipeline(pm, options);
+      })))
     return failure();
-
-  // The PTX becomes data of the object (ObjectEmitter.cpp).
   code = CudaCode();
-  for (auto f : module.getOps<func::FuncOp>())
-    if (auto bytes = f->getAttrOfType<IntegerAttr>("dlc.workspace_bytes"))
-      code.workspaceBytes
-          [f.getSymName().drop_back(kCudaEntrySuffix.size()).str()] =
-          bytes.getInt();
-  for (auto binary :
-       llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
-    for (Attribute object : binary.getObjects())
-      code.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-    binary.erase();
-  }
-  if (auto names = module->getAttrOfType<ArrayAttr>("dlc.cuda_kernels"))
+  if (auto ptx = module->getAttrOfType<StringAttr>(kCudaPtxAttrName))
+    code.ptx = ptx.str();
+  if (auto names = module->getAttrOfType<ArrayAttr>(kCudaKernelsAttrName))
     for (Attribute name : names)
       code.kernels.push_back(cast<StringAttr>(name).getValue().str());
-  module->removeAttr("dlc.cuda_kernels");
-  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  // The entries' planned workspaces, by their CPU symbols (the functions
+  // are in the LLVM dialect by now).
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto bytes = op.getAttrOfType<IntegerAttr>(kWorkspaceBytesAttrName);
+    auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    if (bytes && name && name.getValue().ends_with(kCudaEntrySuffix))
+      code.workspaceBytes
+          [name.getValue().drop_back(kCudaEntrySuffix.size()).str()] =
+          bytes.getInt();
+  }
+  return success();
+}
 
-  return runPipeline(
-      module, "builtin.module(canonicalize,expand-strided-metadata,"
-              "lower-affine,finalize-memref-to-llvm{use-generic-"
-              "functions=1},convert-func-to-llvm{use-bare-ptr-memref-"
-              "call-conv=1},convert-to-llvm,reconcile-unrealized-casts)");
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct DlcPipelineOptions : PassPipelineOptions<DlcPipelineOptions> {
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("fp32, bf16 or fp16"),
+                                llvm::cl::init("fp32")};
+};
+
+struct LinalgPipelineOptions : PassPipelineOptions<LinalgPipelineOptions> {
+  Option<std::string> device{*this, "device", llvm::cl::desc("cpu or cuda"),
+                             llvm::cl::init("cpu")};
+};
+
+struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
+  Option<unsigned> vectorBits{*this, "vector-bits",
+                              llvm::cl::desc("Widest vector register"),
+                              llvm::cl::init(512)};
+  ListOption<int64_t> registerTile{*this, "register-tile",
+                                   llvm::cl::desc("M,N register tile")};
+  ListOption<int64_t> cacheTile{*this, "cache-tile",
+                                llvm::cl::desc("M,N,K cache tile bounds")};
+
+  CpuCodegenOptions get() const {
+    CpuCodegenOptions o;
+    o.vectorBits = vectorBits;
+    o.registerTile.assign(registerTile.begin(), registerTile.end());
+    o.cacheTile.assign(cacheTile.begin(), cacheTile.end());
+    return o;
+  }
+};
+
+struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
+  Option<int64_t> smallGemmFmas{
+      *this, "small-gemm-fmas",
+      llvm::cl::desc("GEMMs of at most this many multiply-adds run as "
+                     "kernels (-1: dlc-map-gemms's default)"),
+      llvm::cl::init(-1)};
+  Option<bool> reverse{*this, "reverse",
+                       llvm::cl::desc("Emulation: run the threads of each "
+                                      "kernel last to first"),
+                       llvm::cl::init(false)};
+
+  CudaOptions get() const {
+    CudaOptions o;
+    o.smallGemmFmas = smallGemmFmas;
+    return o;
+  }
+};
+
+} // namespace
+
+void mlir::dlc::registerPipelines() {
+  PassPipelineRegistration<DlcPipelineOptions>(
+      "dlc-pipeline",
+      "The dlc-level pipeline of `dlc` (inlining, raising, autocast, layer "
+      "fusion), as `dlc --emit=dlc` runs it without training",
+      [](OpPassManager &pm, const DlcPipelineOptions &o) {
+        buildDlcPipeline(pm, o.precision);
+      });
+  PassPipelineRegistration<LinalgPipelineOptions>(
+      "dlc-linalg-pipeline",
+      "Device placement, entry naming and lowering to linalg with the entry "
+      "ABI (`dlc --emit=linalg`)",
+      [](OpPassManager &pm, const LinalgPipelineOptions &o) {
+        buildLinalgPipeline(pm, o.device);
+      });
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "dlc-memory-plan-pipeline",
+      "Fusion, bufferization, matmul tiling and the memory plan",
+      [](OpPassManager &pm, const CpuPipelineOptions &o) {
+        buildMemoryPlanPipeline(pm, o.get());
+      });
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "dlc-cpu-codegen-pipeline",
+      "From linalg on tensors to the LLVM dialect for the CPU",
+      [](OpPassManager &pm, const CpuPipelineOptions &o) {
+        buildCpuCodegenPipeline(pm, o.get());
+      });
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "dlc-cpu-pipeline",
+      "From the dlc dialect (`dlc --emit=dlc`) to the LLVM dialect for the "
+      "CPU (`dlc --target=x86 --emit=llvm-dialect`)",
+      [](OpPassManager &pm, const CpuPipelineOptions &o) {
+        buildLinalgPipeline(pm, "cpu");
+        buildCpuCodegenPipeline(pm, o.get());
+      });
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "dlc-cuda-codegen-pipeline",
+      "From linalg on tensors (device cuda) to PTX in `dlc.cuda_ptx` and the "
+      "host side in the LLVM dialect",
+      [](OpPassManager &pm, const CudaPipelineOptions &o) {
+        buildCudaCodegenPipeline(pm, o.get());
+      });
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "dlc-cuda-emulation-pipeline",
+      "The CUDA lowering with its kernels as host loops (`dlc "
+      "--cuda-emulate`)",
+      [](OpPassManager &pm, const CudaPipelineOptions &o) {
+        buildCudaEmulationPipeline(pm, o.get(), o.reverse);
+      });
 }
 
 unsigned mlir::dlc::vectorBitsOf(const llvm::TargetMachine &tm) {

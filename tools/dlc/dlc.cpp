@@ -93,14 +93,14 @@ static cl::opt<std::string>
            cl::desc("Code to generate: all (default: x86 and CUDA in one "
                     "object), x86, or nvptx (--emit=ptx or dlc-placed only)"),
            cl::init("all"), cl::cat(dlcCat));
-static cl::opt<std::string> registerTile(
+static cl::list<int64_t> registerTile(
     "register-tile",
     cl::desc("Matmul register tile M,N (default: from the CPU's vector width)"),
-    cl::Hidden, cl::cat(dlcCat));
-static cl::opt<std::string>
+    cl::CommaSeparated, cl::Hidden, cl::cat(dlcCat));
+static cl::list<int64_t>
     cacheTile("cache-tile",
               cl::desc("Matmul cache tile bounds M,N,K (default 64,512,256)"),
-              cl::Hidden, cl::cat(dlcCat));
+              cl::CommaSeparated, cl::Hidden, cl::cat(dlcCat));
 static cl::opt<unsigned>
     vectorBits("vector-bits",
                cl::desc("Schedule for this vector width (256 or 512) instead "
@@ -230,26 +230,26 @@ int dlc::driver::failRuntime(const Twine &what) {
 using dlc::driver::fail;
 using dlc::driver::failRuntime;
 
-/// The training flags as dlc-build-train-step options.
+/// The training flags as dlc-build-train-step's options.
 static std::optional<mlir::dlc::TrainOptions> trainOptions() {
-  std::string o;
-  raw_string_ostream os(o);
-  auto num = [&](const char *key, double v) {
+  mlir::dlc::TrainOptions train;
+  mlir::dlc::DlcBuildTrainStepPassOptions &o = train.step;
+  // A flag not given keeps the pass's default: -1 and "" keep the model's.
+  auto num = [&](double &field, double v) {
     if (v >= 0)
-      os << " " << key << "=" << format("%.17g", v);
+      field = v;
   };
-  if (!lossKind.empty())
-    os << " loss=" << lossKind;
+  o.loss = lossKind;
   if (!labelName.empty())
-    os << " label=" << labelName;
+    o.label = labelName;
   if (classDim.getNumOccurrences())
-    os << " class-dim=" << classDim;
+    o.classDim = classDim;
   if (!labelType.empty()) {
     if (labelType != "i64" && labelType != "i32") {
       fail("--label-type must be i64 or i32, not '" + labelType + "'");
       return std::nullopt;
     }
-    os << " label-type=" << labelType;
+    o.labelType = labelType;
   }
   // A value given is a value used: a negative or NaN rate, epsilon or
   // momentum (PyTorch's optimizers refuse them) is an error, never the
@@ -271,19 +271,18 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
       !given(dampening, "dampening") || !given(weightDecay, "weight-decay") ||
       !given(eps, "eps"))
     return std::nullopt;
-  if (!optimizerKind.empty())
-    os << " optimizer=" << optimizerKind;
-  num("lr", lr);
-  num("momentum", momentum);
-  num("dampening", dampening);
-  num("weight-decay", weightDecay);
-  num("eps", eps);
+  o.optimizer = optimizerKind;
+  num(o.lr, lr);
+  num(o.momentum, momentum);
+  num(o.dampening, dampening);
+  num(o.weightDecay, weightDecay);
+  num(o.eps, eps);
   if (!nesterov.empty()) {
     if (nesterov != "true" && nesterov != "false") {
       fail("--nesterov must be true or false, not '" + nesterov + "'");
       return std::nullopt;
     }
-    os << " nesterov=" << (nesterov == "true" ? 1 : 0);
+    o.nesterov = nesterov == "true" ? 1 : 0;
   }
   if (!betas.empty()) {
     auto [a, b] = StringRef(betas).split(',');
@@ -293,14 +292,15 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
       fail("--betas must be two numbers in [0, 1), like 0.9,0.999");
       return std::nullopt;
     }
-    num("beta1", b1);
-    num("beta2", b2);
+    num(o.beta1, b1);
+    num(o.beta2, b2);
   }
   if (!(initLossScale > 0) || !std::isfinite(initLossScale)) {
     fail("--init-loss-scale must be a positive number");
     return std::nullopt;
   }
-  return mlir::dlc::TrainOptions{o, initLossScale};
+  train.initLossScale = initLossScale;
+  return train;
 }
 
 namespace {
@@ -487,8 +487,8 @@ static mlir::dlc::CpuCodegenOptions codegenOptions(TargetMachine &tm) {
   mlir::dlc::CpuCodegenOptions o;
   o.vectorBits =
       vectorBits ? unsigned(vectorBits) : mlir::dlc::vectorBitsOf(tm);
-  o.registerTile = registerTile;
-  o.cacheTile = cacheTile;
+  o.registerTile.assign(registerTile.begin(), registerTile.end());
+  o.cacheTile.assign(cacheTile.begin(), cacheTile.end());
   return o;
 }
 

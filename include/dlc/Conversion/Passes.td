@@ -61,6 +61,37 @@ def DlcLowerToLinalgPass : Pass<"dlc-lower-to-linalg", "::mlir::ModuleOp"> {
 // 2. Calling convention
 //===----------------------------------------------------------------------===//
 
+def DlcPrepareEntriesPass : Pass<"dlc-prepare-entries", "::mlir::ModuleOp"> {
+  let summary = "Name the entry points by their object symbols, drop the rest";
+  let description = [{
+    The first step of lowering: what an object exports is its entries, so
+    the `func.func` marked `dlc.loss` (the model's own loss, which
+    dlc-build-train-step has called) is erased, every function that is not
+    an entry becomes private (`symbol-dce` then drops the unused ones), and
+    every entry is renamed to its symbol in the object: `dlc_<model>_<entry>`
+    (the model's name is the module's `dlc.model`), then `suffix` appended.
+    With `prefix=false` only the suffix is appended: the CUDA lowering of a
+    module whose entries are already named adds `_cuda`.
+
+    ```mlir
+    module attributes {dlc.model = "mlp"} {
+      func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x2xf32> attributes {dlc.entry}
+      func.func @loss(...) attributes {dlc.loss}
+    }
+    // becomes
+    module attributes {dlc.model = "mlp"} {
+      func.func @dlc_mlp_forward(%x: tensor<4x8xf32>) -> tensor<4x2xf32> attributes {dlc.entry}
+    }
+    ```
+  }];
+  let options = [
+    Option<"prefix", "prefix", "bool", /*default=*/"true",
+           "Name each entry dlc_<model>_<entry>">,
+    Option<"suffix", "suffix", "std::string", /*default=*/"",
+           "Append this to each entry's name">,
+  ];
+}
+
 def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
   let summary = "Give entry points the runtime's memref calling convention";
   let description = [{
@@ -589,6 +620,28 @@ def DlcEmulateGpuLaunchesPass : Pass<"dlc-emulate-gpu-launches", "::mlir::Module
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::LLVM::LLVMDialect"];
+}
+
+def DlcCollectCudaCodePass : Pass<"dlc-collect-cuda-code", "::mlir::ModuleOp"> {
+  let summary = "Move the kernels' PTX into a module attribute for the object";
+  let description = [{
+    Runs after `gpu-module-to-binary{format=isa}`: the PTX text of every
+    `gpu.binary` is concatenated, in order, into the module's
+    `dlc.cuda_ptx` string attribute, the binaries are erased and the module
+    stops being a GPU container, so that the host side lowers to the LLVM
+    dialect alone. The object emitter embeds `dlc.cuda_ptx` and the kernel
+    names of `dlc.cuda_kernels` (dlc-lower-gpu-launches) in the object.
+
+    ```mlir
+    module attributes {gpu.container_module, dlc.cuda_kernels = ["k0"]} {
+      gpu.binary @kernels [#gpu.object<#nvvm.target, "// PTX ...">]
+    }
+    // becomes
+    module attributes {dlc.cuda_kernels = ["k0"], dlc.cuda_ptx = "// PTX ..."} {
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // DLC_CONVERSION_PASSES_TD

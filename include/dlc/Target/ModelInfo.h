@@ -139,9 +139,6 @@ void printStats(const ModelInfo &info, llvm::raw_ostream &os);
 /// The C header of a compiled model (docs/c-api.md).
 std::string generateHeader(const ModelInfo &info);
 
-/// The C symbol of an entry point's kernel.
-std::string entrySymbol(llvm::StringRef model, llvm::StringRef entry);
-
 } // namespace mlir::dlc
 
 #endif // DLC_TARGET_MODELINFO_H

@@ -9,6 +9,9 @@
 #ifndef DLC_TARGET_PIPELINE_H
 #define DLC_TARGET_PIPELINE_H
 
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
+#include "dlc/Dialect/Dlc/Transforms/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -24,20 +27,29 @@ class TargetMachine;
 class raw_pwrite_stream;
 } // namespace llvm
 
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
 namespace mlir::dlc {
 struct ModelInfo;
 
-/// Options of dlc-build-train-step, as pass-option text
-/// ("loss=mse lr=0.01"); empty for the model's own loss and optimizer.
+/// The training step: dlc-build-train-step's options, typed (the loss,
+/// label, optimizer and hyperparameters; -1 and "" keep the model's own).
 struct TrainOptions {
-  std::string passOptions;
+  DlcBuildTrainStepPassOptions step;
   /// fp16 training: the loss scale a fresh model starts from.
   double initLossScale = 65536.0;
 };
 
-/// Inlining of helper calls, canonicalisation and dlc-fuse-layers on the
-/// dlc dialect; with `precision` bf16 or fp16, dlc-insert-autocast first;
-/// with `train`, dlc-build-train-step then adds the training step.
+/// Adds the dlc-level pipeline to `pm`: inlining of helper calls,
+/// canonicalisation, dlc-raise-decompositions; with `precision` bf16 or
+/// fp16, dlc-insert-autocast; with `train`, dlc-build-train-step (and, in
+/// fp16, dlc-insert-loss-scaling); then dlc-fuse-layers.
+void buildDlcPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
+                      const TrainOptions *train = nullptr);
+
+/// Runs buildDlcPipeline on `module`.
 mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module,
                                    const TrainOptions *train = nullptr,
                                    llvm::StringRef precision = "fp32");
@@ -57,9 +69,23 @@ mlir::LogicalResult runLinalgPipeline(mlir::ModuleOp module,
 /// What the CPU code generator needs to know about the target.
 struct CpuCodegenOptions {
   unsigned vectorBits = 512; ///< widest vector register (256: AVX2)
-  std::string registerTile;  ///< "M,N" overrides the matmul register tile
-  std::string cacheTile;     ///< "M,N,K" overrides the cache tile bounds
+  /// {M, N} overrides the matmul register tile; empty: the pass's choice.
+  llvm::SmallVector<int64_t> registerTile;
+  /// {M, N, K} overrides the cache tile bounds; empty: the pass's choice.
+  llvm::SmallVector<int64_t> cacheTile;
 };
+
+/// Adds the placement and lowering to linalg of runLinalgPipeline to `pm`.
+void buildLinalgPipeline(mlir::OpPassManager &pm, llvm::StringRef device);
+
+/// Adds runMemoryPlanPipeline's passes to `pm`.
+void buildMemoryPlanPipeline(mlir::OpPassManager &pm,
+                             const CpuCodegenOptions &options);
+
+/// Adds runCpuCodegenPipeline's passes to `pm`: from linalg on tensors to
+/// the LLVM dialect.
+void buildCpuCodegenPipeline(mlir::OpPassManager &pm,
+                             const CpuCodegenOptions &options);
 
 /// Elementwise fusion, bufferization, matmul tiling and dlc-plan-memory:
 /// the first part of runCpuCodegenPipeline, enough to know every entry's
@@ -81,9 +107,6 @@ struct CudaCode {
   std::map<std::string, int64_t> workspaceBytes;
 };
 
-/// The suffix of a CUDA entry's symbol: `<CPU symbol>_cuda`.
-inline constexpr llvm::StringLiteral kCudaEntrySuffix = "_cuda";
-
 /// The GPU to generate PTX for: sm_80 PTX, which the driver compiles for
 /// any later GPU (sm_90 included) when the model is created.
 inline constexpr const char *kCudaChip = "sm_80";
@@ -95,6 +118,22 @@ struct CudaOptions {
   /// pass's default.
   int64_t smallGemmFmas = -1;
 };
+
+/// Adds runCudaCodegenPipeline's passes to `pm`.
+void buildCudaCodegenPipeline(mlir::OpPassManager &pm,
+                              const CudaOptions &options = {});
+
+/// Adds runCudaEmulationPipeline's passes to `pm`.
+void buildCudaEmulationPipeline(mlir::OpPassManager &pm,
+                                const CudaOptions &options = {},
+                                bool reverseThreads = false);
+
+/// Registers the pipelines by name, for dlc-opt (docs/architecture.md):
+/// dlc-pipeline, dlc-linalg-pipeline, dlc-memory-plan-pipeline,
+/// dlc-cpu-codegen-pipeline, dlc-cpu-pipeline (the linalg and CPU codegen
+/// pipelines in one: from `dlc --emit=dlc` to `--emit=llvm-dialect`),
+/// dlc-cuda-codegen-pipeline and dlc-cuda-emulation-pipeline.
+void registerPipelines();
 
 /// The CUDA half of an object, from a module lowered by runLinalgPipeline
 /// with device "cuda": fusion, bufferization, dlc-map-to-gpu, the memory

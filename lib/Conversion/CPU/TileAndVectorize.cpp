@@ -351,10 +351,11 @@ void packNarrowOperands(ModuleOp module) {
     auto func = rounding->getParentOfType<func::FuncOp>();
     auto ty = alloc.getType();
     int64_t bytes = ty.getNumElements() * ty.getElementTypeBitWidth() / 8;
-    if (auto prev = func->getAttrOfType<IntegerAttr>("dlc.packed_cast_bytes"))
+    if (auto prev =
+            func->getAttrOfType<IntegerAttr>(dlc::kPackedCastBytesAttrName))
       bytes += prev.getInt();
     func->setAttr(
-        "dlc.packed_cast_bytes",
+        dlc::kPackedCastBytesAttrName,
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), bytes));
     for (Operation *u : llvm::make_early_inc_range(buffer.getUsers()))
       u->erase();

@@ -57,7 +57,7 @@ struct DlcLowerGpuLaunchesPass
       }
       m.erase();
     }
-    module->setAttr("dlc.cuda_kernels", ArrayAttr::get(ctx, names));
+    module->setAttr(kCudaKernelsAttrName, ArrayAttr::get(ctx, names));
 
     // dlc-plan-memory appended the workspace after the CUDA context, which
     // comes last (docs/runtime-abi.md).

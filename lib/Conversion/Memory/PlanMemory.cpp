@@ -205,11 +205,11 @@ struct DlcPlanMemoryPass : dlc::impl::DlcPlanMemoryPassBase<DlcPlanMemoryPass> {
     int64_t unshared = 0;
     for (Buffer &b : buffers)
       unshared += b.bytes;
-    func->setAttr("dlc.workspace_bytes",
+    func->setAttr(kWorkspaceBytesAttrName,
                   IntegerAttr::get(IntegerType::get(ctx, 64), total));
     // Without reuse the buffers would take this much (the report's reuse
     // factor).
-    func->setAttr("dlc.buffer_bytes",
+    func->setAttr(kBufferBytesAttrName,
                   IntegerAttr::get(IntegerType::get(ctx, 64), unshared));
     return success();
   }

@@ -23,3 +23,15 @@ void DlcDialect::initialize() {
 #include "dlc/Dialect/Dlc/IR/DlcOps.cpp.inc"
       >();
 }
+
+std::string mlir::dlc::modelName(ModuleOp module) {
+  if (auto name = module->getAttrOfType<StringAttr>(kModelAttrName))
+    return name.str();
+  if (module.getSymName())
+    return module.getSymName()->str();
+  return "model";
+}
+
+std::string mlir::dlc::entrySymbol(StringRef model, StringRef entry) {
+  return ("dlc_" + model + "_" + entry).str();
+}

@@ -29,9 +29,6 @@ using namespace mlir::dlc;
 
 namespace {
 
-constexpr StringLiteral kLossAttrName = "dlc.loss";
-constexpr StringLiteral kOptimizerAttrName = "dlc.optimizer";
-
 /// 0.9 rather than 9.000000e-01, for messages.
 std::string shortNumber(double v) {
   char buf[32];

@@ -2,6 +2,7 @@
 #ifndef DLC_DIALECT_DLC_IR_DLCOPS_H
 #define DLC_DIALECT_DLC_IR_DLCOPS_H
 
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
@@ -22,27 +23,13 @@
 #include "dlc/Dialect/Dlc/IR/DlcOps.h.inc"
 
 namespace mlir::dlc {
-/// Name of the unit attribute that marks a func.func as a model entry point.
-inline constexpr llvm::StringLiteral kEntryAttrName = "dlc.entry";
-/// Name of the argument/result attribute holding the user-visible name.
-inline constexpr llvm::StringLiteral kNameAttrName = "dlc.name";
-/// Name of the unit attribute that marks the entry built by
-/// dlc-build-train-step.
-inline constexpr llvm::StringLiteral kTrainStepAttrName = "dlc.train_step";
-/// Unit attribute on the dlc.fill that seeds the backward pass of a
-/// training step (the gradient of the loss with respect to itself).
-inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";
-/// Roles of a dlc.parameter.
-inline constexpr llvm::StringLiteral kDeviceAttrName = "dlc.device";
-inline constexpr llvm::StringLiteral kRoleWeight = "weight";
-inline constexpr llvm::StringLiteral kRoleConstant = "constant";
-inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
-/// The optimizer state dlc-insert-loss-scaling adds (fp16 training): the
-/// dynamic loss scale and its growth tracker.
-inline constexpr llvm::StringLiteral kLossScaleStateName =
-    "optimizer.loss_scale";
-inline constexpr llvm::StringLiteral kGrowthTrackerStateName =
-    "optimizer.growth_tracker";
+
+/// The model's name (kModelAttrName, else the module's symbol name, else
+/// "model"): the prefix of every symbol of its object.
+std::string modelName(ModuleOp module);
+
+/// The symbol of a model's entry in its object: `dlc_<model>_<entry>`.
+std::string entrySymbol(llvm::StringRef model, llvm::StringRef entry);
 
 /// The name dlc uses for an element type everywhere (model format,
 /// descriptor, header, messages): f32, f16, bf16, f64, i64, i32, i8; ""
