@@ -9,6 +9,7 @@
 #include "dlc/Support/ReleasePages.h"
 #include "dlc/Target/ModelInfo.h"
 #include "dlc/Target/Pipeline.h"
+#include "dlc/dlc_runtime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -263,13 +264,20 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                            ConstantArray::get(dataTy, paramData),
                            "dlc_model_" + info.name + "_param_data");
   }
-  // struct dlc_model_desc { uint32_t; const char *; int32_t; const fn *;
-  //                         const void *const *param_data;  (version 2)
-  //                         const dlc_cuda_module *cuda; }  (version 3)
-  SmallVector<llvm::Type *> fields = {i32, ptr, i32, ptr, ptr};
-  SmallVector<Constant *> values = {ConstantInt::get(i32, 2), textGlobal,
+  // struct dlc_model_desc { uint32_t abi_version; const char *text;
+  //                         int32_t num_entries; const fn *entries;
+  //                         const void *const *param_data;
+  //                         const dlc_cuda_module *cuda; }
+  // at DLC_ABI_VERSION, whose last field is null without CUDA code.
+  static_assert(DLC_ABI_VERSION == 3,
+                "the descriptor below is the layout of ABI version 3");
+  SmallVector<llvm::Type *> fields = {i32, ptr, i32, ptr, ptr, ptr};
+  SmallVector<Constant *> values = {ConstantInt::get(i32, DLC_ABI_VERSION),
+                                    textGlobal,
                                     ConstantInt::get(i32, entries.size()),
-                                    entriesGlobal, paramDataGlobal};
+                                    entriesGlobal,
+                                    paramDataGlobal,
+                                    ConstantPointerNull::get(ptr)};
   if (cuda && cudaCode) {
     auto cudaWrappers = entryWrappers(*m, info, kCudaEntrySuffix);
     if (!cudaWrappers)
@@ -304,9 +312,7 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
         ConstantStruct::get(cudaTy, {ptx, ConstantInt::get(i32, names.size()),
                                      namesGlobal, cudaEntries}),
         prefix);
-    fields.push_back(ptr);
-    values.push_back(cudaDesc);
-    values[0] = ConstantInt::get(i32, 3);
+    values.back() = cudaDesc;
   }
   auto *descTy = StructType::get(llvmContext, fields);
   Constant *desc = ConstantStruct::get(descTy, values);
@@ -343,7 +349,7 @@ Error mlir::dlc::writeWeights(StringRef objectPath, const ModelInfo &info) {
   if (std::error_code ec = sys::fs::openFileForReadWrite(
           objectPath, fd, sys::fs::CD_OpenExisting, sys::fs::OF_None))
     return fail(ec.message());
-  auto closeFd = llvm::make_scope_exit(
+  llvm::scope_exit closeFd(
       [&] { sys::Process::SafelyCloseFileDescriptor(fd); });
   for (auto [i, p] : llvm::enumerate(info.params)) {
     if (!p.value)
