@@ -420,7 +420,7 @@ struct DlcTileAndVectorizePass
     // copied into a contiguous buffer (`promote`) so the register tile
     // streams it without 4 KiB-stride cache-set conflicts, and M tiles of
     // 128 amortise the copy. AVX-512 keeps the recipe measured on Zen 5
-    // (TOOLCHAIN.md): 64 x 512 x 256 tiles read in place.
+    // (docs/performance.md): 64 x 512 x 256 tiles read in place.
     bool promoteB = lanes < 16;
     SmallVector<int64_t> cache{lanes >= 16 ? 64 : 128, lanes >= 16 ? 512 : 256,
                                256};
