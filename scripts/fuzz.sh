@@ -11,6 +11,11 @@
 #                                               # by the next run)
 #   scripts/fuzz.sh --no-build ...              # the targets are built
 #   scripts/fuzz.sh ... -- -fork=2 -jobs=2      # more libFuzzer flags
+#   scripts/fuzz.sh --ci                        # CI's bounded run: a fixed
+#                                               # seed and number of inputs
+#                                               # per target (about a minute
+#                                               # each on two cores), so that
+#                                               # a run is reproducible
 #
 # Options: --seconds N (per target, default 60), --timeout N (seconds for
 # one input, default 30: a slower input is a hang), --rss-mb N (default
@@ -27,7 +32,12 @@ cd "$(dirname "$0")/.."
 all=(fuzz_dlc_parser fuzz_onnx_importer fuzz_safetensors fuzz_npy fuzz_npz
      fuzz_model_descriptor)
 seconds=60 timeout=30 rss=2048 work="" build=build-san-address-undefined
-do_build=1 targets=() extra=()
+do_build=1 targets=() extra=() ci=0
+# --ci: the inputs each target runs (about 60 s each on the project's
+# two-core machines with the other targets' builds done), from seed 1.
+declare -A ci_runs=([fuzz_dlc_parser]=30000 [fuzz_onnx_importer]=25000
+  [fuzz_safetensors]=250000 [fuzz_npy]=600000 [fuzz_npz]=5000000
+  [fuzz_model_descriptor]=600000)
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
@@ -36,10 +46,11 @@ while (($#)); do
     --work) work=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --ci) ci=1; seconds=300; shift ;;
     --) shift; extra=("$@"); break ;;
     fuzz_*) targets+=("$1"); shift ;;
     *) echo "usage: scripts/fuzz.sh [--seconds N] [--timeout N] [--rss-mb N]" \
-            "[--work DIR] [--build DIR] [--no-build] [TARGET...] [-- FLAGS]" >&2
+            "[--work DIR] [--build DIR] [--no-build] [--ci] [TARGET...] [-- FLAGS]" >&2
        exit 2 ;;
   esac
 done
@@ -87,7 +98,12 @@ for t in "${targets[@]}"; do
   flags=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss"
          -print_final_stats=1 -artifact_prefix="$dir/")
   [[ -f test/fuzz/$name.dict ]] && flags+=(-dict="test/fuzz/$name.dict")
-  echo "== $t: $seconds s, corpus $dir/corpus"
+  ((ci)) && flags+=(-seed=1 -runs="${ci_runs[$t]}")
+  if ((ci)); then
+    echo "== $t: ${ci_runs[$t]} inputs from seed 1, corpus $dir/corpus"
+  else
+    echo "== $t: $seconds s, corpus $dir/corpus"
+  fi
   rc=0
   touch "$dir/.start"
   "$build/bin/$t" "${flags[@]}" "${extra[@]}" "$dir/corpus" \
