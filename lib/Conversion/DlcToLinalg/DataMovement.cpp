@@ -1,8 +1,10 @@
 //===- DataMovement.cpp - concat, slice, gather, masks and gradients ------===//
 //
-// Ops that move elements without arithmetic. Each becomes one
-// linalg.generic over its result whose body reads its inputs with
-// tensor.extract at computed indices (every indexing map stays an
+// Ops that move elements without arithmetic. dlc.reshape becomes views
+// (`reshapeTo`), dlc.transpose a linalg.transpose, and a dlc.transfer of
+// an entry's argument or result nothing (the runtime stages them). Each of
+// the others becomes one linalg.generic over its result whose body reads its
+// inputs with tensor.extract at computed indices (every indexing map stays an
 // identity, and every buffer an identity layout, which the CPU tiling and
 // the CUDA kernels expect):
 //
@@ -33,6 +35,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -576,6 +579,52 @@ struct LowerGatherElementsGrad : OpRewritePattern<GatherElementsGradOp> {
   }
 };
 
+struct LowerReshape : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(
+        op, reshapeTo(b, op.getLoc(), op.getInput(), tensorTy(op.getResult())));
+    return success();
+  }
+};
+
+struct LowerTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &b) const override {
+    auto resTy = tensorTy(op.getResult());
+    Value init = emptyTensor(b, op.getLoc(), resTy);
+    Value y = linalg::TransposeOp::create(b, op.getLoc(), op.getInput(), init,
+                                          op.getPermutation())
+                  .getResult()[0];
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// A host-boundary transfer has no code of its own: the runtime stages the
+/// entry's inputs and outputs (docs/gpu.md). Anything else would need a
+/// copy between devices inside the entry, which no placement produces.
+struct LowerTransfer : OpRewritePattern<TransferOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransferOp op,
+                                PatternRewriter &b) const override {
+    Value input = op.getInput();
+    bool fromArgument =
+        isa<BlockArgument>(input) &&
+        isa<func::FuncOp>(input.getParentBlock()->getParentOp());
+    bool toReturn = llvm::all_of(op->getUsers(), [](Operation *user) {
+      return isa<func::ReturnOp>(user);
+    });
+    if (!fromArgument && !toReturn)
+      return op.emitOpError("moves a value inside the entry; only transfers "
+                            "of entry arguments and results can be lowered");
+    b.replaceOp(op, input);
+    return success();
+  }
+};
+
 } // namespace
 
 Value mlir::dlc::lowering::placeWindow(OpBuilder &b, Location loc, Value x,
@@ -691,9 +740,9 @@ struct LowerLogical : OpRewritePattern<LogicalOp> {
 
 void mlir::dlc::lowering::populateDataMovementLoweringPatterns(
     RewritePatternSet &patterns) {
-  patterns
-      .add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere, LowerCompare,
-           LowerLogical, LowerGather, LowerGatherGrad, LowerGatherElements,
-           LowerGatherElementsGrad, LowerIntArith, LowerCumSum>(
-          patterns.getContext());
+  patterns.add<LowerConcat, LowerSlice, LowerSliceGrad, LowerWhere,
+               LowerCompare, LowerLogical, LowerGather, LowerGatherGrad,
+               LowerGatherElements, LowerGatherElementsGrad, LowerIntArith,
+               LowerCumSum, LowerReshape, LowerTranspose, LowerTransfer>(
+      patterns.getContext());
 }

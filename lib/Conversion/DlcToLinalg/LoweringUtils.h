@@ -1,9 +1,10 @@
 //===- LoweringUtils.h - helpers of dlc-lower-to-linalg ---------*- C++ -*-===//
 //
 // The builders that every lowering of dlc-lower-to-linalg is made of (defined
-// in DlcToLinalg.cpp), shared with the files that lower one op family each
-// (Convolution.cpp, Pooling.cpp, DataMovement.cpp), and the hooks that add
-// those files' patterns to the pass.
+// in LoweringUtils.cpp), shared by the files that lower one op family each
+// (Contractions.cpp, Elementwise.cpp, Normalization.cpp, Reductions.cpp,
+// Losses.cpp, Optimizer.cpp, Convolution.cpp, Pooling.cpp, DataMovement.cpp),
+// and the hooks that add those files' patterns to the pass (DlcToLinalg.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,22 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// broadcast into it); 16-bit floats compute in fp32.
 Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultTy,
                   ValueRange inputs, BodyFn body);
+/// A reduction linalg.generic over `dims` of the iteration space `space`.
+/// `inputs` all have the iteration space's shape or broadcast into it (a
+/// reduced-away operand like a row maximum is read through its map in
+/// `inputMaps`). `combine(acc, inputs...)` returns the new accumulator,
+/// which starts at `initValue`. The result drops the reduced dimensions (or
+/// keeps them with size 1 when `keepdim`).
+Value reduce(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> space, ArrayRef<int64_t> dims,
+    bool keepdim, ValueRange inputs, ArrayRef<AffineMap> inputMaps, Type elemTy,
+    double initValue,
+    function_ref<Value(OpBuilder &, Location, Value, ValueRange)> combine);
+/// The dimensions 0 .. n-1 (all of a rank-n tensor, or its leading ones).
+SmallVector<int64_t> allDims(int64_t n);
+/// The map reading a tensor that has the iteration space minus `dim` (a row
+/// statistic) from an iteration space of `rank` loops.
+AffineMap dropDimMap(MLIRContext *ctx, int64_t rank, int64_t dim);
 /// The sum of `x` over `dims`.
 Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
               bool keepdim);
@@ -46,6 +63,11 @@ Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
 Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
 /// Applies a named activation (`none`, `relu`, ...) to one element.
 Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x);
+/// Multiplies every element of `v` by `factor`.
+Value scale(OpBuilder &b, Location loc, Value v, double factor);
+/// Row maximum and sum(exp(x - max)) along `dim` of `x`; both drop `dim`.
+std::pair<Value, Value> maxAndSumExp(OpBuilder &b, Location loc, Value x,
+                                     int64_t dim);
 
 /// A tensor of `ty` holding `x` placed along each dimension d at
 /// offset[d], every stride[d] (negative: backwards), from x's element
@@ -64,11 +86,26 @@ Value placeWindow(OpBuilder &b, Location loc, Value x, RankedTensorType ty,
 Value padImage(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> padding,
                double value);
 
+/// Patterns of Contractions.cpp (linear layers, matmuls, attention).
+void populateContractionLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Elementwise.cpp (arithmetic, activations, fills, scales,
+/// broadcasts, activation gradients, casts).
+void populateElementwiseLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Normalization.cpp (softmaxes, layer and batch norm, the layer
+/// norm's gradient).
+void populateNormalizationLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Reductions.cpp (sum, mean, max, min, the extrema's gradient).
+void populateReductionLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Losses.cpp (MSE, cross entropy and its gradient).
+void populateLossLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Optimizer.cpp (the optimizer update, the loss scale).
+void populateOptimizerLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of Convolution.cpp (dlc.conv2d and its gradients).
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of Pooling.cpp (max and average pooling and their gradients).
 void populatePoolingLoweringPatterns(RewritePatternSet &patterns);
-/// Patterns of DataMovement.cpp (concat, slice and the slice's gradient).
+/// Patterns of DataMovement.cpp (reshape, transpose, transfer, concat,
+/// slice, gather, masks and their gradients).
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::dlc::lowering
