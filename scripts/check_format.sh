@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v clang-format-22 >/dev/null; then
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-format-22
 fi
 mapfile -t files < <(git ls-files '*.c' '*.cpp' '*.h')
