@@ -1,24 +1,24 @@
-//===- Train.h - dlc train: epochs over a data set ---------------*- C++
-//-*-===//
+//===- Train.h - dlc train: epochs over a data set -------------*- C++ -*-===//
 //
 //   dlc train MODEL --data train.npz [--val val.npz] --epochs N
 //       --batch-size B [--shuffle --seed S] [--save-every-epoch DIR]
 //       [--resume DIR/epoch-K.safetensors] [--log metrics.jsonl]
 //
 // The command-line twin of the Python package's Model.fit (docs/training.md,
-// "dlc train"). The driver (dlc.cpp) parses the shared flags and compiles;
-// this header is the small interface between the two.
+// "dlc train"). The driver (dlc.cpp) parses the shared flags and compiles
+// (lib/Driver's jitCompile); this header is the small interface between the
+// two.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_TOOLS_DLC_TRAIN_H
 #define DLC_TOOLS_DLC_TRAIN_H
 
+#include "dlc/Driver/Errors.h"
+#include "dlc/Driver/Run.h"
 #include "dlc/dlc_runtime.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/Twine.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
@@ -27,32 +27,6 @@
 #include <string>
 
 namespace dlc::driver {
-
-//===-- Defined in dlc.cpp ------------------------------------------------===//
-
-/// A user error not tied to a source location: `dlc: error: MSG` (and a
-/// hint); returns 1, the exit status.
-int fail(const llvm::Twine &msg, const llvm::Twine &hint = "");
-/// fail() with the runtime's last error appended.
-int failRuntime(const llvm::Twine &what);
-/// "f32[16, 10]".
-std::string describe(const dlc_tensor_info &t);
-/// Whether `name`, as a user wrote it, names the model's input `modelName`:
-/// the model's (C identifier) name or the ONNX graph's own name.
-bool namesInput(llvm::StringRef name, llvm::StringRef modelName);
-/// The class-label check of cross-entropy training: every label of
-/// `count` `dtype` values at `data` (the input `label`) is a class of the
-/// forward output of `m` (or -100). A label out of range is an error
-/// (printed); returns whether all are in range.
-bool checkClassLabels(dlc_model *m, llvm::StringRef label, int classDim,
-                      dlc_dtype dtype, const void *data, int64_t count);
-
-/// A model compiled in memory: the JIT holds its code and its descriptor.
-/// Destroy every dlc_model made from `desc` before this.
-struct JitModel {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  const dlc_model_desc *desc = nullptr;
-};
 
 /// What `dlc train` takes from the driver's command line.
 struct TrainSetup {

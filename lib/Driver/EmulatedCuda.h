@@ -1,13 +1,12 @@
-//===- EmulatedCuda.h - host references of the CUDA runtime calls -*- C++
-//-*-===//
+//===- EmulatedCuda.h - host references of CUDA runtime calls ---*- C++ -*-===//
 //
 // `dlc run --cuda-emulate` runs the CUDA lowering on the host: the kernels
 // become loops (dlc-emulate-gpu-launches), and the runtime calls the entries
 // make become calls of these host references, with the same arguments.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DLC_TOOLS_DLC_EMULATEDCUDA_H
-#define DLC_TOOLS_DLC_EMULATEDCUDA_H
+#ifndef DLC_LIB_DRIVER_EMULATEDCUDA_H
+#define DLC_LIB_DRIVER_EMULATEDCUDA_H
 
 #include "llvm/Support/Error.h"
 
@@ -22,4 +21,4 @@ namespace dlc {
 llvm::Error defineEmulatedCuda(llvm::orc::LLJIT &jit);
 } // namespace dlc
 
-#endif // DLC_TOOLS_DLC_EMULATEDCUDA_H
+#endif // DLC_LIB_DRIVER_EMULATEDCUDA_H
