@@ -381,3 +381,15 @@ func.func @gemm_kernel(%a: memref<64x256xf32>, %b: memref<256x10xf32>, %c: memre
   linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>) outs(%c : memref<64x10xf32>)
   return
 }
+
+// -----
+
+// An entry whose only op is a small copy: it becomes a linalg.copy kernel,
+// which needs the linalg dialect loaded by the pass itself (a crash before).
+// CHECK-LABEL: func.func @only_a_copy
+// CHECK: gpu.launch
+// CHECK-NOT: memref.copy
+func.func @only_a_copy(%a: memref<4x8xf32>, %b: memref<4x8xf32>) attributes {dlc.entry} {
+  memref.copy %a, %b : memref<4x8xf32> to memref<4x8xf32>
+  return
+}

@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       dlc::importDlcModel(sm, ctx, dlc::ImportOptions());
-  // The driver verifies what it gets (tools/dlc/dlc.cpp).
+  // The driver verifies what it gets (lib/Driver/Compile.cpp).
   if (module)
     (void)mlir::verify(*module);
   if (!verifierError.empty()) {

@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       dlc::importOnnxModel(model, modelPath, ctx, dlc::OnnxImportOptions());
-  // The driver verifies what it gets (tools/dlc/dlc.cpp).
+  // The driver verifies what it gets (lib/Driver/Compile.cpp).
   if (module)
     (void)mlir::verify(*module);
   if (!verifierError.empty()) {

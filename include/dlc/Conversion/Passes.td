@@ -427,7 +427,8 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::func::FuncDialect",
-                           "::mlir::LLVM::LLVMDialect"];
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
