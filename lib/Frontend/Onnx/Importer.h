@@ -51,7 +51,9 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 using namespace mlir;
 
@@ -247,10 +249,17 @@ inline int64_t broadcastOffset(int64_t i, ArrayRef<int64_t> out,
   return offset;
 }
 
+/// The number of elements of `shape`, or INT64_MAX when the product
+/// overflows, so that a check against kMaxElements refuses it (a Tile of
+/// large repeats on several axes overflowed, UBSan in fuzz_onnx_importer).
 inline int64_t numElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
+  for (int64_t d : shape) {
+    std::optional<int64_t> product = llvm::checkedMul(n, d);
+    if (!product)
+      return std::numeric_limits<int64_t>::max();
+    n = *product;
+  }
   return n;
 }
 

@@ -1266,6 +1266,17 @@ def _expand_int(r):
               [vi("y", [4, 2, 3], TensorProto.INT32)])
 
 
+@case("tile_overflow")
+def _tile_overflow(r):
+    # Repeats each below the element bound whose product is not: the
+    # result's element count overflowed int64 (UBSan, found by
+    # test/fuzz/fuzz_onnx_importer in a long run).
+    n = helper.make_node
+    return mk([const_node("reps", i64([60129542146, 257630928899])),
+               n("Tile", ["x", "reps"], ["y"], name="tile")],
+              [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
 @case("fold_reshape_wrap")
 def _fold_reshape_wrap(r):
     # A constant of 4 elements reshaped to [2^62 + 1, 4]: the product of the
@@ -1305,7 +1316,7 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
                   "pad_big_mask", "resize_wrap", "resize_empty", "norm_nan_epsilon",
                   "norm_negative_epsilon", "tile_int", "expand_int",
-                  "fold_reshape_wrap", "relu_int", "matmul_int"}
+                  "fold_reshape_wrap", "relu_int", "matmul_int", "tile_overflow"}
 # ... and these use opsets newer than the onnx package that writes them
 # knows (1.12: opset 17), so its checker cannot judge them:
 NEWER_OPSETS = {"reducemean18", "reduce_extrema", "pad18_axes", "gelu20", "gelu17", "opset19",
