@@ -515,6 +515,19 @@ LogicalResult OnnxImporter::importConvTranspose(const onnx::NodeProto &node) {
         (*outPad)[i] >= std::max((*strides)[i], (*dilations)[i]))
       return nodeError(node, "strides and dilations must be at least 1 and "
                              "output_padding smaller than the stride");
+    // dlc.conv2d_grad_input is the gradient of a convolution, whose output
+    // size fixes the input's only while output_padding < stride; PyTorch
+    // also allows output_padding < dilation.
+    if ((*outPad)[i] >= (*strides)[i]) {
+      auto d = nodeError(node, "output_padding " + Twine((*outPad)[i]) +
+                                   " is not smaller than the stride " +
+                                   Twine((*strides)[i]));
+      d.attachNote() << "hint: dlc computes a transposed convolution as a "
+                        "convolution's gradient, which allows output_padding "
+                        "below the stride only; use a larger stride or pad "
+                        "the result instead";
+      return d;
+    }
     int64_t size;
     if (!outShape.empty()) {
       // ONNX: total padding = full + output_padding - output_shape, split

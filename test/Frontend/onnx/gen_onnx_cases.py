@@ -1168,6 +1168,19 @@ def _conv_transpose_huge_stride(r):
               [init("w", f32(r, 2, 3, 3, 3))])
 
 
+@case("conv_transpose_outpad_dilation")
+def _conv_transpose_outpad_dilation(r):
+    # output_padding below the dilation but not below the stride (PyTorch
+    # allows it): dlc.conv2d_grad_input cannot express it, and the importer
+    # built one that failed its verifier (found by test/fuzz/fuzz_onnx_importer
+    # in a long run).
+    return mk([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up",
+                                strides=[1], dilations=[2],
+                                output_padding=[1], pads=[2, 2])],
+              [vi("x", [2, 3, 7])], [vi("y", [2, 5, 10])],
+              [init("w", f32(r, 3, 5, 4))])
+
+
 @case("group_norm_groups")
 def _group_norm_groups(r):
     # 4 groups do not divide 6 channels.
@@ -1313,7 +1326,8 @@ CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_lanczos", "resize_runtime_scales", "conv_transpose_auto_pad",
-                  "conv_transpose_huge_stride", "gather_nd_runtime", "pad_huge",
+                  "conv_transpose_huge_stride", "conv_transpose_outpad_dilation",
+                  "gather_nd_runtime", "pad_huge",
                   "pad_big_mask", "resize_wrap", "resize_empty", "norm_nan_epsilon",
                   "norm_negative_epsilon", "tile_int", "expand_int",
                   "fold_reshape_wrap", "relu_int", "matmul_int", "tile_overflow"}
