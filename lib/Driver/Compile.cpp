@@ -296,7 +296,7 @@ static mlir::OwningOpRef<mlir::ModuleOp> lowerToCuda(Compiled &c,
           }
           return success();
         });
-    result = mlir::dlc::runLinalgPipeline(*cuda, c.info, "cuda");
+    result = mlir::dlc::runLinalgPipeline(*cuda, "cuda");
     if (succeeded(result))
       result = mlir::dlc::runCudaCodegenPipeline(*cuda, code, cudaOptions(o));
   }
@@ -321,7 +321,7 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
   mlir::OwningOpRef<mlir::ModuleOp> cuda;
   if (o.cudaEmulate) {
     // The CUDA lowering as the object's CPU code.
-    if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info, "cuda")) ||
+    if (failed(mlir::dlc::runLinalgPipeline(*c.module, "cuda")) ||
         failed(mlir::dlc::runCudaEmulationPipeline(*c.module, cudaOptions(o),
                                                    o.cudaEmulateReverse)))
       return nullptr;
@@ -332,7 +332,7 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
       if (failedHard)
         return nullptr;
     }
-    if (failed(mlir::dlc::runLinalgPipeline(*c.module, c.info)) ||
+    if (failed(mlir::dlc::runLinalgPipeline(*c.module)) ||
         failed(
             mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(o, tm))))
       return nullptr;
@@ -452,7 +452,7 @@ int dlc::driver::compileModel(mlir::MLIRContext &ctx, const CompileOptions &o) {
   }
   if (emit == Emit::Ptx) {
     mlir::dlc::CudaCode code;
-    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info, "cuda")) ||
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module, "cuda")) ||
         failed(mlir::dlc::runCudaCodegenPipeline(*c->module, code,
                                                  cudaOptions(o))))
       return 1;
@@ -465,7 +465,7 @@ int dlc::driver::compileModel(mlir::MLIRContext &ctx, const CompileOptions &o) {
   }
 
   if (emit == Emit::Linalg) {
-    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)))
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module)))
       return 1;
     return textOut([&](raw_ostream &os) { c->module->print(os); });
   }
@@ -473,7 +473,7 @@ int dlc::driver::compileModel(mlir::MLIRContext &ctx, const CompileOptions &o) {
   if (!tm)
     return fail(toString(tm.takeError()));
   if (emit == Emit::LlvmDialect) {
-    if (failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
+    if (failed(mlir::dlc::runLinalgPipeline(*c->module)) ||
         failed(mlir::dlc::runCpuCodegenPipeline(*c->module,
                                                 codegenOptions(o, **tm))))
       return 1;

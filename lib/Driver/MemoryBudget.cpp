@@ -88,7 +88,7 @@ dlc::driver::plannedAt(mlir::MLIRContext &ctx, TargetMachine &tm,
   mlir::ScopedDiagnosticHandler quiet(
       &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
   std::optional<Compiled> c = loadModel(ctx, sm, o, b, p);
-  if (!c || failed(mlir::dlc::runLinalgPipeline(*c->module, c->info)) ||
+  if (!c || failed(mlir::dlc::runLinalgPipeline(*c->module)) ||
       failed(
           mlir::dlc::runMemoryPlanPipeline(*c->module, codegenOptions(o, tm))))
     return std::nullopt;

@@ -124,10 +124,7 @@ void mlir::dlc::buildLinalgPipeline(OpPassManager &pm, StringRef device) {
   pm.addPass(createCSEPass());
 }
 
-LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module,
-                                           const ModelInfo &info,
-                                           StringRef device) {
-  (void)info; // the entries' names come from the module's dlc.model
+LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, StringRef device) {
   return runPipeline(
       module, [&](OpPassManager &pm) { buildLinalgPipeline(pm, device); });
 }

@@ -60,10 +60,10 @@ mlir::LogicalResult runPlacementPipeline(mlir::ModuleOp module,
                                          llvm::StringRef device);
 
 /// Places the entries on `device` (runPlacementPipeline), drops what no
-/// entry needs (the kept loss function), names the entry kernels, lowers to
-/// linalg on tensors and applies the entry ABI.
+/// entry needs (the kept loss function), names the entry kernels after the
+/// module's model (dlc-prepare-entries), lowers to linalg on tensors and
+/// applies the entry ABI.
 mlir::LogicalResult runLinalgPipeline(mlir::ModuleOp module,
-                                      const ModelInfo &info,
                                       llvm::StringRef device = "cpu");
 
 /// What the CPU code generator needs to know about the target.
