@@ -109,9 +109,7 @@ const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   4,
                               kCpuEntries,     nullptr, &kModule};
 
 ModelPtr create(const dlc_model_desc &desc, dlc_device_kind device) {
-  dlc_model *m = nullptr;
-  EXPECT_EQ(dlc_model_create(&desc, device, &m), DLC_OK) << dlc_last_error();
-  return ModelPtr(m);
+  return createModel(desc, device);
 }
 
 /// The descriptor of a one-entry model described by `text`, without

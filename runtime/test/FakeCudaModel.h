@@ -49,11 +49,6 @@ extern const dlc_entry_fn kCpuEntries[4];
 extern const dlc_cuda_module kModule;
 extern const dlc_model_desc kDesc;
 
-struct ModelDeleter {
-  void operator()(dlc_model *m) const { dlc_model_destroy(m); }
-};
-using ModelPtr = std::unique_ptr<dlc_model, ModelDeleter>;
-
 ModelPtr create(const dlc_model_desc &desc = kDesc,
                 dlc_device_kind device = DLC_DEVICE_AUTO);
 

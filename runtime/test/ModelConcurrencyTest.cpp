@@ -22,16 +22,8 @@ using namespace dlc::test;
 
 namespace {
 
-struct ModelDeleter {
-  void operator()(dlc_model *m) const { dlc_model_destroy(m); }
-};
-using ModelPtr = std::unique_ptr<dlc_model, ModelDeleter>;
-
 ModelPtr create(const dlc_model_desc &desc) {
-  dlc_model *m = nullptr;
-  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_OK)
-      << dlc_last_error();
-  return ModelPtr(m);
+  return createModel(desc, DLC_DEVICE_CPU);
 }
 
 //===-- Concurrent runs -----------------------------------------------===//

@@ -74,16 +74,8 @@ const dlc_entry_fn kTinyEntries[] = {tinyForward, tinyStats};
 const dlc_model_desc kTiny = {DLC_ABI_VERSION, kTinyText, 2,
                               kTinyEntries,    nullptr,   nullptr};
 
-struct ModelDeleter {
-  void operator()(dlc_model *m) const { dlc_model_destroy(m); }
-};
-using ModelPtr = std::unique_ptr<dlc_model, ModelDeleter>;
-
 ModelPtr create(const dlc_model_desc &desc = kTiny) {
-  dlc_model *m = nullptr;
-  EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_OK)
-      << dlc_last_error();
-  return ModelPtr(m);
+  return createModel(desc, DLC_DEVICE_CPU);
 }
 
 std::vector<uint8_t> params(const dlc_model *m) {

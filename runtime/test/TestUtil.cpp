@@ -2,6 +2,8 @@
 
 #include "TestUtil.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -88,4 +90,11 @@ std::string dlc::test::floatBytes(const std::vector<float> &values) {
 
 bool dlc::test::errorContains(const std::string &text) {
   return std::string(dlc_last_error()).find(text) != std::string::npos;
+}
+
+dlc::test::ModelPtr dlc::test::createModel(const dlc_model_desc &desc,
+                                           dlc_device_kind device) {
+  dlc_model *m = nullptr;
+  EXPECT_EQ(dlc_model_create(&desc, device, &m), DLC_OK) << dlc_last_error();
+  return ModelPtr(m);
 }

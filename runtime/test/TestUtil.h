@@ -7,6 +7,7 @@
 #include "dlc/dlc_runtime.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,16 @@ std::string safetensorsBytes(const std::string &header,
 
 /// The bytes of a float array.
 std::string floatBytes(const std::vector<float> &values);
+
+/// A model that dlc_model_destroy ends.
+struct ModelDeleter {
+  void operator()(dlc_model *m) const { dlc_model_destroy(m); }
+};
+using ModelPtr = std::unique_ptr<dlc_model, ModelDeleter>;
+
+/// The model of `desc` created on `device`; a failure is a test failure
+/// (with dlc_last_error()) and null.
+ModelPtr createModel(const dlc_model_desc &desc, dlc_device_kind device);
 
 /// Whether dlc_last_error() contains `text`.
 bool errorContains(const std::string &text);
