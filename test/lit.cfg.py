@@ -63,6 +63,18 @@ if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# The x86 features of this CPU that native-code tests need: `dlc run`
+# compiles for the host, so a path taken only with a feature (bf16 dot
+# products on AVX512_BF16) is checked where the CPU has it.
+try:
+    with open("/proc/cpuinfo") as f:
+        cpu_flags = next((line.split(":", 1)[1].split()
+                          for line in f if line.startswith("flags")), [])
+except OSError:
+    cpu_flags = []
+if "avx512_bf16" in cpu_flags:
+    config.available_features.add("avx512bf16")
+
 # The runtime's CUDA tests, where they were built (Linux; the header check
 # only where CMake found the CUDA toolkit's headers).
 if os.path.exists(os.path.join(config.dlcrt_bin_dir, "dlcrt-fake-cuda-tests")):

@@ -256,6 +256,7 @@ dlc::driver::codegenOptions(const CompileOptions &o, TargetMachine &tm) {
   opts.vectorBits = o.vectorBits ? o.vectorBits : mlir::dlc::vectorBitsOf(tm);
   opts.registerTile = o.registerTile;
   opts.cacheTile = o.cacheTile;
+  opts.bf16Dot = mlir::dlc::hasBf16DotOf(tm);
   return opts;
 }
 

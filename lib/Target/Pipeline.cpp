@@ -162,6 +162,7 @@ void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
   tiling.vectorBits = options.vectorBits;
   tiling.registerTile = options.registerTile;
   tiling.cacheTile = options.cacheTile;
+  tiling.bf16Dot = options.bf16Dot;
   pm.addPass(createDlcTileAndVectorizePass(tiling));
   // Every intermediate buffer gets its place in the entry's workspace; what
   // is left (the matmul packing buffers, inside the parallel loops) comes
@@ -225,7 +226,10 @@ static void addCpuLowering(OpPassManager &pm) {
   pm.addPass(createConvertVectorToSCFPass(vectorToScf));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector: the bf16 dot products of dlc-tile-and-vectorize.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -371,12 +375,17 @@ struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
                                    llvm::cl::desc("M,N register tile")};
   ListOption<int64_t> cacheTile{*this, "cache-tile",
                                 llvm::cl::desc("M,N,K cache tile bounds")};
+  Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 matmuls on vdpbf16ps (AVX512_BF16)"),
+      llvm::cl::init(false)};
 
   CpuCodegenOptions get() const {
     CpuCodegenOptions o;
     o.vectorBits = vectorBits;
     o.registerTile.assign(registerTile.begin(), registerTile.end());
     o.cacheTile.assign(cacheTile.begin(), cacheTile.end());
+    o.bf16Dot = bf16Dot;
     return o;
   }
 };
@@ -461,4 +470,8 @@ unsigned mlir::dlc::vectorBitsOf(const llvm::TargetMachine &tm) {
   if (sti->checkFeatures("+avx"))
     return 256;
   return 128;
+}
+
+bool mlir::dlc::hasBf16DotOf(const llvm::TargetMachine &tm) {
+  return tm.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
 }

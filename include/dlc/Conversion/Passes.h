@@ -48,6 +48,9 @@ class TransformDialect;
 namespace vector {
 class VectorDialect;
 }
+namespace x86vector {
+class X86VectorDialect;
+}
 } // namespace mlir
 
 namespace mlir::dlc {

@@ -191,7 +191,21 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     tiles then run the fp32 kernel. The model's tensors stay 16-bit: no
     fp32 copy of a weight or an activation exists outside the tiles.
 
-    `register-tile` and `cache-tile` override the sizes for experiments.
+    With `bf16-dot` (the target has AVX512_BF16, which the driver reads off
+    the target machine) and 512-bit vectors, a matmul whose operands are
+    both bf16 and whose accumulator is fp32 runs natively instead: in each
+    cache tile, B is packed with the two rows of every K pair interleaved
+    (`[k/2][n][2]` bf16, rounded from the fp32 value autocast cast when it
+    reads one, as above), and a register tile of 8 x 32 fp32 accumulators
+    takes one `x86vector.avx512.dot` (`vdpbf16ps`: two products per lane)
+    per K pair, with the pair of A elements broadcast from A's row (packed
+    too when it must be rounded or K is odd). Products of bf16 values are
+    exact in fp32 and each pair is added with a rounding per product, as
+    the FMAs of the widened kernel do; the instruction treats subnormal
+    inputs and results as zero.
+
+    `register-tile` and `cache-tile` override the sizes for experiments
+    (the bf16 dot-product tile takes M rows and a multiple of 16 columns).
 
     2-D `linalg.transpose` ops whose dimensions are multiples of the vector
     width (a linear's weight re-laid-out for the matmul) are tiled into
@@ -204,8 +218,11 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
                "Register tile as M,N (default: chosen from vector-bits)">,
     ListOption<"cacheTile", "cache-tile", "int64_t",
                "Upper bounds of the cache tile as M,N,K (default: from vector-bits)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "The target has AVX512_BF16: bf16 matmuls run on vdpbf16ps">,
   ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
+                           "::mlir::x86vector::X86VectorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",

@@ -73,6 +73,8 @@ struct CpuCodegenOptions {
   llvm::SmallVector<int64_t> registerTile;
   /// {M, N, K} overrides the cache tile bounds; empty: the pass's choice.
   llvm::SmallVector<int64_t> cacheTile;
+  /// The target has AVX512_BF16: bf16 matmuls run on vdpbf16ps.
+  bool bf16Dot = false;
 };
 
 /// Adds the placement and lowering to linalg of runLinalgPipeline to `pm`.
@@ -156,6 +158,9 @@ mlir::LogicalResult runCudaEmulationPipeline(mlir::ModuleOp module,
 /// The widest vector register of `tm`'s CPU, in bits (512 with AVX-512F,
 /// 256 with AVX, else 128).
 unsigned vectorBitsOf(const llvm::TargetMachine &tm);
+
+/// Whether `tm`'s CPU has AVX512_BF16 (bf16 dot products, vdpbf16ps).
+bool hasBf16DotOf(const llvm::TargetMachine &tm);
 
 /// A TargetMachine for x86-64; `cpu` is "native", "x86-64-v3",
 /// "x86-64-v4" or any CPU name LLVM knows. Errors are returned as text.

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bf16DotTiles.h"
 #include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 
@@ -18,11 +19,14 @@
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCTILEANDVECTORIZEPASS
@@ -51,9 +55,12 @@ struct MatmulTiles {
   /// Whether an operand is 16-bit: its cache tiles are widened into fp32
   /// packing buffers (packNarrowOperands) instead of being promoted.
   bool widen = false;
+  /// Whether both operands are bf16 and the cache tiles run the AVX512_BF16
+  /// dot-product kernel (Bf16DotTiles.h) instead of the widened fp32 one.
+  bool dot = false;
   bool operator<(const MatmulTiles &o) const {
-    return std::tie(mt, nt, kt, mr, nr, widen) <
-           std::tie(o.mt, o.nt, o.kt, o.mr, o.nr, o.widen);
+    return std::tie(mt, nt, kt, mr, nr, widen, dot) <
+           std::tie(o.mt, o.nt, o.kt, o.mr, o.nr, o.widen, o.dot);
   }
 };
 
@@ -276,6 +283,18 @@ Value roundedSource(Value tile, Operation *matmul,
   return source;
 }
 
+/// Erases `view` if nothing uses it, and so on up its chain of subviews
+/// (the views of a rounded copy that packing now reads from the argument).
+void eraseUnusedViews(Value view) {
+  while (view.use_empty()) {
+    auto op = view.getDefiningOp<memref::SubViewOp>();
+    if (!op)
+      break;
+    view = op.getSource();
+    op->erase();
+  }
+}
+
 /// The 16-bit operands of the cache-tile matmuls (inside the K loop) are
 /// copied, widened to fp32, into a 64-byte-aligned packing buffer right
 /// before the matmul: the register tile then runs the fp32 kernel on
@@ -288,7 +307,8 @@ Value roundedSource(Value tile, Operation *matmul,
 /// instead: the same bits, and once no other op reads the 16-bit copy, the
 /// copy and its buffer are gone (the bytes are recorded on the function as
 /// `dlc.packed_cast_bytes` for the memory report).
-void packNarrowOperands(ModuleOp module) {
+void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
+                        dlc::Bf16DotTile dotTile) {
   SmallVector<linalg::MatmulOp> tiles;
   module.walk([&](linalg::MatmulOp op) {
     if (op->hasAttr("dlc.tile_group") && op.hasPureBufferSemantics())
@@ -296,6 +316,23 @@ void packNarrowOperands(ModuleOp module) {
   });
   SetVector<linalg::GenericOp> fusedCasts;
   for (linalg::MatmulOp op : tiles) {
+    auto group = op->getAttrOfType<IntegerAttr>("dlc.tile_group");
+    if (dotGroups.count(group.getInt()) && dlc::canUseBf16Dot(op)) {
+      SmallVector<Value> sources;
+      for (Value from : op.getDpsInputs()) {
+        linalg::GenericOp rounding;
+        if (Value source = roundedSource(from, op, rounding)) {
+          fusedCasts.insert(rounding);
+          from = source;
+        }
+        sources.push_back(from);
+      }
+      SmallVector<Value> old(op.getDpsInputs());
+      dlc::lowerToBf16Dot(op, sources[0], sources[1], dotTile);
+      for (Value v : old)
+        eraseUnusedViews(v);
+      continue;
+    }
     Type acc = cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
     for (OpOperand *operand : op.getDpsInputOperands()) {
       auto srcTy = cast<MemRefType>(operand->get().getType());
@@ -328,14 +365,7 @@ void packNarrowOperands(ModuleOp module) {
           });
       Value old = operand->get();
       operand->set(buf);
-      // Views left without users (those of a rounded copy).
-      while (old.use_empty()) {
-        auto view = old.getDefiningOp<memref::SubViewOp>();
-        if (!view)
-          break;
-        old = view.getSource();
-        view->erase();
-      }
+      eraseUnusedViews(old);
       b.setInsertionPointAfter(op);
       memref::DeallocOp::create(b, loc, buf);
     }
@@ -447,6 +477,23 @@ struct DlcTileAndVectorizePass
         return cast<ShapedType>(v.getType()).getElementType() !=
                c.getElementType();
       });
+      // AVX512_BF16: bf16 x bf16 -> fp32 on dot products, whose accumulator
+      // rows are 16 columns wide.
+      t.dot =
+          bf16Dot && lanes == 16 && c.getElementType().isF32() &&
+          llvm::all_of(
+              op.getDpsInputs(),
+              [](Value v) {
+                return cast<ShapedType>(v.getType()).getElementType().isBF16();
+              }) &&
+          t.nt % 16 == 0;
+      // Longer K tiles for the dot-product kernel while its packed B panel
+      // (kt x nt bf16) stays within 256 KiB: fewer, longer streams from an
+      // A that is read once (a large weight; measured on Zen 5).
+      if (t.dot && cacheTile.empty())
+        t.kt =
+            largestDivisor(a.getDimSize(1),
+                           std::clamp<int64_t>((128 << 10) / t.nt, 256, 1024));
       auto [it, inserted] = groups.try_emplace(t, groups.size());
       op->setAttr("dlc.tile_group",
                   IntegerAttr::get(IntegerType::get(ctx, 64), it->second));
@@ -475,18 +522,24 @@ struct DlcTileAndVectorizePass
     std::string cacheTiling = kScheduleHead, registerTiling = kScheduleHead;
     if (anyTranspose)
       cacheTiling += llvm::formatv(kTransposes, tr).str();
-    bool anyPeel = false;
+    bool anyPeel = false, anyVectorized = false;
+    std::set<int64_t> dotGroups;
     for (auto &[t, id] : groups) {
-      std::string marks = llvm::formatv(kMarkTile, id).str();
-      if (t.mt % t.mr) {
-        marks += llvm::formatv(kMarkPeel, id).str();
-        anyPeel = true;
-      }
       cacheTiling += llvm::formatv(kCacheTileGroup, id, t.mt, t.nt, t.kt,
                                    promoteB && !t.widen
                                        ? llvm::formatv(kPromoteB, id).str()
                                        : std::string())
                          .str();
+      if (t.dot) {
+        dotGroups.insert(id);
+        continue;
+      }
+      anyVectorized = true;
+      std::string marks = llvm::formatv(kMarkTile, id).str();
+      if (t.mt % t.mr) {
+        marks += llvm::formatv(kMarkPeel, id).str();
+        anyPeel = true;
+      }
       registerTiling +=
           llvm::formatv(kRegisterTileGroup, id, t.mr, t.nr, marks).str();
     }
@@ -497,7 +550,7 @@ struct DlcTileAndVectorizePass
     std::string vectorizing = kScheduleHead;
     if (anyPeel)
       vectorizing += kPeel;
-    if (!groups.empty())
+    if (anyVectorized)
       vectorizing += kVectorizeTiles;
     vectorizing +=
         llvm::formatv(kScheduleTail,
@@ -516,7 +569,17 @@ struct DlcTileAndVectorizePass
     };
     if (failed(apply(cacheTiling)))
       return signalPassFailure();
-    packNarrowOperands(module);
+    dlc::Bf16DotTile dotTile;
+    if (!dotGroups.empty() && registerTile.size() == 2) {
+      dotTile.mr = registerTile[0];
+      dotTile.nr = registerTile[1];
+      if (dotTile.mr < 1 || dotTile.nr < 16 || dotTile.nr % 16) {
+        module.emitError("register-tile: the bf16 dot-product tile takes M "
+                         "rows and a multiple of 16 columns");
+        return signalPassFailure();
+      }
+    }
+    packNarrowOperands(module, dotGroups, dotTile);
     if (failed(apply(registerTiling)) || failed(apply(vectorizing)))
       return signalPassFailure();
     module.walk([](Operation *op) {

@@ -11,7 +11,8 @@ within one bf16 ulp of that reference (a rounding boundary may fall between
 the two sums) and most are equal. The shapes cover the dot-product path
 (M <= 4), M tiles that the register tile does not divide, several M and N
 cache tiles, and N not a multiple of the vector width; each runs through
-the 16-bit packing of dlc-tile-and-vectorize.
+the 16-bit packing of dlc-tile-and-vectorize, and on a CPU with AVX512_BF16
+those whose matmul N is a multiple of 16 through its dot-product kernel.
 
     check_linear_shapes.py WORKDIR [dlc flags...]
 """
@@ -25,7 +26,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from safetensors_io import write_safetensors  # noqa: E402
 
 SHAPES = [(3, 40, 24), (5, 64, 8), (6, 100, 37), (9, 512, 512), (64, 784, 256),
-          (130, 300, 20), (200, 33, 70), (257, 128, 130)]
+          (130, 300, 20), (200, 33, 70), (257, 128, 130),
+          # Matmuls whose N (the output features, or the batch when the
+          # input is the transposed operand: the last shape) is a multiple
+          # of 16 take AVX512_BF16's dot products where the CPU has them:
+          # odd K, odd K tiles, several K tiles, M tiles that the 8-row
+          # register tile does not divide, N of 16, 32 and 48 columns.
+          (40, 45, 32), (32, 37, 48), (66, 33, 96), (48, 1030, 16),
+          (64, 2050, 72)]
 
 
 def bf16(a):

@@ -1,0 +1,106 @@
+// RUN: dlc-opt %s -dlc-tile-and-vectorize=bf16-dot=true -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s --check-prefix=WIDEN
+
+// bf16 x bf16 -> fp32 with AVX512_BF16: each cache tile packs its B panel
+// with the rows of every K pair interleaved (64 x 128 -> 32 x 256), reads A
+// in place, and the 8 x 32 register tile takes one vdpbf16ps per K pair on
+// 16 accumulators, the A pair broadcast as one 32-bit word.
+// CHECK-LABEL: func.func @dot
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK-NOT: memref<64x64xbf16>
+// CHECK: %[[B:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x256xbf16>
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1
+// CHECK: %[[R0:.*]] = vector.load %arg1{{.*}} : memref<64x256xbf16>, vector<16xbf16>
+// CHECK: %[[R1:.*]] = vector.load %arg1{{.*}} : memref<64x256xbf16>, vector<16xbf16>
+// CHECK: vector.interleave %[[R0]], %[[R1]] : vector<16xbf16> -> vector<32xbf16>
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8
+// CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args
+// CHECK: vector.load %[[B]]{{.*}} : memref<32x256xbf16>, vector<32xbf16>
+// CHECK: %[[PAIR:.*]] = vector.load %arg0{{.*}} : memref<128x64xbf16>, vector<2xbf16>
+// CHECK: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// CHECK: %[[WORDS:.*]] = vector.broadcast %[[WORD]] : vector<1xi32> to vector<16xi32>
+// CHECK: %[[A:.*]] = vector.bitcast %[[WORDS]] : vector<16xi32> to vector<32xbf16>
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[A]], %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-15: x86vector.avx512.dot
+// CHECK: scf.yield
+// CHECK: memref.dealloc %[[B]]
+// CHECK-NOT: vector.fma
+// CHECK-NOT: linalg.matmul
+// Without the option: the widened fp32 kernel.
+// WIDEN-LABEL: func.func @dot
+// WIDEN: arith.extf %{{.*}} : bf16 to f32
+// WIDEN: vector.fma
+// WIDEN-NOT: x86vector
+func.func @dot(%a: memref<128x64xbf16>, %b: memref<64x256xbf16>, %c: memref<128x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
+  return
+}
+
+// -----
+
+// An odd K (37): A is packed into rows of 38 with a zero last column, B
+// into 19 pairs, the last one paired with zeros. M = 70 makes cache tiles
+// of 35 rows: 4 register tiles of 8 rows, then one of 3.
+// CHECK-LABEL: func.func @odd_k
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<35x38xbf16>
+// CHECK: memref.store %{{.*}}, %[[A]][%{{.*}}, %c37] : memref<35x38xbf16>
+// CHECK: %[[B:.*]] = memref.alloc() {alignment = 64 : i64} : memref<19x64xbf16>
+// CHECK: scf.for %{{.*}} = %c0 to %c18 step %c1
+// CHECK: vector.interleave
+// CHECK: %[[LAST:.*]] = vector.load %arg1[%c36, %{{.*}}] : memref<37x32xbf16>, vector<16xbf16>
+// CHECK: vector.interleave %[[LAST]], %cst : vector<16xbf16> -> vector<32xbf16>
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c19 step %c1 iter_args
+// CHECK: %{{.*}}:6 = scf.for %{{.*}} = %c0 to %c19 step %c1 iter_args
+// CHECK-COUNT-6: x86vector.avx512.dot
+// CHECK: memref.dealloc %[[B]]
+// CHECK: memref.dealloc %[[A]]
+func.func @odd_k(%a: memref<70x37xbf16>, %b: memref<37x32xbf16>, %c: memref<70x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<70x37xbf16>, memref<37x32xbf16>) outs(%c : memref<70x32xf32>)
+  return
+}
+
+// -----
+
+// autocast's cast of a weight that only the matmul reads: A is packed from
+// the fp32 weight, rounded 16 values at a time (arith.truncf, the rounding
+// the cast did), and the bf16 copy is gone.
+// CHECK-LABEL: func.func @rounded
+// CHECK-SAME: dlc.packed_cast_bytes = 16384 : i64
+// CHECK-NOT: memref<128x64xbf16>
+// CHECK: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xbf16>
+// CHECK: %[[W:.*]] = vector.load %arg0{{.*}} : memref<128x64xf32>, vector<16xf32>
+// CHECK: %[[R:.*]] = arith.truncf %[[W]] : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %[[R]], %[[A]]
+// CHECK: x86vector.avx512.dot
+func.func @rounded(%w: memref<128x64xf32>, %b: memref<64x256xbf16>, %c: memref<128x256xf32>) {
+  %w16 = memref.alloc() : memref<128x64xbf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : memref<128x64xf32>) outs(%w16 : memref<128x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.matmul ins(%w16, %b : memref<128x64xbf16>, memref<64x256xbf16>) outs(%c : memref<128x256xf32>)
+  memref.dealloc %w16 : memref<128x64xbf16>
+  return
+}
+
+// -----
+
+// What the dot-product kernel does not take runs the widened fp32 kernel:
+// an N that is not a multiple of 16, fp16 operands.
+// CHECK-LABEL: func.func @narrow_n
+// CHECK-NOT: x86vector
+// CHECK: vector.fma
+func.func @narrow_n(%a: memref<64x64xbf16>, %b: memref<64x24xbf16>, %c: memref<64x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xbf16>, memref<64x24xbf16>) outs(%c : memref<64x24xf32>)
+  return
+}
+// CHECK-LABEL: func.func @fp16
+// CHECK-NOT: x86vector
+// CHECK: vector.fma
+func.func @fp16(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf32>)
+  return
+}
