@@ -164,6 +164,8 @@ void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
   tiling.cacheTile = options.cacheTile;
   tiling.bf16Dot = options.bf16Dot;
   pm.addPass(createDlcTileAndVectorizePass(tiling));
+  // The other large loop nests: parallel tiles too.
+  pm.addNestedPass<func::FuncOp>(createDlcParallelizeLoopsPass());
   // Every intermediate buffer gets its place in the entry's workspace; what
   // is left (the matmul packing buffers, inside the parallel loops) comes
   // with its deallocation from the tiling.

@@ -230,6 +230,51 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def DlcParallelizeLoopsPass
+    : Pass<"dlc-parallelize-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run the large loop nests that are not matmuls on the thread pool";
+  let description = [{
+    Runs on bufferized IR after `dlc-tile-and-vectorize`, whose matmul cache
+    tiles are already an `scf.forall`. Every other `linalg` op at the top
+    level of a function (elementwise epilogues, normalisations, softmax,
+    pools, the im2col copies of a convolution, partial reductions, the
+    fused optimizer update, fills) whose static iteration space has at least
+    `min-iterations` points is tiled along its first parallel loop that
+    splits into between 2 and `chunks` equal tiles (the tile size divides
+    the range, so every tile has the same static shape) into the tiles of
+    an `scf.forall`, which the pipeline lowers to an OpenMP worksharing
+    loop on libdlcrt's thread pool like the matmuls'.
+
+    A loop is split only where it indexes every operand as a whole
+    subscript (`d1`, not `d0 floordiv 49` or `d0 mod 7` as in an im2col
+    copy, whose tiles would not be subviews). Only parallel loops are
+    split, so every result element is computed by
+    the same operations in the same order as before: the results are
+    bit-identical at any thread count. An op without a parallel loop (a
+    full reduction to a scalar) stays sequential.
+
+    ```mlir
+    // 64 x 4096 elementwise (262,144 points) on 16 chunks of 4 rows:
+    scf.forall (%i) in (16) {
+      %x = memref.subview %in[%i * 4, 0] [4, 4096] [1, 1] ...
+      linalg.generic ... ins(%x ...) outs(%y ...)
+    }
+    ```
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"65536",
+           "Smallest iteration space that is split (smaller ones cost more "
+           "to fork than they save)">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"16",
+           "Most tiles per op (more than the threads, so that uneven "
+           "threads still balance)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def DlcFuseElementwisePass : Pass<"dlc-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse elementwise linalg ops, never reshaping a contraction";
   let description = [{

@@ -118,12 +118,12 @@ void packPairs(ImplicitLocOpBuilder &b, Value src, Value dst) {
       Value hi;
       if (lastOdd) {
         hi = arith::ConstantOp::create(
-            b, half, DenseElementsAttr::get(half, b.getFloatAttr(
-                                                      b.getBF16Type(), 0.0)));
+            b, half,
+            DenseElementsAttr::get(half, b.getFloatAttr(b.getBF16Type(), 0.0)));
       } else {
-        hi = toBf16(b, vector::LoadOp::create(b, srcVec, src,
-                                              ValueRange{addConst(b, row0, 1),
-                                                         j}));
+        hi =
+            toBf16(b, vector::LoadOp::create(
+                          b, srcVec, src, ValueRange{addConst(b, row0, 1), j}));
       }
       Value pair = vector::InterleaveOp::create(b, lo, hi);
       vector::StoreOp::create(b, pair, dst, ValueRange{p, mulConst(b, j, 2)});
@@ -156,8 +156,8 @@ void emitRows(ImplicitLocOpBuilder &b, Value m0, int64_t rows, int64_t nr,
     SmallVector<Value> init;
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < vecs; ++j)
-        init.push_back(vector::LoadOp::create(b, accTy, c,
-                                              ValueRange{rowIdx[i], colIdx[j]}));
+        init.push_back(vector::LoadOp::create(
+            b, accTy, c, ValueRange{rowIdx[i], colIdx[j]}));
     Value lb = arith::ConstantIndexOp::create(b, 0);
     Value ub = arith::ConstantIndexOp::create(b, pairs);
     Value one = arith::ConstantIndexOp::create(b, 1);
@@ -204,8 +204,8 @@ bool mlir::dlc::canUseBf16Dot(linalg::MatmulOp op) {
       return false;
   }
   Type bf16 = BFloat16Type::get(op.getContext());
-  return elementOf(a) == bf16 && elementOf(b) == bf16 &&
-         elementOf(c).isF32() && shapeOf(c)[1] % kLanes == 0;
+  return elementOf(a) == bf16 && elementOf(b) == bf16 && elementOf(c).isF32() &&
+         shapeOf(c)[1] % kLanes == 0;
 }
 
 void mlir::dlc::lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b,
@@ -217,8 +217,7 @@ void mlir::dlc::lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b,
   int64_t mr = std::min(tile.mr, m);
   Type bf16 = builder.getBF16Type();
   auto alloc = [&](int64_t rows, int64_t cols) -> Value {
-    return memref::AllocOp::create(builder,
-                                   MemRefType::get({rows, cols}, bf16),
+    return memref::AllocOp::create(builder, MemRefType::get({rows, cols}, bf16),
                                    ValueRange{}, builder.getI64IntegerAttr(64));
   };
   SmallVector<Value> buffers;
@@ -238,8 +237,8 @@ void mlir::dlc::lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b,
     emitRows(b, m0, mr, nr, aPanel, bPanel, c);
   });
   if (m % mr)
-    emitRows(builder, arith::ConstantIndexOp::create(builder, full), m % mr,
-             nr, aPanel, bPanel, c);
+    emitRows(builder, arith::ConstantIndexOp::create(builder, full), m % mr, nr,
+             aPanel, bPanel, c);
   builder.setInsertionPointAfter(op);
   for (Value buf : llvm::reverse(buffers))
     memref::DeallocOp::create(builder, buf);
