@@ -33,7 +33,7 @@ namespace {
 bool onlyAsItself(ArrayRef<AffineMap> maps, unsigned dim) {
   return llvm::all_of(maps, [&](AffineMap map) {
     return llvm::all_of(map.getResults(), [&](AffineExpr e) {
-      return !e.isFunctionOfDim(dim) || 
+      return !e.isFunctionOfDim(dim) ||
              e == getAffineDimExpr(dim, e.getContext());
     });
   });
@@ -57,8 +57,7 @@ SmallVector<int64_t> chunkSizes(linalg::LinalgOp op, int64_t minIterations,
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (auto [i, range] : llvm::enumerate(ranges)) {
-    if (iterators[i] != utils::IteratorType::parallel ||
-        !onlyAsItself(maps, i))
+    if (iterators[i] != utils::IteratorType::parallel || !onlyAsItself(maps, i))
       continue;
     for (int64_t size = llvm::divideCeil(range, chunks); size <= range / 2;
          ++size) {
