@@ -24,7 +24,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (ENGINE_LABEL, ENGINES, HERE, MODELS, ROOT, TOLERANCE,  # noqa: E402
-                    WORKLOADS, loss_rel_diff, max_rel_diff, reference_engine)
+                    WORKLOADS, loss_rel_diff, max_rel_diff, model_dir,
+                    read_safetensors, reference_engine)
 
 
 def cpu_name():
@@ -81,6 +82,9 @@ def run_worker(args, engine, w, threads, reps, warmup, tmp):
     if p.returncode != 0 or not os.path.exists(result):
         lines = [ln for ln in (p.stderr or p.stdout).strip().splitlines() if ln.strip()]
         last = lines[-1] if lines else "exit status %d" % p.returncode
+        for prefix in ("RuntimeError: ", "ValueError: "):
+            if last.startswith(prefix):
+                last = last[len(prefix):]
         if p.returncode < 0 or p.returncode == 137:
             last = "killed (signal %d; out of memory?)" % -p.returncode
         return {"status": "failed", "reason": last[:300]}, None
@@ -90,20 +94,41 @@ def run_worker(args, engine, w, threads, reps, warmup, tmp):
     return res, (check if res.get("status") == "ok" else None)
 
 
-def compare(w, checks, ref):
-    """{engine: max relative difference against REF's result}."""
+def compare(w, checks, ref, work):
+    """{engine: relative difference from REF's result}: forward rows, the
+    largest difference of an output over the largest reference output;
+    training rows, the largest relative difference of a step's loss and,
+    where the weights are saved, of the weights' change over the steps
+    (2-norm of the difference of the changes over the norm of the
+    reference's change: Adam moves every weight by about lr whatever the
+    size of its gradient, so an elementwise comparison would be decided by
+    the sign of the few gradients that are rounding noise)."""
     r = np.load(checks[ref])
+    w0 = None
+    if any(k.startswith("param:") for k in r.files):
+        w0 = read_safetensors(os.path.join(model_dir(work, w["model"]),
+                                           "weights.safetensors"))
     out = {}
     for e, path in checks.items():
         c = np.load(path)
         if w["mode"] == "forward":
             out[e] = max_rel_diff(c["out"], r["out"])
-        else:
-            d = loss_rel_diff(c["losses"], r["losses"])
-            for k in r.files:
-                if k.startswith("param:") and k in c.files:
-                    d = max(d, max_rel_diff(c[k], r[k]))
-            out[e] = d
+            continue
+        d = loss_rel_diff(c["losses"], r["losses"])
+        num = den = 0.0
+        for k in r.files:
+            if not k.startswith("param:") or k[6:] not in w0:
+                continue
+            if k not in c.files or c[k].shape != r[k].shape:
+                num = float("inf")
+                continue
+            init = np.asarray(w0[k[6:]], np.float64)
+            ref_step = np.asarray(r[k], np.float64) - init
+            num += float(np.sum(np.square(np.asarray(c[k], np.float64) - init - ref_step)))
+            den += float(np.sum(np.square(ref_step)))
+        if den > 0:
+            d = max(d, float(np.sqrt(num / den)))
+        out[e] = d
     return out
 
 
@@ -146,6 +171,9 @@ def markdown(rows, engines, meta):
                     c += " ✗"
                 if r.get("via"):
                     c += " [%d]" % note("%s: %s" % (ENGINE_LABEL[e], r["via"]))
+                if r.get("compile_note"):
+                    c += " [%d]" % note("%s, %s: %s" % (ENGINE_LABEL[e], row["label"],
+                                                        r["compile_note"]))
                 cells.append(c)
             elif r["status"] == "n/a":
                 cells.append("n/a [%d]" % note("%s: %s" % (ENGINE_LABEL[e], r["reason"])))
@@ -247,9 +275,11 @@ def main():
                         print("     %s: %s" % (res["status"], res["reason"]),
                               file=sys.stderr)
                 ref = reference_engine([e for e in engines if e in checks])
-                if ref:
+                if ref and len(checks) < 2:
+                    row["check"] = "only one engine ran: nothing to compare"
+                elif ref:
                     row["reference"] = ref
-                    diffs = compare(w, checks, ref)
+                    diffs = compare(w, checks, ref, args.work)
                     tol = TOLERANCE[w["prec"]]
                     for e, dv in diffs.items():
                         row["engines"][e]["rel_diff"] = dv
