@@ -298,6 +298,8 @@ def main():
                     best_t, best = min(peers)
                     row["best"], row["ratio"] = best, d["median_ms"] / best_t
                 rows.append(row)
+                if args.json:       # kept up to date: a killed run keeps its rows
+                    write_json(args, rows, complete=False)
                 for f in os.listdir(tmp):
                     os.remove(os.path.join(tmp, f))
 
@@ -308,11 +310,17 @@ def main():
                versions_line(rows), args.reps_scale))
     print(markdown(rows, engines, meta))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
-                       "cpu": cpu_name(), "cpus": os.cpu_count(),
-                       "dlc_commit": git_rev(), "reps_scale": args.reps_scale,
-                       "tolerance": TOLERANCE, "rows": rows}, f, indent=1)
+        write_json(args, rows, complete=True)
+
+
+def write_json(args, rows, complete):
+    with open(args.json + ".tmp", "w") as f:
+        json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
+                   "cpu": cpu_name(), "cpus": os.cpu_count(),
+                   "dlc_commit": git_rev(), "reps_scale": args.reps_scale,
+                   "tolerance": TOLERANCE, "complete": complete, "rows": rows},
+                  f, indent=1)
+    os.replace(args.json + ".tmp", args.json)
 
 
 def git_rev():

@@ -55,7 +55,7 @@ def memory_guard(engine, w, d):
     except (OSError, KeyError, ValueError):
         return
     if need > avail:
-        raise RuntimeError("not enough memory: needs about %.0f GB, %.0f GB "
+        raise RuntimeError("not enough memory: needs about %.1f GB, %.1f GB "
                            "available" % (need / 1e9, avail / 1e9))
 
 
