@@ -18,6 +18,7 @@ using namespace ::dlc::mlirgen;
 using namespace mlir;
 using llvm::StringRef;
 using llvm::Twine;
+using mlir::dlc::LossReduction;
 
 //===----------------------------------------------------------------------===//
 // The loss and the optimizer
@@ -203,8 +204,8 @@ Value MLIRGenImpl::emitMseLoss(Call &c) {
   Value target = floatTensorArg(c, 1);
   if (!target)
     return {};
-  std::optional<std::string> reduction =
-      stringArg(c, 2, "mean", {"mean", "sum"});
+  std::optional<LossReduction> reduction = enumArg(
+      c, 2, LossReduction::mean, {LossReduction::mean, LossReduction::sum});
   if (!reduction)
     return {};
   RankedTensorType ti = tensorType(input), tt = tensorType(target);
@@ -227,8 +228,8 @@ Value MLIRGenImpl::emitCrossEntropy(Call &c) {
   Value labels = tensorArg(c, 1);
   if (!labels)
     return {};
-  std::optional<std::string> reduction =
-      stringArg(c, 2, "mean", {"mean", "sum"});
+  std::optional<LossReduction> reduction = enumArg(
+      c, 2, LossReduction::mean, {LossReduction::mean, LossReduction::sum});
   if (!reduction)
     return {};
 

@@ -127,11 +127,11 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
       return failure();
     ParamInfo pi;
     static_cast<TensorInfo &>(pi) = *t;
-    pi.init = p.getInit().str();
+    pi.init = stringifyParameterInit(p.getInit()).str();
     pi.bound = p.getBound().convertToDouble();
     if (p.getValueAttr())
       pi.value = p.getValueAttr();
-    pi.optimizerState = p.getRole() == kRoleOptimizerState;
+    pi.optimizerState = p.getRole() == ParameterRole::optimizer_state;
     info.params.push_back(std::move(pi));
   }
 

@@ -15,7 +15,7 @@
 // CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @linear_relu(%x: tensor<32x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<32x8xf32> {
-  %0 = dlc.linear %x, %w, %b {activation = "relu"} : (tensor<32x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<32x8xf32>
+  %0 = dlc.linear %x, %w, %b {activation = #dlc.activation<relu>} : (tensor<32x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<32x8xf32>
   return %0 : tensor<32x8xf32>
 }
 
@@ -173,7 +173,7 @@ func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // Parameters are left for dlc-lower-entry-abi.
 // CHECK-LABEL: func.func @keeps_params
 // CHECK: dlc.param @w
-dlc.parameter @w : tensor<4xf32> {init = "ones"}
+dlc.parameter @w : tensor<4xf32> {init = #dlc.init<ones>}
 func.func @keeps_params(%a: tensor<4xf32>) -> tensor<4xf32> {
   %w = dlc.param @w : tensor<4xf32>
   %0 = dlc.gelu %w : tensor<4xf32>
@@ -227,7 +227,7 @@ func.func @sgd(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor
 // broadcast_to and scale are elementwise generics; fill is linalg.fill
 // CHECK: linalg.fill
 func.func @gradient_ops(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>, %y: tensor<4xi64>, %l: tensor<f32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) {
-  %a = dlc.activation_grad %x, %g {activation = "relu"} : tensor<4x8xf32>
+  %a = dlc.activation_grad %x, %g {activation = #dlc.activation<relu>} : tensor<4x8xf32>
   %c = dlc.cross_entropy_grad %x, %y, %l : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
   %dx, %dw, %db = dlc.layer_norm_grad %x, %w, %g : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   %b = dlc.broadcast_to %w : (tensor<8xf32>) -> tensor<4x8xf32>

@@ -36,15 +36,17 @@ std::string shortNumber(double v) {
   return buf;
 }
 
-Value makeActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
+Value makeActivation(OpBuilder &b, Location loc, Activation act, Value x) {
   Type t = x.getType();
-  if (act == "relu")
+  if (act == Activation::relu)
     return ReluOp::create(b, loc, t, x);
-  if (act == "tanh")
+  if (act == Activation::tanh)
     return TanhOp::create(b, loc, t, x);
-  if (act == "sigmoid")
+  if (act == Activation::sigmoid)
     return SigmoidOp::create(b, loc, t, x);
-  return GeluOp::create(b, loc, t, x, act == "gelu_tanh" ? "tanh" : "none");
+  return GeluOp::create(b, loc, t, x,
+                        act == Activation::gelu_tanh ? GeluApproximation::tanh
+                                                     : GeluApproximation::none);
 }
 
 /// Splits every `dlc.linear` with a fused activation into the plain layer
@@ -54,18 +56,24 @@ void splitFusedActivations(func::FuncOp func) {
   SmallVector<Operation *> fused;
   func.walk([&](Operation *op) {
     if (auto linear = dyn_cast<LinearOp>(op);
-        linear && linear.getActivation() != "none")
+        linear && linear.getActivation() != Activation::none)
       fused.push_back(op);
     if (auto conv = dyn_cast<Conv2DOp>(op);
-        conv && conv.getActivation() != "none")
+        conv && conv.getActivation() != Activation::none)
       fused.push_back(op);
   });
   for (Operation *op : fused) {
     OpBuilder b(op);
-    std::string activation =
-        cast<StringAttr>(op->getAttr("activation")).getValue().str();
     Operation *plain = b.clone(*op);
-    plain->setAttr("activation", b.getStringAttr("none"));
+    Activation activation;
+    if (auto linear = dyn_cast<LinearOp>(plain)) {
+      activation = linear.getActivation();
+      linear.setActivation(Activation::none);
+    } else {
+      auto conv = cast<Conv2DOp>(plain);
+      activation = conv.getActivation();
+      conv.setActivation(Activation::none);
+    }
     Value act =
         makeActivation(b, op->getLoc(), activation, plain->getResult(0));
     op->getResult(0).replaceAllUsesWith(act);
@@ -162,7 +170,7 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
   auto scalarTy = RankedTensorType::get({}, outTy.getElementType());
   Value l;
   if (loss == "mse") {
-    l = MseLossOp::create(b, loc, scalarTy, out, y, "mean");
+    l = MseLossOp::create(b, loc, scalarTy, out, y, LossReduction::mean);
   } else {
     // Every position is a row of its own: the classes last, then [M, C]
     // logits against [M] labels (PyTorch's mean over all positions).
@@ -191,8 +199,8 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
               {rows}, cast<RankedTensorType>(labelTy).getElementType()),
           labels);
     }
-    l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels, "mean",
-                               /*ignore_index=*/-100);
+    l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels,
+                               LossReduction::mean, /*ignore_index=*/-100);
   }
   ret->setOperands(ValueRange{l});
   fn.setType(FunctionType::get(module.getContext(),
@@ -347,7 +355,7 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
       return op.emitOpError("has regions; the training step cannot be built");
     if (auto p = dyn_cast<ParamOp>(op)) {
       auto decl = symbols.lookup<ParameterOp>(p.getName());
-      if (decl && decl.getRole() == kRoleWeight &&
+      if (decl && decl.getRole() == ParameterRole::weight &&
           isa<FloatType>(p.getType().getElementType()))
         active.insert(p.getResult());
       continue;
@@ -430,15 +438,14 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   OpBuilder mb(ctx);
   mb.setInsertionPointAfter(lastParam);
   auto declareState = [&](const std::string &name,
-                          Type type) -> FailureOr<ParameterOp> {
+                          RankedTensorType type) -> FailureOr<ParameterOp> {
     if (symbols.lookup(name))
       return module.emitError("the optimizer state '")
              << name << "' clashes with a symbol of the model";
-    auto p = ParameterOp::create(mb, loc, mb.getStringAttr(name),
-                                 TypeAttr::get(type), mb.getStringAttr("zeros"),
-                                 mb.getF64FloatAttr(0.0),
-                                 mb.getStringAttr(kRoleOptimizerState),
-                                 /*value=*/nullptr);
+    auto p =
+        ParameterOp::create(mb, loc, name, type, ParameterInit::zeros,
+                            llvm::APFloat(0.0), ParameterRole::optimizer_state,
+                            /*value=*/nullptr);
     mb.setInsertionPointAfter(p);
     return p;
   };
@@ -450,7 +457,7 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   for (StringRef s : stateNames)
     for (ParameterOp w : weights) {
       FailureOr<ParameterOp> d = declareState(
-          ("optimizer." + w.getSymName() + "." + s).str(), w.getType());
+          ("optimizer." + w.getSymName() + "." + s).str(), w.getTensorType());
       if (failed(d))
         return failure();
       stateDecls.push_back(*d);
