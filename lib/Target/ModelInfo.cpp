@@ -192,13 +192,14 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
            << "hint: mark a func.func with the 'dlc.entry' attribute";
 
   if (auto opt = module->getAttrOfType<DictionaryAttr>(kOptimizerAttrName)) {
-    if (auto kind = opt.getAs<StringAttr>("kind"))
-      info.training.optimizer = kind.str();
-    if (info.training.optimizer == "adam" || info.training.optimizer == "adamw")
-      info.training.stateCopies = 2;
-    else if (info.training.optimizer == "sgd") {
-      auto m = opt.getAs<FloatAttr>("momentum");
-      info.training.stateCopies = m && m.getValueAsDouble() != 0 ? 1 : 0;
+    if (auto kind = opt.getAs<OptimizerKindAttr>("kind")) {
+      info.training.optimizer = stringifyOptimizerKind(kind.getValue()).str();
+      if (kind.getValue() != OptimizerKind::sgd) {
+        info.training.stateCopies = 2;
+      } else {
+        auto m = opt.getAs<FloatAttr>("momentum");
+        info.training.stateCopies = m && m.getValueAsDouble() != 0 ? 1 : 0;
+      }
     }
   }
   return info;

@@ -196,7 +196,7 @@ func.func @keeps_params(%a: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: linalg.generic {{.*}} ins(%[[GB]] : tensor<8xf32>) outs(%[[B]], %[[MB]], %[[VB]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
 // CHECK-NOT: dlc.optimizer_update
 func.func @adam(%s: tensor<f32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>, %gw: tensor<4x8xf32>, %gb: tensor<8xf32>, %mw: tensor<4x8xf32>, %mb: tensor<8xf32>, %vw: tensor<4x8xf32>, %vb: tensor<8xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<8xf32>) {
-  %u:7 = dlc.optimizer_update step(%s : tensor<f32>) params(%w, %b : tensor<4x8xf32>, tensor<8xf32>) grads(%gw, %gb : tensor<4x8xf32>, tensor<8xf32>) states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  %u:7 = dlc.optimizer_update step(%s : tensor<f32>) params(%w, %b : tensor<4x8xf32>, tensor<8xf32>) grads(%gw, %gb : tensor<4x8xf32>, tensor<8xf32>) states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
   return %u#0, %u#1, %u#2 : tensor<f32>, tensor<4x8xf32>, tensor<8xf32>
 }
 
@@ -209,7 +209,7 @@ func.func @adam(%s: tensor<f32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>, %gw: te
 // CHECK: linalg.generic
 // CHECK: arith.select %[[FIRST]]
 func.func @sgd(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) -> tensor<4xf32> {
-  %u:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%m : tensor<4xf32>) config {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  %u:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%m : tensor<4xf32>) config {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
   return %u#1 : tensor<4xf32>
 }
 

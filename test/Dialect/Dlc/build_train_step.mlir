@@ -28,7 +28,7 @@
 // CHECK: %[[GH:.*]] = dlc.add %[[G1]], %[[G2]]
 // CHECK: dlc.activation_grad %[[Z]], %{{.*}} {activation = #dlc.activation<relu>}
 // CHECK: %[[STEP:.*]] = dlc.param @optimizer.step
-// CHECK: %[[U:.*]]:5 = dlc.optimizer_update step(%[[STEP]] : tensor<f32>) params({{.*}} : tensor<8x3xf32>, tensor<4x8xf32>) grads({{.*}}) states({{.*}} : tensor<8x3xf32>, tensor<4x8xf32>) config {dampening = 0.000000e+00 : f64, kind = "sgd", lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+// CHECK: %[[U:.*]]:5 = dlc.optimizer_update step(%[[STEP]] : tensor<f32>) params({{.*}} : tensor<8x3xf32>, tensor<4x8xf32>) grads({{.*}}) states({{.*}} : tensor<8x3xf32>, tensor<4x8xf32>) config {dampening = 0.000000e+00 : f64, kind = #dlc.optimizer<sgd>, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = false, weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT: dlc.assign @fc1.weight, %[[U]]#1
 // CHECK-NEXT: dlc.assign @fc2.weight, %[[U]]#2
 // CHECK-NEXT: dlc.assign @optimizer.fc1.weight.momentum_buffer, %[[U]]#3
@@ -42,14 +42,14 @@
 // ADAMW-NEXT: dlc.parameter @optimizer.fc2.weight.exp_avg :
 // ADAMW-NEXT: dlc.parameter @optimizer.fc1.weight.exp_avg_sq :
 // ADAMW-NEXT: dlc.parameter @optimizer.fc2.weight.exp_avg_sq :
-// ADAMW: dlc.optimizer_update {{.*}} config {amsgrad = false, betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = "adamw", lr = 5.000000e-01 : f64, weight_decay = 1.000000e-02 : f64}
+// ADAMW: dlc.optimizer_update {{.*}} config {amsgrad = false, betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = #dlc.optimizer<adamw>, lr = 5.000000e-01 : f64, weight_decay = 1.000000e-02 : f64}
 
 // loss=cross_entropy replaces the model's loss: the forward output against
 // a new label input y of class indices.
 // CE-LABEL: func.func @train_step(%arg0: tensor<2x3xf32> {dlc.name = "x"}, %arg1: tensor<2xi64> {dlc.name = "y"})
 // CE: dlc.cross_entropy %{{.*}}, %arg1 : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<f32>
 // CE: dlc.cross_entropy_grad
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @fc1.weight : tensor<8x3xf32> {bound = 0.5 : f64, init = #dlc.init<uniform>}
   dlc.parameter @fc2.weight : tensor<4x8xf32> {bound = 0.5 : f64, init = #dlc.init<uniform>}
   func.func @forward(%x: tensor<2x3xf32> {dlc.name = "x"}) -> (tensor<2x4xf32> {dlc.name = "h"}) attributes {dlc.entry} {

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[XT:.*]] = dlc.transpose %arg0 [1, 0] : (tensor<4x2xf32>) -> tensor<2x4xf32>
 // CHECK: dlc.matmul %[[XT]], %[[G:.*]] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<2x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x2xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x3xf32>
@@ -23,7 +23,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[XT:.*]] = dlc.transpose %arg0 [0, 2, 1] : (tensor<5x4x2xf32>) -> tensor<5x2x4xf32>
 // CHECK: dlc.matmul %[[XT]], %{{.*}} : (tensor<5x2x4xf32>, tensor<5x4x3xf32>) -> tensor<5x2x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<5x2x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<5x4x2xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<5x2x3xf32>
@@ -40,7 +40,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[G:.*]] = dlc.broadcast_to %{{.*}} : (tensor<1x1xf32>) -> tensor<4x3xf32>
 // CHECK: %[[DP:.*]] = dlc.sum %[[G]] {dims = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<3xf32>
 // CHECK: dlc.optimizer_update {{.*}} grads(%[[DP]] : tensor<3xf32>)
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<3xf32>
@@ -58,7 +58,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[S:.*]] = dlc.sum %[[N]] {dims = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
 // CHECK: %[[DP:.*]] = dlc.reshape %[[S]] : (tensor<4xf32>) -> tensor<4x1xf32>
 // CHECK: grads(%[[DP]] : tensor<4x1xf32>)
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x1xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x1xf32>
@@ -77,7 +77,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[T:.*]] = dlc.div %[[GQ]], %[[P]] :
 // CHECK: %[[DP:.*]] = dlc.neg %[[T]] :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -101,7 +101,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[GL:.*]] = dlc.div %[[GS]], %[[E]] :
 // CHECK: %[[GE:.*]] = dlc.mul %[[GL]], %[[E]] :
 // CHECK: grads(%[[GE]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -126,7 +126,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[PDF:.*]] = dlc.scale %[[E]], 1.1283791670955126 :
 // CHECK: %[[G:.*]] = dlc.mul %{{.*}}, %[[PDF]] :
 // CHECK: grads(%[[G]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -148,7 +148,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[D3:.*]] = dlc.activation_grad %[[T]], %[[D2]] {activation = #dlc.activation<sigmoid>}
 // CHECK: %[[D4:.*]] = dlc.activation_grad %[[P]], %[[D3]] {activation = #dlc.activation<tanh>}
 // CHECK: grads(%[[D4]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -179,7 +179,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[D:.*]] = dlc.sub %[[GY]], %[[S]] :
 // CHECK: %[[DP:.*]] = dlc.mul %[[Y]], %[[D]] :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -198,7 +198,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %{{.*}}, %[[DW:.*]], %[[DB:.*]] = dlc.layer_norm_grad %arg0, %[[P:.*]], %{{.*}} :
 // CHECK: %[[DP:.*]] = dlc.add %[[DB]], %[[DW]] :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<3xf32>
@@ -216,7 +216,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[T:.*]] = dlc.transpose %{{.*}} [1, 0] : (tensor<6x2xf32>) -> tensor<2x6xf32>
 // CHECK: %[[DP:.*]] = dlc.reshape %[[T]] : (tensor<2x6xf32>) -> tensor<4x3xf32>
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -235,7 +235,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[B:.*]] = dlc.broadcast_to %[[R]] : (tensor<4x1xf32>) -> tensor<4x3xf32>
 // CHECK: %[[DP:.*]] = dlc.scale %[[B]], 0.33333333333333331 :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -251,7 +251,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // concat: each input's gradient is its window of the result's gradient
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.slice %{{.*}} {offsets = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<4x5xf32>) -> tensor<4x2xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x2xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x2xf32>
@@ -267,7 +267,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // slice: the gradient is placed back into zeros at the window
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.slice_grad %{{.*}} {offsets = array<i64: 1, 0>, strides = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<5x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<5x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<5x3xf32>
@@ -284,7 +284,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // the integer indices get none
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.gather_grad %{{.*}}, %arg0 : (tensor<2x3x4xf32>, tensor<2x3xi64>) -> tensor<10x4xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<10x4xf32> {init = #dlc.init<ones>}
   func.func @loss(%ids: tensor<2x3xi64> {dlc.name = "ids"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<10x4xf32>
@@ -301,7 +301,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // the integer indices get none.
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.gather_elements_grad %{{.*}}, %arg0 {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x5xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<2x5xf32> {init = #dlc.init<ones>}
   func.func @loss(%idx: tensor<2x3xi64> {dlc.name = "idx"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x5xf32>
@@ -319,7 +319,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[Z:.*]] = dlc.fill 0.000000e+00 : tensor<f32>
 // CHECK: dlc.where %{{.*}}, %[[Z]], %{{.*}} : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%m: tensor<4x3xf32> {dlc.name = "m"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
@@ -336,7 +336,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // gradient
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.slice %{{.*}} {offsets = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<2x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<2x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x6xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x3xf32>
@@ -362,7 +362,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[DQ:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
 // CHECK: %[[DK:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
 // CHECK: dlc.optimizer_update {{.*}} grads(%[[DQ]], %[[DK]], %[[DV]], %[[DM]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @q : tensor<2x3x4xf32> {init = #dlc.init<ones>}
   dlc.parameter @k : tensor<2x5x4xf32> {init = #dlc.init<ones>}
   dlc.parameter @v : tensor<2x5x6xf32> {init = #dlc.init<ones>}

@@ -10,7 +10,7 @@
 // CHECK: dlc.conv2d_grad_weight %arg0, %{{.*}} {padding = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x9x9xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
 // CHECK: dlc.sum %{{.*}} {dims = array<i64: 0, 2, 3>} : (tensor<2x4x4x4xf32>) -> tensor<4xf32>
 // CHECK: dlc.optimizer_update
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<4x3x3x3xf32> {init = #dlc.init<ones>}
   dlc.parameter @b : tensor<4xf32> {init = #dlc.init<zeros>}
   func.func @loss(%x: tensor<2x3x9x9xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
@@ -31,7 +31,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[A:.*]] = dlc.relu %[[Z]]
 // CHECK: %[[DZ:.*]] = dlc.activation_grad %[[Z]], %{{.*}} {activation = #dlc.activation<relu>}
 // CHECK: dlc.conv2d_grad_input %[[DZ]], %{{.*}} {groups = 2 : i64} : (tensor<2x4x7x7xf32>, tensor<4x1x3x3xf32>) -> tensor<2x2x9x9xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<2x9x9xf32> {init = #dlc.init<ones>}
   dlc.parameter @w : tensor<4x1x3x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x2x9x9xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
@@ -49,7 +49,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // max_pool2d: max_pool2d_grad of the pool's input and the gradient.
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.max_pool2d_grad %{{.*}}, %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x4x4xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<1x2x4x4xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<1x2x4x4xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<1x2x4x4xf32>
@@ -65,7 +65,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // avg_pool2d: avg_pool2d_grad with the pool's attributes.
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.avg_pool2d_grad %{{.*}} {count_include_pad = true, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @p : tensor<1x2x4x4xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<1x2x4x4xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<1x2x4x4xf32>
@@ -90,7 +90,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-DAG: dlc.assign @bias, %[[D]]#2
 // CHECK-NOT: dlc.assign @mean
 // CHECK-NOT: dlc.assign @var
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @scale : tensor<3xf32> {init = #dlc.init<ones>}
   dlc.parameter @bias : tensor<3xf32> {init = #dlc.init<zeros>}
   dlc.parameter @mean : tensor<3xf32> {init = #dlc.init<zeros>}
@@ -117,7 +117,7 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-DAG: %[[DX:.*]] = dlc.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<4x3x2x2xf32>) -> tensor<2x4x4x4xf32>
 // CHECK-DAG: %[[DW:.*]] = dlc.conv2d_grad_weight %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x2x2xf32>
 // CHECK: dlc.optimizer_update {{.*}} grads(%[[DX]], %[[DW]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @g : tensor<2x4x4x4xf32> {init = #dlc.init<ones>}
   dlc.parameter @p : tensor<4x3x2x2xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x3x8x8xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {

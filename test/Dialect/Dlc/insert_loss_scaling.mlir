@@ -16,7 +16,7 @@
 // CHECK: dlc.assign @optimizer.loss_scale, %[[U]]#3
 // CHECK: dlc.assign @optimizer.growth_tracker, %[[U]]#4
 // CHECK: return %{{.*}}, %[[U]]#5 : tensor<f32>, tensor<i32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
   dlc.parameter @w : tensor<4x3xf32> {bound = 0.5 : f64, init = #dlc.init<uniform>}
   func.func @loss(%x: tensor<2x3xf32> {dlc.name = "x"}, %t: tensor<2x4xf32> {dlc.name = "t"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %w = dlc.param @w : tensor<4x3xf32>

@@ -234,7 +234,7 @@ func.func @layer_norm_grad_weight(%x: tensor<4x3xf32>, %w: tensor<4xf32>, %g: te
 
 func.func @optimizer_states(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{needs 2 state tensors (2 per param), got 1}}
-  %0:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%w : tensor<4xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  %0:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%w : tensor<4xf32>) config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
   return
 }
 
@@ -242,15 +242,25 @@ func.func @optimizer_states(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32
 
 func.func @optimizer_grad_type(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<5xf32>) {
   // expected-error @+1 {{grad 0 has type 'tensor<5xf32>', its param 'tensor<4xf32>'}}
-  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<5xf32>) states() config {kind = "sgd", lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<5xf32>) states() config {kind = #dlc.optimizer<sgd>, lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
   return
 }
 
 // -----
 
 func.func @optimizer_kind(%s: tensor<f32>, %w: tensor<4xf32>) {
-  // expected-error @+1 {{config needs kind = "sgd", "adam" or "adamw"}}
-  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = "lion"}
+  // expected-error @+2 {{expected ::mlir::dlc::OptimizerKind to be one of: sgd, adam, adamw}}
+  // expected-error @+1 {{failed to parse Dlc_OptimizerKindAttr parameter 'value'}}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = #dlc.optimizer<lion>}
+  return
+}
+
+// -----
+
+// The config is a dictionary: its verifier checks that the kind is a #dlc.optimizer.
+func.func @optimizer_string_kind(%s: tensor<f32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{config needs a kind, #dlc.optimizer<sgd>, #dlc.optimizer<adam> or #dlc.optimizer<adamw>}}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = "sgd", lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
   return
 }
 

@@ -76,8 +76,8 @@ func.func @training(%x: tensor<4x8xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %b:
   %dx, %dw, %db = dlc.layer_norm_grad %x, %b, %s : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   %w = dlc.param @w : tensor<4x8xf32>
   %step = dlc.param @optimizer.step : tensor<f32>
-  // CHECK: %[[U:.*]]:4 = dlc.optimizer_update step(%{{.*}} : tensor<f32>) params(%{{.*}} : tensor<4x8xf32>) grads(%{{.*}} : tensor<4x8xf32>) states(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) config {betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = "adam", lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
-  %u:4 = dlc.optimizer_update step(%step : tensor<f32>) params(%w : tensor<4x8xf32>) grads(%ag : tensor<4x8xf32>) states(%s, %s : tensor<4x8xf32>, tensor<4x8xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  // CHECK: %[[U:.*]]:4 = dlc.optimizer_update step(%{{.*}} : tensor<f32>) params(%{{.*}} : tensor<4x8xf32>) grads(%{{.*}} : tensor<4x8xf32>) states(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) config {betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = #dlc.optimizer<adam>, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
+  %u:4 = dlc.optimizer_update step(%step : tensor<f32>) params(%w : tensor<4x8xf32>) grads(%ag : tensor<4x8xf32>) states(%s, %s : tensor<4x8xf32>, tensor<4x8xf32>) config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
   // CHECK: dlc.assign @w, %[[U]]#1 : tensor<4x8xf32>
   dlc.assign @w, %u#1 : tensor<4x8xf32>
   dlc.assign @optimizer.step, %u#0 : tensor<f32>
@@ -205,4 +205,14 @@ func.func @enum_values(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %y: tensor<4x
   // CHECK: dlc.cross_entropy %{{.*}}, %{{.*}} {reduction = #dlc.reduction<sum>}
   %c = dlc.cross_entropy %e, %y {reduction = #dlc.reduction<sum>} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
   return %e, %m, %c : tensor<4x8xf32>, tensor<f32>, tensor<f32>
+}
+
+// The kinds of an optimizer's config (sgd and adam above it).
+// CHECK-LABEL: func.func @optimizer_kinds
+func.func @optimizer_kinds(%s: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: config {amsgrad = false, betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = #dlc.optimizer<adamw>, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64}
+  %u:4 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states(%w, %w : tensor<4xf32>, tensor<4xf32>) config {kind = #dlc.optimizer<adamw>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 1.0e-02 : f64, amsgrad = false}
+  // CHECK: config {dampening = 0.000000e+00 : f64, kind = #dlc.optimizer<sgd>, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+  %v:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%u#1 : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  return %v#1 : tensor<4xf32>
 }

@@ -215,27 +215,39 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   Builder b(ctx);
   auto base = module->getAttrOfType<DictionaryAttr>(kOptimizerAttrName);
-  std::string kind = optimizer;
-  if (kind.empty() && base)
-    if (auto k = base.getAs<StringAttr>("kind"))
-      kind = k.getValue().str();
-  if (kind.empty())
+  std::optional<OptimizerKind> baseKind;
+  if (Attribute k = base ? base.get("kind") : Attribute()) {
+    auto kindAttr = dyn_cast<OptimizerKindAttr>(k);
+    if (!kindAttr)
+      return module.emitError("the optimizer's kind must be a "
+                              "#dlc.optimizer (sgd, adam or adamw), got ")
+             << k;
+    baseKind = kindAttr.getValue();
+  }
+  std::optional<OptimizerKind> chosen = baseKind;
+  if (!optimizer.empty()) {
+    chosen = symbolizeOptimizerKind(optimizer);
+    if (!chosen)
+      return module.emitError("unknown optimizer '")
+             << optimizer << "'; expected 'sgd', 'adam' or 'adamw'";
+  }
+  if (!chosen)
     return module.emitError("the model has no optimizer: add an 'optim' line "
                             "to the model, or pass --optimizer "
                             "sgd|adam|adamw");
-  if (kind != "sgd" && kind != "adam" && kind != "adamw")
-    return module.emitError("unknown optimizer '")
-           << kind << "'; expected 'sgd', 'adam' or 'adamw'";
-  if (base && base.getAs<StringAttr>("kind") &&
-      base.getAs<StringAttr>("kind").getValue() != kind)
+  OptimizerKind kind = *chosen;
+  StringRef kindName = stringifyOptimizerKind(kind);
+  bool sgd = kind == OptimizerKind::sgd;
+  if (baseKind && *baseKind != kind)
     base = nullptr; // another kind: start from its defaults
 
   // PyTorch's defaults.
-  llvm::StringMap<double> num{{"lr", 1e-3},
-                              {"weight_decay", kind == "adamw" ? 1e-2 : 0.0}};
+  llvm::StringMap<double> num{
+      {"lr", 1e-3},
+      {"weight_decay", kind == OptimizerKind::adamw ? 1e-2 : 0.0}};
   bool nest = false;
   double b1 = 0.9, b2 = 0.999;
-  if (kind == "sgd") {
+  if (sgd) {
     num["momentum"] = 0.0;
     num["dampening"] = 0.0;
   } else {
@@ -258,7 +270,7 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
       return success();
     if (!num.count(key))
       return module.emitError("--")
-             << key << " does not apply to the " << kind << " optimizer";
+             << key << " does not apply to the " << kindName << " optimizer";
     num[key] = v;
     return success();
   };
@@ -267,7 +279,7 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
       failed(override("weight_decay", weightDecay)) ||
       failed(override("eps", eps)))
     return failure();
-  if (kind == "sgd") {
+  if (sgd) {
     if (beta1 >= 0 || beta2 >= 0)
       return module.emitError("--betas does not apply to the sgd optimizer");
     if (nesterov >= 0)
@@ -286,14 +298,14 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
   for (auto &kv : num)
     if (!std::isfinite(kv.second))
       return module.emitError("optimizer ") << kv.getKey() << " must be finite";
-  if (kind == "sgd" && nest && (num["momentum"] <= 0 || num["dampening"] != 0))
+  if (sgd && nest && (num["momentum"] <= 0 || num["dampening"] != 0))
     return module.emitError("nesterov needs momentum > 0 and dampening = 0");
 
   SmallVector<NamedAttribute> attrs;
-  attrs.push_back(b.getNamedAttr("kind", b.getStringAttr(kind)));
+  attrs.push_back(b.getNamedAttr("kind", OptimizerKindAttr::get(ctx, kind)));
   for (auto &kv : num)
     attrs.push_back(b.getNamedAttr(kv.getKey(), b.getF64FloatAttr(kv.second)));
-  if (kind == "sgd") {
+  if (sgd) {
     attrs.push_back(b.getNamedAttr("nesterov", b.getBoolAttr(nest)));
   } else {
     attrs.push_back(b.getNamedAttr(
@@ -430,7 +442,7 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   }
   DictionaryAttr cfg = *config;
   SmallVector<StringRef> stateNames;
-  if (cfg.getAs<StringAttr>("kind").getValue() != "sgd")
+  if (cfg.getAs<OptimizerKindAttr>("kind").getValue() != OptimizerKind::sgd)
     stateNames = {"exp_avg", "exp_avg_sq"};
   else if (OptimizerUpdateOp::statesPerParam(cfg) == 1)
     stateNames = {"momentum_buffer"};

@@ -2,8 +2,8 @@
 //
 // Attributes of the `dlc` dialect: the device a value lives on, the kinds
 // of the comparison and boolean ops, and the closed sets of choices that ops
-// carry (fused activations, GELU's form, losses' reductions, parameters'
-// initialisations and roles).
+// and the optimizer configuration carry (fused activations, GELU's form,
+// losses' reductions, parameters' initialisations and roles, optimizers).
 // Those are enum attributes, spelled like `#dlc.activation<relu>`: a
 // misspelt value is a parse error.
 //
@@ -178,6 +178,28 @@ def Dlc_ParameterRoleAttr : EnumAttr<Dlc_Dialect, Dlc_ParameterRole, "role"> {
 
     ```mlir
     dlc.parameter @scale : tensor<f32> {init = #dlc.init<data>, role = #dlc.role<constant>, value = dense<0.125> : tensor<f32>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Dlc_OptimizerKind : I32EnumAttr<"OptimizerKind", "an optimizer", [
+    I32EnumAttrCase<"sgd", 0>, I32EnumAttrCase<"adam", 1>,
+    I32EnumAttrCase<"adamw", 2>]> {
+  let cppNamespace = "::mlir::dlc";
+  let genSpecializedAttr = 0;
+}
+
+def Dlc_OptimizerKindAttr : EnumAttr<Dlc_Dialect, Dlc_OptimizerKind,
+                                     "optimizer"> {
+  let summary = "An optimizer: sgd, adam or adamw";
+  let description = [{
+    The `kind` entry of an optimizer configuration: the `config` of
+    `dlc.optimizer_update` and the module's `dlc.optimizer` dictionary
+    (PyTorch's `torch.optim.SGD`, `Adam` and `AdamW`).
+
+    ```mlir
+    module attributes {dlc.optimizer = {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64}} {}
     ```
   }];
   let assemblyFormat = "`<` $value `>`";

@@ -1026,13 +1026,13 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
   let summary = "One optimizer step over all parameters, fused";
   let description = [{
     Applies one step of the optimizer described by `config` (the
-    `dlc.optimizer` dictionary: `kind` = `sgd`, `adam` or `adamw` and
-    PyTorch's hyperparameters) to every parameter at once, like PyTorch's
-    fused optimizers. `step` is the 0-d count of steps taken so far;
-    `params` and `grads` pair up; `states` holds the optimizer state grouped
-    by kind, one tensor per parameter in each group: Adam and AdamW
-    `exp_avg...` then `exp_avg_sq...`, SGD with momentum
-    `momentum_buffer...`, plain SGD nothing.
+    `dlc.optimizer` dictionary: `kind`, a `#dlc.optimizer` (`sgd`, `adam`
+    or `adamw`), and PyTorch's hyperparameters) to every parameter at
+    once, like PyTorch's fused optimizers. `step` is the 0-d count of
+    steps taken so far; `params` and `grads` pair up; `states` holds the
+    optimizer state grouped by kind, one tensor per parameter in each
+    group: Adam and AdamW `exp_avg...` then `exp_avg_sq...`, SGD with
+    momentum `momentum_buffer...`, plain SGD nothing.
 
     The results are the new step count, the new parameters and the new
     states, in operand order.
@@ -1055,7 +1055,7 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
         params(%w, %b : tensor<4x8xf32>, tensor<4xf32>)
         grads(%gw, %gb : tensor<4x8xf32>, tensor<4xf32>)
         states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>)
-        config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999],
+        config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999],
                 eps = 1.0e-08 : f64, weight_decay = 0.0 : f64, amsgrad = false}
     ```
   }];
