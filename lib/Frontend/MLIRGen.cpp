@@ -397,7 +397,7 @@ Value MLIRGenImpl::emitCall(const CallExprAST &ast) {
     StringRef callee = ast.getCallee();
     llvm::SmallVector<StringRef> names = opNames();
     std::string hint;
-    if (callee == "sgd" || callee == "adam" || callee == "adamw")
+    if (mlir::dlc::symbolizeOptimizerKind(callee))
       hint = "optimizers belong in an 'optim' statement, e.g. 'optim " +
              callee.str() + "(lr=0.01)'";
     else

@@ -477,13 +477,15 @@ LogicalResult MLIRGenImpl::claimLayer(StringRef name, SrcLoc l) {
 }
 
 Value MLIRGenImpl::declareParameter(Call &c, StringRef name,
-                                    RankedTensorType type, StringRef init,
+                                    RankedTensorType type,
+                                    mlir::dlc::ParameterInit init,
                                     double bound) {
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(graph);
     mlir::dlc::ParameterOp::create(builder, loc(c.loc()), name, type, init,
-                                   llvm::APFloat(bound), mlir::dlc::kRoleWeight,
+                                   llvm::APFloat(bound),
+                                   mlir::dlc::ParameterRole::weight,
                                    /*value=*/nullptr);
   }
   return mlir::dlc::ParamOp::create(builder, loc(c.loc()), type, name)

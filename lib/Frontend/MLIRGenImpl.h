@@ -17,6 +17,7 @@
 #ifndef DLC_LIB_FRONTEND_MLIRGENIMPL_H
 #define DLC_LIB_FRONTEND_MLIRGENIMPL_H
 
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
 #include "dlc/Frontend/AST.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -242,6 +243,20 @@ private:
   std::optional<std::string> stringArg(Call &c, unsigned i,
                                        StringRef defaultValue,
                                        llvm::ArrayRef<StringRef> allowed);
+  /// A string argument naming one of `allowed` by its spelling in the IR
+  /// (`"tanh"` for GeluApproximation::tanh), as stringArg reads it.
+  template <typename EnumT>
+  std::optional<EnumT> enumArg(Call &c, unsigned i, EnumT defaultValue,
+                               llvm::ArrayRef<EnumT> allowed) {
+    llvm::SmallVector<StringRef> names;
+    for (EnumT e : allowed)
+      names.push_back(mlir::dlc::stringifyEnum(e));
+    std::optional<std::string> name =
+        stringArg(c, i, mlir::dlc::stringifyEnum(defaultValue), names);
+    if (!name)
+      return std::nullopt;
+    return mlir::dlc::symbolizeEnum<EnumT>(*name);
+  }
   std::optional<std::string> layerNameArg(Call &c, unsigned i);
   std::optional<llvm::SmallVector<IntElement>> intListArg(Call &c, unsigned i);
   std::optional<llvm::SmallVector<int64_t>>
@@ -258,7 +273,7 @@ private:
   Value makeScalar(const NumberExprAST &number, Type elementType);
   LogicalResult claimLayer(StringRef name, SrcLoc l);
   Value declareParameter(Call &c, StringRef name, RankedTensorType type,
-                         StringRef init, double bound);
+                         mlir::dlc::ParameterInit init, double bound);
 
   MLIRContext &ctx;
   OpBuilder builder;

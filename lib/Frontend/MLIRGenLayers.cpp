@@ -18,6 +18,8 @@ using namespace ::dlc::mlirgen;
 using namespace mlir;
 using llvm::StringRef;
 using llvm::Twine;
+using mlir::dlc::GeluApproximation;
+using mlir::dlc::ParameterInit;
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops and layers
@@ -50,8 +52,9 @@ Value MLIRGenImpl::emitGelu(Call &c) {
   Value x = floatTensorArg(c, 0);
   if (!x)
     return {};
-  std::optional<std::string> approximate =
-      stringArg(c, 1, "none", {"none", "tanh"});
+  std::optional<GeluApproximation> approximate =
+      enumArg(c, 1, GeluApproximation::none,
+              {GeluApproximation::none, GeluApproximation::tanh});
   if (!approximate)
     return {};
   return mlir::dlc::GeluOp::create(builder, loc(c.loc()), x, *approximate)
@@ -175,13 +178,13 @@ Value MLIRGenImpl::emitLinear(Call &c) {
   // PyTorch's default: kaiming_uniform_(a=sqrt(5)) on the weight and the
   // bias both reduce to U(-1/sqrt(in), 1/sqrt(in)).
   double bound = 1.0 / std::sqrt(static_cast<double>(inFeatures));
-  Value weight =
-      declareParameter(c, *name + ".weight", weightType, "uniform", bound);
+  Value weight = declareParameter(c, *name + ".weight", weightType,
+                                  ParameterInit::uniform, bound);
   Value bias;
   if (*hasBias)
     bias = declareParameter(c, *name + ".bias",
                             RankedTensorType::get({*out}, elementType),
-                            "uniform", bound);
+                            ParameterInit::uniform, bound);
   return mlir::dlc::LinearOp::create(builder, loc(c.loc()), resultType, x,
                                      weight, bias)
       .getResult();
@@ -276,8 +279,10 @@ Value MLIRGenImpl::emitLayerNorm(Call &c) {
 
   auto paramType =
       RankedTensorType::get({xType.getShape().back()}, xType.getElementType());
-  Value weight = declareParameter(c, *name + ".weight", paramType, "ones", 0.0);
-  Value bias = declareParameter(c, *name + ".bias", paramType, "zeros", 0.0);
+  Value weight = declareParameter(c, *name + ".weight", paramType,
+                                  ParameterInit::ones, 0.0);
+  Value bias = declareParameter(c, *name + ".bias", paramType,
+                                ParameterInit::zeros, 0.0);
   return mlir::dlc::LayerNormOp::create(builder, loc(c.loc()), xType, x, weight,
                                         bias, builder.getF64FloatAttr(*eps))
       .getResult();
@@ -433,19 +438,21 @@ Value MLIRGenImpl::emitConv2d(Call &c) {
   double bound =
       1.0 /
       std::sqrt(static_cast<double>(perGroup * (*kernel)[0] * (*kernel)[1]));
-  Value weight =
-      declareParameter(c, *name + ".weight", weightType, "uniform", bound);
+  Value weight = declareParameter(c, *name + ".weight", weightType,
+                                  ParameterInit::uniform, bound);
   Value bias;
   if (*hasBias)
     bias = declareParameter(c, *name + ".bias",
                             RankedTensorType::get({*out}, elementType),
-                            "uniform", bound);
-  return mlir::dlc::Conv2DOp::create(
-             builder, loc(c.loc()), resultType, x, weight, bias,
-             builder.getDenseI64ArrayAttr(*stride),
-             builder.getDenseI64ArrayAttr(*padding),
-             builder.getDenseI64ArrayAttr(*dilation),
-             builder.getI64IntegerAttr(*groups), builder.getStringAttr("none"))
+                            ParameterInit::uniform, bound);
+  return mlir::dlc::Conv2DOp::create(builder, loc(c.loc()), resultType, x,
+                                     weight, bias,
+                                     builder.getDenseI64ArrayAttr(*stride),
+                                     builder.getDenseI64ArrayAttr(*padding),
+                                     builder.getDenseI64ArrayAttr(*dilation),
+                                     builder.getI64IntegerAttr(*groups),
+                                     builder.getAttr<mlir::dlc::ActivationAttr>(
+                                         mlir::dlc::Activation::none))
       .getResult();
 }
 
@@ -539,12 +546,14 @@ Value MLIRGenImpl::emitBatchNorm2d(Call &c) {
   auto paramType =
       RankedTensorType::get({xType.getDimSize(1)}, xType.getElementType());
   // nn.BatchNorm2d's state_dict names and initial values.
-  Value weight = declareParameter(c, *name + ".weight", paramType, "ones", 0.0);
-  Value bias = declareParameter(c, *name + ".bias", paramType, "zeros", 0.0);
-  Value mean =
-      declareParameter(c, *name + ".running_mean", paramType, "zeros", 0.0);
-  Value var =
-      declareParameter(c, *name + ".running_var", paramType, "ones", 0.0);
+  Value weight = declareParameter(c, *name + ".weight", paramType,
+                                  ParameterInit::ones, 0.0);
+  Value bias = declareParameter(c, *name + ".bias", paramType,
+                                ParameterInit::zeros, 0.0);
+  Value mean = declareParameter(c, *name + ".running_mean", paramType,
+                                ParameterInit::zeros, 0.0);
+  Value var = declareParameter(c, *name + ".running_var", paramType,
+                               ParameterInit::ones, 0.0);
   return mlir::dlc::BatchNormOp::create(builder, loc(c.loc()), xType, x, weight,
                                         bias, mean, var,
                                         builder.getF64FloatAttr(*eps))

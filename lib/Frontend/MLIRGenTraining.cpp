@@ -18,6 +18,8 @@ using namespace ::dlc::mlirgen;
 using namespace mlir;
 using llvm::StringRef;
 using llvm::Twine;
+using mlir::dlc::LossReduction;
+using mlir::dlc::OptimizerKind;
 
 //===----------------------------------------------------------------------===//
 // The loss and the optimizer
@@ -44,7 +46,9 @@ LogicalResult MLIRGenImpl::emitLoss(const LossStmtAST &loss) {
 DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
   static const StringRef kinds[] = {"sgd", "adam", "adamw"};
   StringRef kind = call.getCallee();
-  if (!llvm::is_contained(kinds, kind))
+  std::optional<OptimizerKind> optimizer =
+      mlir::dlc::symbolizeOptimizerKind(kind);
+  if (!optimizer)
     return error(
         call.loc(), "unknown optimizer '" + kind + "'",
         didYouMeanThen(kind, kinds, "the optimizers are " + joinWords(kinds)));
@@ -53,7 +57,7 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
                  "optimizer hyper-parameters are passed by keyword",
                  "e.g. 'optim " + kind + "(lr=0.01)'");
 
-  bool isSgd = kind == "sgd";
+  bool isSgd = *optimizer == OptimizerKind::sgd;
   llvm::SmallVector<StringRef> valid;
   if (isSgd)
     valid = {"lr", "momentum", "dampening", "weight_decay", "nesterov"};
@@ -65,7 +69,7 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
   if (!isSgd)
     lr = 1e-3;
   double momentum = 0.0, dampening = 0.0, eps = 1e-8;
-  double weightDecay = kind == "adamw" ? 1e-2 : 0.0;
+  double weightDecay = *optimizer == OptimizerKind::adamw ? 1e-2 : 0.0;
   double betas[2] = {0.9, 0.999};
   bool nesterov = false, amsgrad = false;
   SrcLoc nesterovLoc = call.loc();
@@ -173,7 +177,8 @@ DictionaryAttr MLIRGenImpl::buildOptimizer(const CallExprAST &call) {
   auto addF64 = [&](StringRef name, double v) {
     attrs.push_back(builder.getNamedAttr(name, builder.getF64FloatAttr(v)));
   };
-  attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr(kind)));
+  attrs.push_back(builder.getNamedAttr(
+      "kind", builder.getAttr<mlir::dlc::OptimizerKindAttr>(*optimizer)));
   addF64("lr", *lr);
   addF64("weight_decay", weightDecay);
   if (isSgd) {
@@ -203,8 +208,8 @@ Value MLIRGenImpl::emitMseLoss(Call &c) {
   Value target = floatTensorArg(c, 1);
   if (!target)
     return {};
-  std::optional<std::string> reduction =
-      stringArg(c, 2, "mean", {"mean", "sum"});
+  std::optional<LossReduction> reduction = enumArg(
+      c, 2, LossReduction::mean, {LossReduction::mean, LossReduction::sum});
   if (!reduction)
     return {};
   RankedTensorType ti = tensorType(input), tt = tensorType(target);
@@ -227,8 +232,8 @@ Value MLIRGenImpl::emitCrossEntropy(Call &c) {
   Value labels = tensorArg(c, 1);
   if (!labels)
     return {};
-  std::optional<std::string> reduction =
-      stringArg(c, 2, "mean", {"mean", "sum"});
+  std::optional<LossReduction> reduction = enumArg(
+      c, 2, LossReduction::mean, {LossReduction::mean, LossReduction::sum});
   if (!reduction)
     return {};
 

@@ -127,11 +127,11 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
       return failure();
     ParamInfo pi;
     static_cast<TensorInfo &>(pi) = *t;
-    pi.init = p.getInit().str();
+    pi.init = stringifyParameterInit(p.getInit()).str();
     pi.bound = p.getBound().convertToDouble();
     if (p.getValueAttr())
       pi.value = p.getValueAttr();
-    pi.optimizerState = p.getRole() == kRoleOptimizerState;
+    pi.optimizerState = p.getRole() == ParameterRole::optimizer_state;
     info.params.push_back(std::move(pi));
   }
 
@@ -192,13 +192,14 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
            << "hint: mark a func.func with the 'dlc.entry' attribute";
 
   if (auto opt = module->getAttrOfType<DictionaryAttr>(kOptimizerAttrName)) {
-    if (auto kind = opt.getAs<StringAttr>("kind"))
-      info.training.optimizer = kind.str();
-    if (info.training.optimizer == "adam" || info.training.optimizer == "adamw")
-      info.training.stateCopies = 2;
-    else if (info.training.optimizer == "sgd") {
-      auto m = opt.getAs<FloatAttr>("momentum");
-      info.training.stateCopies = m && m.getValueAsDouble() != 0 ? 1 : 0;
+    if (auto kind = opt.getAs<OptimizerKindAttr>("kind")) {
+      info.training.optimizer = stringifyOptimizerKind(kind.getValue()).str();
+      if (kind.getValue() != OptimizerKind::sgd) {
+        info.training.stateCopies = 2;
+      } else {
+        auto m = opt.getAs<FloatAttr>("momentum");
+        info.training.stateCopies = m && m.getValueAsDouble() != 0 ? 1 : 0;
+      }
     }
   }
   return info;

@@ -23,7 +23,7 @@
 // CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @conv_gemm(%x: tensor<2x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x4x4xf32> {
-  %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 0, 1>, activation = "relu"} : (tensor<2x3x9x9xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 0, 1>, activation = #dlc.activation<relu>} : (tensor<2x3x9x9xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
   return %0 : tensor<2x8x4x4xf32>
 }
 

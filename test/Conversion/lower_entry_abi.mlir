@@ -14,7 +14,7 @@
 // CHECK: %[[Y:.*]] = dlc.linear %[[XT]], %[[WT]]
 // CHECK: bufferization.materialize_in_destination %[[Y]] in restrict writable %[[OUT]]
 // CHECK-NEXT: return
-dlc.parameter @fc.weight : tensor<2x4xf32> {init = "uniform", bound = 0.5 : f64}
+dlc.parameter @fc.weight : tensor<2x4xf32> {init = #dlc.init<uniform>, bound = 0.5 : f64}
 func.func @forward(%x: tensor<3x4xf32> {dlc.name = "x"}) -> (tensor<3x2xf32> {dlc.name = "y"}) attributes {dlc.entry} {
   %w = dlc.param @fc.weight : tensor<2x4xf32>
   %y = dlc.linear %x, %w : (tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<3x2xf32>
@@ -29,8 +29,8 @@ func.func @forward(%x: tensor<3x4xf32> {dlc.name = "x"}) -> (tensor<3x2xf32> {dl
 // CHECK-SAME: memref<4xf32> {dlc.name = "a", llvm.noalias}, %{{.*}}: memref<4xf32> {dlc.name = "b", llvm.noalias}, %[[X:.*]]: memref<4xf32> {dlc.name = "x", llvm.noalias}, %[[O1:.*]]: memref<4xf32> {dlc.name = "out0", llvm.noalias}, %[[O2:.*]]: memref<4xf32> {dlc.name = "out1", llvm.noalias})
 // CHECK: bufferization.materialize_in_destination %[[V:.*]] in restrict writable %[[O1]]
 // CHECK: bufferization.materialize_in_destination %[[V]] in restrict writable %[[O2]]
-dlc.parameter @a : tensor<4xf32> {init = "ones"}
-dlc.parameter @b : tensor<4xf32> {init = "zeros"}
+dlc.parameter @a : tensor<4xf32> {init = #dlc.init<ones>}
+dlc.parameter @b : tensor<4xf32> {init = #dlc.init<zeros>}
 func.func @twice(%x: tensor<4xf32> {dlc.name = "x"}) -> (tensor<4xf32>, tensor<4xf32>) attributes {dlc.entry} {
   %r = dlc.relu %x : tensor<4xf32>
   return %r, %r : tensor<4xf32>, tensor<4xf32>
@@ -40,8 +40,8 @@ func.func @twice(%x: tensor<4xf32> {dlc.name = "x"}) -> (tensor<4xf32>, tensor<4
 
 // A training step: the parameters it assigns are writable views of their
 // buffers, and each assignment writes into the parameter's own buffer.
-dlc.parameter @w : tensor<4xf32> {init = "zeros"}
-dlc.parameter @frozen : tensor<4xf32> {init = "ones"}
+dlc.parameter @w : tensor<4xf32> {init = #dlc.init<zeros>}
+dlc.parameter @frozen : tensor<4xf32> {init = #dlc.init<ones>}
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W:[a-z0-9]+]]: memref<4xf32> {dlc.name = "w", llvm.noalias}
 // CHECK-SAME: %[[F:[a-z0-9]+]]: memref<4xf32> {dlc.name = "frozen", llvm.noalias}

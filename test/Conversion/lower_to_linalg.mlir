@@ -15,7 +15,7 @@
 // CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @linear_relu(%x: tensor<32x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<32x8xf32> {
-  %0 = dlc.linear %x, %w, %b {activation = "relu"} : (tensor<32x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<32x8xf32>
+  %0 = dlc.linear %x, %w, %b {activation = #dlc.activation<relu>} : (tensor<32x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<32x8xf32>
   return %0 : tensor<32x8xf32>
 }
 
@@ -173,7 +173,7 @@ func.func @erf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // Parameters are left for dlc-lower-entry-abi.
 // CHECK-LABEL: func.func @keeps_params
 // CHECK: dlc.param @w
-dlc.parameter @w : tensor<4xf32> {init = "ones"}
+dlc.parameter @w : tensor<4xf32> {init = #dlc.init<ones>}
 func.func @keeps_params(%a: tensor<4xf32>) -> tensor<4xf32> {
   %w = dlc.param @w : tensor<4xf32>
   %0 = dlc.gelu %w : tensor<4xf32>
@@ -196,7 +196,7 @@ func.func @keeps_params(%a: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: linalg.generic {{.*}} ins(%[[GB]] : tensor<8xf32>) outs(%[[B]], %[[MB]], %[[VB]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
 // CHECK-NOT: dlc.optimizer_update
 func.func @adam(%s: tensor<f32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>, %gw: tensor<4x8xf32>, %gb: tensor<8xf32>, %mw: tensor<4x8xf32>, %mb: tensor<8xf32>, %vw: tensor<4x8xf32>, %vb: tensor<8xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<8xf32>) {
-  %u:7 = dlc.optimizer_update step(%s : tensor<f32>) params(%w, %b : tensor<4x8xf32>, tensor<8xf32>) grads(%gw, %gb : tensor<4x8xf32>, tensor<8xf32>) states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  %u:7 = dlc.optimizer_update step(%s : tensor<f32>) params(%w, %b : tensor<4x8xf32>, tensor<8xf32>) grads(%gw, %gb : tensor<4x8xf32>, tensor<8xf32>) states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
   return %u#0, %u#1, %u#2 : tensor<f32>, tensor<4x8xf32>, tensor<8xf32>
 }
 
@@ -209,7 +209,7 @@ func.func @adam(%s: tensor<f32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>, %gw: te
 // CHECK: linalg.generic
 // CHECK: arith.select %[[FIRST]]
 func.func @sgd(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) -> tensor<4xf32> {
-  %u:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%m : tensor<4xf32>) config {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  %u:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%m : tensor<4xf32>) config {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
   return %u#1 : tensor<4xf32>
 }
 
@@ -227,7 +227,7 @@ func.func @sgd(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor
 // broadcast_to and scale are elementwise generics; fill is linalg.fill
 // CHECK: linalg.fill
 func.func @gradient_ops(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>, %y: tensor<4xi64>, %l: tensor<f32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) {
-  %a = dlc.activation_grad %x, %g {activation = "relu"} : tensor<4x8xf32>
+  %a = dlc.activation_grad %x, %g {activation = #dlc.activation<relu>} : tensor<4x8xf32>
   %c = dlc.cross_entropy_grad %x, %y, %l : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
   %dx, %dw, %db = dlc.layer_norm_grad %x, %w, %g : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   %b = dlc.broadcast_to %w : (tensor<8xf32>) -> tensor<4x8xf32>

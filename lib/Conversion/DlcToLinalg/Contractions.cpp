@@ -117,10 +117,10 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
 
     // Epilogue: bias and activation (and the transpose back) in one
     // elementwise loop.
-    StringRef act = op.getActivation();
+    Activation act = op.getActivation();
     bool hasBias = static_cast<bool>(op.getBias());
     bool narrow = accElemTy != elemTy;
-    if (hasBias || act != "none" || transposeInput || narrow) {
+    if (hasBias || act != Activation::none || transposeInput || narrow) {
       SmallVector<Value> ins{y};
       SmallVector<AffineMap> maps{yMap};
       if (hasBias) {

@@ -119,7 +119,7 @@ AffineExpr windowExpr(AffineExpr out, AffineExpr tap, int64_t stride,
 /// The convolution of `x` [N, C, H, W] with `w` [O, C/groups, KH, KW], plus
 /// `bias` [O] (may be null), through `act`, as `resTy` [N, O, OH, OW].
 Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
-             const ConvAttrs &attrs, StringRef act, RankedTensorType resTy) {
+             const ConvAttrs &attrs, Activation act, RankedTensorType resTy) {
   MLIRContext *ctx = b.getContext();
   auto xTy = tensorTy(x), wTy = tensorTy(w);
   Type et = resTy.getElementType(), acc = accumulatorType(b, et);
@@ -257,7 +257,7 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   // Epilogue: bias, activation, rounding and the transpose back to NCHW in
   // one elementwise loop (nothing to do for a plain grouped convolution).
   bool hasBias = static_cast<bool>(bias);
-  if (!hasBias && act == "none" && acc == et && yMap.isIdentity())
+  if (!hasBias && act == Activation::none && acc == et && yMap.isIdentity())
     return y;
   int64_t rank = epiTy.getRank();
   SmallVector<Value> ins{y};
@@ -361,8 +361,8 @@ struct LowerConv2DGradInput : OpRewritePattern<Conv2DGradInputOp> {
     Value wt =
         gather(b, loc, w, wMap, RankedTensorType::get({c, og, kh, kw}, et));
     ConvAttrs flipped{{1, 1}, {0, 0, 0, 0}, attrs.dilations, attrs.groups};
-    b.replaceOp(op,
-                conv2d(b, loc, spreadG, wt, Value(), flipped, "none", resTy));
+    b.replaceOp(op, conv2d(b, loc, spreadG, wt, Value(), flipped,
+                           Activation::none, resTy));
     return success();
   }
 };

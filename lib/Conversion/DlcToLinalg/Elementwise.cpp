@@ -56,16 +56,19 @@ template <typename SrcOp> struct LowerUnary : OpRewritePattern<SrcOp> {
 template <typename OpTy>
 Value activationFn(OpBuilder &b, Location l, Value x, OpTy) {
   if constexpr (std::is_same_v<OpTy, ReluOp>)
-    return applyActivation(b, l, "relu", x);
+    return applyActivation(b, l, Activation::relu, x);
   else if constexpr (std::is_same_v<OpTy, TanhOp>)
-    return applyActivation(b, l, "tanh", x);
+    return applyActivation(b, l, Activation::tanh, x);
   else
-    return applyActivation(b, l, "sigmoid", x);
+    return applyActivation(b, l, Activation::sigmoid, x);
 }
 
 Value geluFn(OpBuilder &b, Location l, Value x, GeluOp op) {
-  return applyActivation(
-      b, l, op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu", x);
+  return applyActivation(b, l,
+                         op.getApproximate() == GeluApproximation::tanh
+                             ? Activation::gelu_tanh
+                             : Activation::gelu,
+                         x);
 }
 Value expFn(OpBuilder &b, Location l, Value x, ExpOp) {
   return math::ExpOp::create(b, l, x);
@@ -115,7 +118,7 @@ struct LowerBroadcastTo : OpRewritePattern<BroadcastToOp> {
 };
 
 /// `g * f'(x)` for the activation `act`, with PyTorch's formulas.
-Value activationGradient(OpBuilder &b, Location loc, StringRef act, Value x,
+Value activationGradient(OpBuilder &b, Location loc, Activation act, Value x,
                          Value g) {
   Type t = x.getType();
   auto c = [&](double v) { return floatConst(b, loc, t, v); };
@@ -128,20 +131,20 @@ Value activationGradient(OpBuilder &b, Location loc, StringRef act, Value x,
   auto sub = [&](Value l, Value r) {
     return arith::SubFOp::create(b, loc, l, r).getResult();
   };
-  if (act == "relu") {
+  if (act == Activation::relu) {
     Value pos =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(0.0));
     return arith::SelectOp::create(b, loc, pos, g, c(0.0));
   }
-  if (act == "tanh") {
+  if (act == Activation::tanh) {
     Value y = math::TanhOp::create(b, loc, x);
     return mul(g, sub(c(1.0), mul(y, y)));
   }
-  if (act == "sigmoid") {
-    Value y = applyActivation(b, loc, "sigmoid", x);
+  if (act == Activation::sigmoid) {
+    Value y = applyActivation(b, loc, Activation::sigmoid, x);
     return mul(mul(g, sub(c(1.0), y)), y);
   }
-  if (act == "gelu") {
+  if (act == Activation::gelu) {
     Value cdf = mul(
         c(0.5), add(c(1.0), math::ErfOp::create(b, loc, mul(x, c(M_SQRT1_2)))));
     Value pdf = mul(c(M_2_SQRTPI * M_SQRT1_2 * 0.5),
@@ -164,7 +167,7 @@ struct LowerActivationGrad : OpRewritePattern<ActivationGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ActivationGradOp op,
                                 PatternRewriter &b) const override {
-    StringRef act = op.getActivation();
+    Activation act = op.getActivation();
     b.replaceOp(op, elementwise(b, op.getLoc(), tensorTy(op.getResult()),
                                 ValueRange{op.getInput(), op.getGrad()},
                                 [&](OpBuilder &nb, Location l, ValueRange a) {

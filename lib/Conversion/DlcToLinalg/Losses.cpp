@@ -40,7 +40,7 @@ struct LowerMseLoss : OpRewritePattern<MseLossOp> {
                             nb, l, acc, arith::MulFOp::create(nb, l, d, d))
                      .getResult();
                });
-    if (op.getReduction() == "mean")
+    if (op.getReduction() == LossReduction::mean)
       y = scale(b, loc, y, 1.0 / static_cast<double>(ty.getNumElements()));
     b.replaceOp(op, y);
     return success();
@@ -113,7 +113,7 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
               arith::SubFOp::create(nb, l, lse, picked));
           return arith::AddFOp::create(nb, l, acc, term);
         });
-    if (op.getReduction() == "mean")
+    if (op.getReduction() == LossReduction::mean)
       y = elementwise(
           b, loc, tensorTy(y),
           ValueRange{y, countLabels(b, loc, op.getLabels(), et, ignore)},
@@ -138,7 +138,7 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
     int64_t ignore = op.getIgnoreIndex();
     // The factor: g, divided by the rows counted for a mean.
     Value factor = op.getGrad();
-    if (op.getReduction() == "mean")
+    if (op.getReduction() == LossReduction::mean)
       factor = elementwise(
           b, loc, tensorTy(factor),
           ValueRange{factor, countLabels(b, loc, op.getLabels(), et, ignore)},

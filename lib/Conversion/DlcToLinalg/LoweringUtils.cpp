@@ -10,6 +10,7 @@
 
 #include "LoweringUtils.h"
 
+#include "dlc/Dialect/Dlc/IR/DlcOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -212,12 +213,12 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
                                        ArrayRef<ReassociationIndices>{all});
 }
 
-/// Applies a named activation to one element.
-Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
+/// Applies an activation to one element.
+Value applyActivation(OpBuilder &b, Location loc, Activation act, Value x) {
   Type t = x.getType();
-  if (act == "none")
+  if (act == Activation::none)
     return x;
-  if (act == "relu") {
+  if (act == Activation::relu) {
     // x < 0 ? 0 : x, PyTorch's relu to the bit: NaN and -0 pass through.
     // A compare and a select vectorise to a blend; arith.maximumf's
     // expansion on x86 (no native IEEE maximum) branches on the data.
@@ -226,9 +227,9 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
     return arith::SelectOp::create(b, loc, neg, zero, x);
   }
-  if (act == "tanh")
+  if (act == Activation::tanh)
     return math::TanhOp::create(b, loc, x);
-  if (act == "sigmoid") {
+  if (act == Activation::sigmoid) {
     Value one = floatConst(b, loc, t, 1.0);
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
     return arith::DivFOp::create(b, loc, one,
@@ -236,7 +237,7 @@ Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
   }
   Value half = floatConst(b, loc, t, 0.5), one = floatConst(b, loc, t, 1.0);
   Value inner;
-  if (act == "gelu") {
+  if (act == Activation::gelu) {
     Value s =
         arith::MulFOp::create(b, loc, x, floatConst(b, loc, t, M_SQRT1_2));
     inner = math::ErfOp::create(b, loc, s);

@@ -16,6 +16,12 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cstdint>
+
+namespace mlir::dlc {
+enum class Activation : uint32_t; // DlcAttrs.td
+} // namespace mlir::dlc
+
 namespace mlir::dlc::lowering {
 
 using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
@@ -61,8 +67,8 @@ Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
               bool keepdim);
 /// Row-major reshape between static shapes, as views.
 Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
-/// Applies a named activation (`none`, `relu`, ...) to one element.
-Value applyActivation(OpBuilder &b, Location loc, StringRef act, Value x);
+/// Applies an activation (`none`, `relu`, ...) to one element.
+Value applyActivation(OpBuilder &b, Location loc, Activation act, Value x);
 /// Multiplies every element of `v` by `factor`.
 Value scale(OpBuilder &b, Location loc, Value v, double factor);
 /// Row maximum and sum(exp(x - max)) along `dim` of `x`; both drop `dim`.

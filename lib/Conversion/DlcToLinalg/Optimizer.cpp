@@ -78,7 +78,7 @@ public:
         scaled(!op.getScaler().empty()) {}
 
   void lower() {
-    StringRef kind = cfg.getAs<StringAttr>("kind").getValue();
+    OptimizerKind kind = cfg.getAs<OptimizerKindAttr>("kind").getValue();
     Value step = op.getStep();
     Type st = tensorTy(step).getElementType();
     if (scaled)
@@ -96,7 +96,7 @@ public:
 
     newParams.resize(op.getParams().size());
     newStates.resize(op.getStates().size());
-    if (kind == "sgd")
+    if (kind == OptimizerKind::sgd)
       updateSgd(oldStep, st);
     else
       updateAdam(kind, newStep);
@@ -215,9 +215,9 @@ private:
     }
   }
 
-  /// Adam, or AdamW (`kind` "adamw": decoupled weight decay), as
+  /// Adam, or AdamW (`kind` adamw: decoupled weight decay), as
   /// torch.optim.Adam and AdamW.
-  void updateAdam(StringRef kind, Value newStep) {
+  void updateAdam(OptimizerKind kind, Value newStep) {
     size_t n = op.getParams().size();
     Type f64 = b.getF64Type();
     double lr = num("lr"), wd = num("weight_decay");
@@ -225,7 +225,7 @@ private:
     double beta1 = cast<FloatAttr>(betas[0]).getValueAsDouble();
     double beta2 = cast<FloatAttr>(betas[1]).getValueAsDouble();
     double eps = num("eps");
-    bool decoupled = kind == "adamw";
+    bool decoupled = kind == OptimizerKind::adamw;
     // Bias corrections in double precision, like PyTorch's Python floats.
     Value k = arith::FPToSIOp::create(b, loc, b.getI64Type(), newStep);
     Value one = floatConst(b, loc, f64, 1.0);

@@ -251,12 +251,14 @@ LogicalResult OnnxImporter::importGelu(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
   if (failed(x))
     return failure();
-  std::string approximate = stringAttr(node, "approximate", "none");
-  if (approximate != "none" && approximate != "tanh")
-    return nodeError(node, "unknown approximate '" + approximate +
+  std::string name = stringAttr(node, "approximate", "none");
+  std::optional<ddlc::GeluApproximation> approximate =
+      ddlc::symbolizeGeluApproximation(name);
+  if (!approximate)
+    return nodeError(node, "unknown approximate '" + name +
                                "' (expected 'none' or 'tanh')");
   define(node, 0,
-         ddlc::GeluOp::create(builder, nodeLoc(node), *x, approximate));
+         ddlc::GeluOp::create(builder, nodeLoc(node), *x, *approximate));
   return success();
 }
 

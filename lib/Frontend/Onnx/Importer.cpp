@@ -716,9 +716,11 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name, Item &item,
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(body->getParentOp());
-    ddlc::ParameterOp::create(
-        builder, loc, sym, type, "data", llvm::APFloat(0.0),
-        isTrainable(c) ? ddlc::kRoleWeight : ddlc::kRoleConstant, value);
+    ddlc::ParameterOp::create(builder, loc, sym, type,
+                              ddlc::ParameterInit::data, llvm::APFloat(0.0),
+                              isTrainable(c) ? ddlc::ParameterRole::weight
+                                             : ddlc::ParameterRole::constant,
+                              value);
   }
   item.value = ddlc::ParamOp::create(builder, loc, type, sym).getResult();
   return item.value;

@@ -307,7 +307,8 @@ LogicalResult OnnxImporter::importConv(const onnx::NodeProto &node) {
         win->padding[i + 2], win->dilations[i]));
   Value r = ddlc::Conv2DOp::create(
       builder, nodeLoc(node), RankedTensorType::get(shape, tx.getElementType()),
-      *x, *w, bias, win->strides, win->padding, win->dilations, groups, "none");
+      *x, *w, bias, win->strides, win->padding, win->dilations, groups,
+      ddlc::Activation::none);
   if (oneD) {
     auto r3 = reshape(node, r, {shape[0], shape[1], shape[3]});
     if (failed(r3))

@@ -7,8 +7,8 @@
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[XT:.*]] = dlc.transpose %arg0 [1, 0] : (tensor<4x2xf32>) -> tensor<2x4xf32>
 // CHECK: dlc.matmul %[[XT]], %[[G:.*]] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<2x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<2x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x2xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x3xf32>
     %a = dlc.matmul %x, %p : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
@@ -23,8 +23,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[XT:.*]] = dlc.transpose %arg0 [0, 2, 1] : (tensor<5x4x2xf32>) -> tensor<5x2x4xf32>
 // CHECK: dlc.matmul %[[XT]], %{{.*}} : (tensor<5x2x4xf32>, tensor<5x4x3xf32>) -> tensor<5x2x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<5x2x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<5x2x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<5x4x2xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<5x2x3xf32>
     %a = dlc.matmul %x, %p : (tensor<5x4x2xf32>, tensor<5x2x3xf32>) -> tensor<5x4x3xf32>
@@ -40,8 +40,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[G:.*]] = dlc.broadcast_to %{{.*}} : (tensor<1x1xf32>) -> tensor<4x3xf32>
 // CHECK: %[[DP:.*]] = dlc.sum %[[G]] {dims = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<3xf32>
 // CHECK: dlc.optimizer_update {{.*}} grads(%[[DP]] : tensor<3xf32>)
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<3xf32>
     %a = dlc.add %x, %p : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
@@ -58,8 +58,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[S:.*]] = dlc.sum %[[N]] {dims = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
 // CHECK: %[[DP:.*]] = dlc.reshape %[[S]] : (tensor<4xf32>) -> tensor<4x1xf32>
 // CHECK: grads(%[[DP]] : tensor<4x1xf32>)
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x1xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x1xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x1xf32>
     %a = dlc.sub %x, %p : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
@@ -77,8 +77,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[T:.*]] = dlc.div %[[GQ]], %[[P]] :
 // CHECK: %[[DP:.*]] = dlc.neg %[[T]] :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a = dlc.div %x, %p : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
@@ -101,8 +101,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[GL:.*]] = dlc.div %[[GS]], %[[E]] :
 // CHECK: %[[GE:.*]] = dlc.mul %[[GL]], %[[E]] :
 // CHECK: grads(%[[GE]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a0 = dlc.exp %p : tensor<4x3xf32>
@@ -126,8 +126,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[PDF:.*]] = dlc.scale %[[E]], 1.1283791670955126 :
 // CHECK: %[[G:.*]] = dlc.mul %{{.*}}, %[[PDF]] :
 // CHECK: grads(%[[G]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a = dlc.erf %p : tensor<4x3xf32>
@@ -142,19 +142,19 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[T:.*]] = dlc.tanh %[[P:.*]] :
 // CHECK: %[[S:.*]] = dlc.sigmoid %[[T]] :
-// CHECK: %[[G:.*]] = dlc.gelu %[[S]] {approximate = "tanh"} :
-// CHECK: %[[D1:.*]] = dlc.activation_grad %[[G]], %{{.*}} {activation = "relu"}
-// CHECK: %[[D2:.*]] = dlc.activation_grad %[[S]], %[[D1]] {activation = "gelu_tanh"}
-// CHECK: %[[D3:.*]] = dlc.activation_grad %[[T]], %[[D2]] {activation = "sigmoid"}
-// CHECK: %[[D4:.*]] = dlc.activation_grad %[[P]], %[[D3]] {activation = "tanh"}
+// CHECK: %[[G:.*]] = dlc.gelu %[[S]] {approximate = #dlc.approximate<tanh>} :
+// CHECK: %[[D1:.*]] = dlc.activation_grad %[[G]], %{{.*}} {activation = #dlc.activation<relu>}
+// CHECK: %[[D2:.*]] = dlc.activation_grad %[[S]], %[[D1]] {activation = #dlc.activation<gelu_tanh>}
+// CHECK: %[[D3:.*]] = dlc.activation_grad %[[T]], %[[D2]] {activation = #dlc.activation<sigmoid>}
+// CHECK: %[[D4:.*]] = dlc.activation_grad %[[P]], %[[D3]] {activation = #dlc.activation<tanh>}
 // CHECK: grads(%[[D4]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a0 = dlc.tanh %p : tensor<4x3xf32>
     %a1 = dlc.sigmoid %a0 : tensor<4x3xf32>
-    %a2 = dlc.gelu %a1 {approximate = "tanh"} : tensor<4x3xf32>
+    %a2 = dlc.gelu %a1 {approximate = #dlc.approximate<tanh>} : tensor<4x3xf32>
     %a = dlc.relu %a2 : tensor<4x3xf32>
     %l = dlc.sum %a {dims = array<i64: 0, 1>} : (tensor<4x3xf32>) -> tensor<f32>
     return %l : tensor<f32>
@@ -179,8 +179,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[D:.*]] = dlc.sub %[[GY]], %[[S]] :
 // CHECK: %[[DP:.*]] = dlc.mul %[[Y]], %[[D]] :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a0 = dlc.softmax %p {dim = 1 : i64} : tensor<4x3xf32>
@@ -198,8 +198,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %{{.*}}, %[[DW:.*]], %[[DB:.*]] = dlc.layer_norm_grad %arg0, %[[P:.*]], %{{.*}} :
 // CHECK: %[[DP:.*]] = dlc.add %[[DB]], %[[DW]] :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<3xf32>
     %b = dlc.param @p : tensor<3xf32>
@@ -216,8 +216,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[T:.*]] = dlc.transpose %{{.*}} [1, 0] : (tensor<6x2xf32>) -> tensor<2x6xf32>
 // CHECK: %[[DP:.*]] = dlc.reshape %[[T]] : (tensor<2x6xf32>) -> tensor<4x3xf32>
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a0 = dlc.reshape %p : (tensor<4x3xf32>) -> tensor<2x6xf32>
@@ -235,8 +235,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[B:.*]] = dlc.broadcast_to %[[R]] : (tensor<4x1xf32>) -> tensor<4x3xf32>
 // CHECK: %[[DP:.*]] = dlc.scale %[[B]], 0.33333333333333331 :
 // CHECK: grads(%[[DP]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %a = dlc.mean %p {dims = array<i64: 1>, keepdim = false} : (tensor<4x3xf32>) -> tensor<4xf32>
@@ -251,8 +251,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // concat: each input's gradient is its window of the result's gradient
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.slice %{{.*}} {offsets = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<4x5xf32>) -> tensor<4x2xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x2xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x2xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x2xf32>
     %c = dlc.concat %x, %p {dim = 1 : i64} : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<4x5xf32>
@@ -267,8 +267,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // slice: the gradient is placed back into zeros at the window
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.slice_grad %{{.*}} {offsets = array<i64: 1, 0>, strides = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<5x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<5x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<5x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x3xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<5x3xf32>
     %s = dlc.slice %p {offsets = array<i64: 1, 0>, strides = array<i64: 2, 1>} : (tensor<5x3xf32>) -> tensor<2x3xf32>
@@ -284,8 +284,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // the integer indices get none
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.gather_grad %{{.*}}, %arg0 : (tensor<2x3x4xf32>, tensor<2x3xi64>) -> tensor<10x4xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<10x4xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<10x4xf32> {init = #dlc.init<ones>}
   func.func @loss(%ids: tensor<2x3xi64> {dlc.name = "ids"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<10x4xf32>
     %e = dlc.gather %p, %ids : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
@@ -301,8 +301,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // the integer indices get none.
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.gather_elements_grad %{{.*}}, %arg0 {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x5xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<2x5xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<2x5xf32> {init = #dlc.init<ones>}
   func.func @loss(%idx: tensor<2x3xi64> {dlc.name = "idx"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x5xf32>
     %e = dlc.gather_elements %p, %idx {axis = 1 : i64} : (tensor<2x5xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
@@ -319,8 +319,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[Z:.*]] = dlc.fill 0.000000e+00 : tensor<f32>
 // CHECK: dlc.where %{{.*}}, %[[Z]], %{{.*}} : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%m: tensor<4x3xf32> {dlc.name = "m"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3xf32>
     %z = dlc.fill 5.0 : tensor<f32>
@@ -336,8 +336,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // gradient
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.slice %{{.*}} {offsets = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<2x3xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<2x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<2x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<4x6xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x3xf32>
     %g = dlc.slice_grad %p {offsets = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
@@ -362,11 +362,11 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK: %[[DQ:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
 // CHECK: %[[DK:.*]] = dlc.matmul %{{.*}}, %{{.*}} : (tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
 // CHECK: dlc.optimizer_update {{.*}} grads(%[[DQ]], %[[DK]], %[[DV]], %[[DM]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @q : tensor<2x3x4xf32> {init = "ones"}
-  dlc.parameter @k : tensor<2x5x4xf32> {init = "ones"}
-  dlc.parameter @v : tensor<2x5x6xf32> {init = "ones"}
-  dlc.parameter @m : tensor<3x5xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @q : tensor<2x3x4xf32> {init = #dlc.init<ones>}
+  dlc.parameter @k : tensor<2x5x4xf32> {init = #dlc.init<ones>}
+  dlc.parameter @v : tensor<2x5x6xf32> {init = #dlc.init<ones>}
+  dlc.parameter @m : tensor<3x5xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x3x6xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %q = dlc.param @q : tensor<2x3x4xf32>
     %k = dlc.param @k : tensor<2x5x4xf32>

@@ -10,9 +10,9 @@
 // CHECK: dlc.conv2d_grad_weight %arg0, %{{.*}} {padding = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x9x9xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
 // CHECK: dlc.sum %{{.*}} {dims = array<i64: 0, 2, 3>} : (tensor<2x4x4x4xf32>) -> tensor<4xf32>
 // CHECK: dlc.optimizer_update
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<4x3x3x3xf32> {init = "ones"}
-  dlc.parameter @b : tensor<4xf32> {init = "zeros"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<4x3x3x3xf32> {init = #dlc.init<ones>}
+  dlc.parameter @b : tensor<4xf32> {init = #dlc.init<zeros>}
   func.func @loss(%x: tensor<2x3x9x9xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<4x3x3x3xf32>
     %b = dlc.param @b : tensor<4xf32>
@@ -29,16 +29,16 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[Z:.*]] = dlc.conv2d %{{.*}}, %{{.*}} {groups = 2 : i64}
 // CHECK: %[[A:.*]] = dlc.relu %[[Z]]
-// CHECK: %[[DZ:.*]] = dlc.activation_grad %[[Z]], %{{.*}} {activation = "relu"}
+// CHECK: %[[DZ:.*]] = dlc.activation_grad %[[Z]], %{{.*}} {activation = #dlc.activation<relu>}
 // CHECK: dlc.conv2d_grad_input %[[DZ]], %{{.*}} {groups = 2 : i64} : (tensor<2x4x7x7xf32>, tensor<4x1x3x3xf32>) -> tensor<2x2x9x9xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<2x9x9xf32> {init = "ones"}
-  dlc.parameter @w : tensor<4x1x3x3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<2x9x9xf32> {init = #dlc.init<ones>}
+  dlc.parameter @w : tensor<4x1x3x3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x2x9x9xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<2x9x9xf32>
     %w = dlc.param @w : tensor<4x1x3x3xf32>
     %h = dlc.mul %x, %p : (tensor<2x2x9x9xf32>, tensor<2x9x9xf32>) -> tensor<2x2x9x9xf32>
-    %c = dlc.conv2d %h, %w {groups = 2, activation = "relu"} : (tensor<2x2x9x9xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x7x7xf32>
+    %c = dlc.conv2d %h, %w {groups = 2, activation = #dlc.activation<relu>} : (tensor<2x2x9x9xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x7x7xf32>
     %l = dlc.sum %c {dims = array<i64: 0, 1, 2, 3>} : (tensor<2x4x7x7xf32>) -> tensor<f32>
     return %l : tensor<f32>
   }
@@ -49,8 +49,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // max_pool2d: max_pool2d_grad of the pool's input and the gradient.
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.max_pool2d_grad %{{.*}}, %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x4x4xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<1x2x4x4xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<1x2x4x4xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<1x2x4x4xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<1x2x4x4xf32>
     %h = dlc.mul %x, %p : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
@@ -65,8 +65,8 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // avg_pool2d: avg_pool2d_grad with the pool's attributes.
 // CHECK-LABEL: func.func @train_step
 // CHECK: dlc.avg_pool2d_grad %{{.*}} {count_include_pad = true, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @p : tensor<1x2x4x4xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @p : tensor<1x2x4x4xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<1x2x4x4xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %p = dlc.param @p : tensor<1x2x4x4xf32>
     %h = dlc.mul %x, %p : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
@@ -90,11 +90,11 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-DAG: dlc.assign @bias, %[[D]]#2
 // CHECK-NOT: dlc.assign @mean
 // CHECK-NOT: dlc.assign @var
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @scale : tensor<3xf32> {init = "ones"}
-  dlc.parameter @bias : tensor<3xf32> {init = "zeros"}
-  dlc.parameter @mean : tensor<3xf32> {init = "zeros"}
-  dlc.parameter @var : tensor<3xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @scale : tensor<3xf32> {init = #dlc.init<ones>}
+  dlc.parameter @bias : tensor<3xf32> {init = #dlc.init<zeros>}
+  dlc.parameter @mean : tensor<3xf32> {init = #dlc.init<zeros>}
+  dlc.parameter @var : tensor<3xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x3x4x4xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %s = dlc.param @scale : tensor<3xf32>
     %b = dlc.param @bias : tensor<3xf32>
@@ -117,9 +117,9 @@ module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum =
 // CHECK-DAG: %[[DX:.*]] = dlc.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<4x3x2x2xf32>) -> tensor<2x4x4x4xf32>
 // CHECK-DAG: %[[DW:.*]] = dlc.conv2d_grad_weight %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x2x2xf32>
 // CHECK: dlc.optimizer_update {{.*}} grads(%[[DX]], %[[DW]] :
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @g : tensor<2x4x4x4xf32> {init = "ones"}
-  dlc.parameter @p : tensor<4x3x2x2xf32> {init = "ones"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @g : tensor<2x4x4x4xf32> {init = #dlc.init<ones>}
+  dlc.parameter @p : tensor<4x3x2x2xf32> {init = #dlc.init<ones>}
   func.func @loss(%x: tensor<2x3x8x8xf32> {dlc.name = "x"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %g = dlc.param @g : tensor<2x4x4x4xf32>
     %p = dlc.param @p : tensor<4x3x2x2xf32>

@@ -27,7 +27,7 @@ func.func @mlp(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %l = dlc.log_softmax %h2 {dim = 1 : i64} : tensor<4x8xf32>
   return %l : tensor<4x8xf32>
 }
-dlc.parameter @w : tensor<8x8xf32> {init = "uniform", bound = 0.3 : f64}
+dlc.parameter @w : tensor<8x8xf32> {init = #dlc.init<uniform>, bound = 0.3 : f64}
 
 // -----
 
@@ -109,6 +109,6 @@ func.func @image_ops(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x
   %b = dlc.batch_norm %h, %s, %s, %s, %s : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %a, %m, %c, %b : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x3x4x4xf32>, tensor<1x2x4x4xf32>
 }
-dlc.parameter @w : tensor<4x4xf32> {init = "uniform", bound = 0.5 : f64}
-dlc.parameter @k : tensor<3x2x1x1xf32> {init = "uniform", bound = 0.5 : f64}
-dlc.parameter @s : tensor<2xf32> {init = "ones"}
+dlc.parameter @w : tensor<4x4xf32> {init = #dlc.init<uniform>, bound = 0.5 : f64}
+dlc.parameter @k : tensor<3x2x1x1xf32> {init = #dlc.init<uniform>, bound = 0.5 : f64}
+dlc.parameter @s : tensor<2xf32> {init = #dlc.init<ones>}

@@ -4,8 +4,8 @@
 // the state is zero); the fused update gets the scaler and returns the new
 // scale, growth tracker and whether it skipped; the scaler's state is
 // optimizer state, and train_step reports `skipped`.
-// CHECK: dlc.parameter @optimizer.loss_scale : tensor<f32> {init = "zeros", role = "optimizer_state"}
-// CHECK: dlc.parameter @optimizer.growth_tracker : tensor<f32> {init = "zeros", role = "optimizer_state"}
+// CHECK: dlc.parameter @optimizer.loss_scale : tensor<f32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>}
+// CHECK: dlc.parameter @optimizer.growth_tracker : tensor<f32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>}
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: -> (tensor<f32> {dlc.name = "loss"}, tensor<i32> {dlc.name = "skipped"})
 // CHECK: %[[S:.*]] = dlc.param @optimizer.loss_scale
@@ -16,8 +16,8 @@
 // CHECK: dlc.assign @optimizer.loss_scale, %[[U]]#3
 // CHECK: dlc.assign @optimizer.growth_tracker, %[[U]]#4
 // CHECK: return %{{.*}}, %[[U]]#5 : tensor<f32>, tensor<i32>
-module attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
-  dlc.parameter @w : tensor<4x3xf32> {bound = 0.5 : f64, init = "uniform"}
+module attributes {dlc.optimizer = {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false}} {
+  dlc.parameter @w : tensor<4x3xf32> {bound = 0.5 : f64, init = #dlc.init<uniform>}
   func.func @loss(%x: tensor<2x3xf32> {dlc.name = "x"}, %t: tensor<2x4xf32> {dlc.name = "t"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.loss} {
     %w = dlc.param @w : tensor<4x3xf32>
     %h = dlc.linear %x, %w : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>

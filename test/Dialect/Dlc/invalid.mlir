@@ -17,10 +17,39 @@ func.func @linear_bad_bias(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tenso
 
 // -----
 
+// An activation outside the closed set is a parse error at its spelling.
 func.func @linear_bad_activation(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{has unknown activation 'swish'}}
-  %0 = dlc.linear %x, %w {activation = "swish"} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  // expected-error @+2 {{expected ::mlir::dlc::Activation to be one of: none, relu, gelu, gelu_tanh, tanh, sigmoid}}
+  // expected-error @+1 {{failed to parse Dlc_ActivationAttr parameter 'value'}}
+  %0 = dlc.linear %x, %w {activation = #dlc.activation<swish>} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// The activation is an enum attribute, not a string.
+func.func @linear_string_activation(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{attribute 'activation' failed to satisfy constraint: An activation: none, relu, gelu, gelu_tanh, tanh or sigmoid}}
+  %0 = dlc.linear %x, %w {activation = "relu"} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @gelu_bad_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{expected ::mlir::dlc::GeluApproximation to be one of: none, tanh}}
+  // expected-error @+1 {{failed to parse Dlc_GeluApproximationAttr parameter 'value'}}
+  %0 = dlc.gelu %x {approximate = #dlc.approximate<sigmoid>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @conv2d_bad_activation(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+2 {{expected ::mlir::dlc::Activation to be one of}}
+  // expected-error @+1 {{failed to parse Dlc_ActivationAttr parameter 'value'}}
+  %0 = dlc.conv2d %x, %w {activation = #dlc.activation<elu>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
 }
 
 // -----
@@ -105,6 +134,24 @@ func.func @mse_types(%a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<f32> {
 
 // -----
 
+func.func @mse_bad_reduction(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+2 {{expected ::mlir::dlc::LossReduction to be one of: mean, sum}}
+  // expected-error @+1 {{failed to parse Dlc_LossReductionAttr parameter 'value'}}
+  %0 = dlc.mse_loss %a, %b {reduction = #dlc.reduction<none>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_bad_reduction(%l: tensor<4x10xf32>, %y: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+2 {{expected ::mlir::dlc::LossReduction to be one of: mean, sum}}
+  // expected-error @+1 {{failed to parse Dlc_LossReductionAttr parameter 'value'}}
+  %0 = dlc.cross_entropy %l, %y {reduction = #dlc.reduction<max>} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 func.func @layer_norm_weight(%a: tensor<4x5xf32>, %g: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4x5xf32> {
   // expected-error @+1 {{weight and bias must be [5] of 'f32'}}
   %0 = dlc.layer_norm %a, %g, %b : (tensor<4x5xf32>, tensor<4xf32>, tensor<5xf32>) -> tensor<4x5xf32>
@@ -113,12 +160,23 @@ func.func @layer_norm_weight(%a: tensor<4x5xf32>, %g: tensor<4xf32>, %b: tensor<
 
 // -----
 
-// expected-error @+1 {{has unknown init 'normal'}}
-dlc.parameter @p : tensor<4xf32> {init = "normal"}
+// expected-error @+2 {{expected ::mlir::dlc::ParameterInit to be one of: uniform, zeros, ones, data}}
+// expected-error @+1 {{failed to parse Dlc_ParameterInitAttr parameter 'value'}}
+dlc.parameter @p : tensor<4xf32> {init = #dlc.init<normal>}
 
 // -----
 
-dlc.parameter @p : tensor<4xf32> {init = "zeros"}
+// expected-error @+1 {{'dlc.parameter' op with init 'data' needs a 'value' attribute}}
+dlc.parameter @p : tensor<4xf32> {init = #dlc.init<data>}
+
+// -----
+
+// expected-error @+1 {{'dlc.parameter' op has a 'value' attribute but init is not 'data'}}
+dlc.parameter @p : tensor<2xf32> {init = #dlc.init<zeros>, value = dense<[0.5, -1.0]> : tensor<2xf32>}
+
+// -----
+
+dlc.parameter @p : tensor<4xf32> {init = #dlc.init<zeros>}
 func.func @param_type() -> tensor<5xf32> {
   // expected-error @+1 {{result type 'tensor<5xf32>' does not match the parameter's type 'tensor<4xf32>'}}
   %0 = dlc.param @p : tensor<5xf32>
@@ -135,8 +193,9 @@ func.func @param_missing() -> tensor<5xf32> {
 
 // -----
 
-// expected-error @+1 {{has unknown role 'bias'; expected 'weight', 'constant' or 'optimizer_state'}}
-dlc.parameter @p : tensor<4xf32> {init = "zeros", role = "bias"}
+// expected-error @+2 {{expected ::mlir::dlc::ParameterRole to be one of: weight, constant, optimizer_state}}
+// expected-error @+1 {{failed to parse Dlc_ParameterRoleAttr parameter 'value'}}
+dlc.parameter @p : tensor<4xf32> {init = #dlc.init<zeros>, role = #dlc.role<bias>}
 
 // -----
 
@@ -148,9 +207,10 @@ func.func @broadcast_to_bad(%a: tensor<4x3xf32>) -> tensor<4x6xf32> {
 
 // -----
 
+// The derivative of an activation, so never of none.
 func.func @activation_grad_none(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{has unknown activation 'none'}}
-  %0 = dlc.activation_grad %a, %a {activation = "none"} : tensor<4xf32>
+  // expected-error @+1 {{'dlc.activation_grad' op needs an activation, got none}}
+  %0 = dlc.activation_grad %a, %a {activation = #dlc.activation<none>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -174,7 +234,7 @@ func.func @layer_norm_grad_weight(%x: tensor<4x3xf32>, %w: tensor<4xf32>, %g: te
 
 func.func @optimizer_states(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{needs 2 state tensors (2 per param), got 1}}
-  %0:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%w : tensor<4xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  %0:3 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%w : tensor<4xf32>) config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
   return
 }
 
@@ -182,21 +242,31 @@ func.func @optimizer_states(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<4xf32
 
 func.func @optimizer_grad_type(%s: tensor<f32>, %w: tensor<4xf32>, %g: tensor<5xf32>) {
   // expected-error @+1 {{grad 0 has type 'tensor<5xf32>', its param 'tensor<4xf32>'}}
-  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<5xf32>) states() config {kind = "sgd", lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%g : tensor<5xf32>) states() config {kind = #dlc.optimizer<sgd>, lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
   return
 }
 
 // -----
 
 func.func @optimizer_kind(%s: tensor<f32>, %w: tensor<4xf32>) {
-  // expected-error @+1 {{config needs kind = "sgd", "adam" or "adamw"}}
-  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = "lion"}
+  // expected-error @+2 {{expected ::mlir::dlc::OptimizerKind to be one of: sgd, adam, adamw}}
+  // expected-error @+1 {{failed to parse Dlc_OptimizerKindAttr parameter 'value'}}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = #dlc.optimizer<lion>}
   return
 }
 
 // -----
 
-dlc.parameter @p : tensor<4xf32> {init = "zeros"}
+// The config is a dictionary: its verifier checks that the kind is a #dlc.optimizer.
+func.func @optimizer_string_kind(%s: tensor<f32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{config needs a kind, #dlc.optimizer<sgd>, #dlc.optimizer<adam> or #dlc.optimizer<adamw>}}
+  %0:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = "sgd", lr = 1.0e-03 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  return
+}
+
+// -----
+
+dlc.parameter @p : tensor<4xf32> {init = #dlc.init<zeros>}
 func.func @assign_type(%v: tensor<5xf32>) {
   // expected-error @+1 {{value type 'tensor<5xf32>' does not match the parameter's type 'tensor<4xf32>'}}
   dlc.assign @p, %v : tensor<5xf32>

@@ -1,12 +1,12 @@
 // RUN: dlc-opt %s | dlc-opt | FileCheck %s
 // Every op prints and parses back to itself.
 
-// CHECK: dlc.parameter @fc.weight : tensor<8x16xf32> {bound = 2.500000e-01 : f64, init = "uniform"}
-dlc.parameter @fc.weight : tensor<8x16xf32> {bound = 0.25 : f64, init = "uniform"}
-// CHECK: dlc.parameter @fc.bias : tensor<8xf32> {init = "zeros"}
-dlc.parameter @fc.bias : tensor<8xf32> {init = "zeros"}
-dlc.parameter @ln.weight : tensor<8xf32> {init = "ones"}
-dlc.parameter @ln.bias : tensor<8xf32> {init = "zeros"}
+// CHECK: dlc.parameter @fc.weight : tensor<8x16xf32> {bound = 2.500000e-01 : f64, init = #dlc.init<uniform>}
+dlc.parameter @fc.weight : tensor<8x16xf32> {bound = 0.25 : f64, init = #dlc.init<uniform>}
+// CHECK: dlc.parameter @fc.bias : tensor<8xf32> {init = #dlc.init<zeros>}
+dlc.parameter @fc.bias : tensor<8xf32> {init = #dlc.init<zeros>}
+dlc.parameter @ln.weight : tensor<8xf32> {init = #dlc.init<ones>}
+dlc.parameter @ln.bias : tensor<8xf32> {init = #dlc.init<zeros>}
 
 // CHECK-LABEL: func.func @all_ops
 func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf32>, %b3: tensor<2x16x8xf32>)
@@ -16,8 +16,8 @@ func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf
   %b = dlc.param @fc.bias : tensor<8xf32>
   %g = dlc.param @ln.weight : tensor<8xf32>
   %be = dlc.param @ln.bias : tensor<8xf32>
-  // CHECK: dlc.linear %{{.*}}, %[[W]], %{{.*}} {activation = "relu"}
-  %h = dlc.linear %x, %w, %b {activation = "relu"} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.linear %{{.*}}, %[[W]], %{{.*}} {activation = #dlc.activation<relu>}
+  %h = dlc.linear %x, %w, %b {activation = #dlc.activation<relu>} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   // CHECK: dlc.linear %{{.*}}, %[[W]] :
   %h2 = dlc.linear %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
   // CHECK: dlc.add {{.*}} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -25,8 +25,8 @@ func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf
   %s1 = dlc.sub %s, %h2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s2 = dlc.mul %s1, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s3 = dlc.div %s2, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  // CHECK: dlc.gelu %{{.*}} {approximate = "tanh"} : tensor<4x8xf32>
-  %u0 = dlc.gelu %s3 {approximate = "tanh"} : tensor<4x8xf32>
+  // CHECK: dlc.gelu %{{.*}} {approximate = #dlc.approximate<tanh>} : tensor<4x8xf32>
+  %u0 = dlc.gelu %s3 {approximate = #dlc.approximate<tanh>} : tensor<4x8xf32>
   %u1 = dlc.gelu %u0 : tensor<4x8xf32>
   %u2 = dlc.tanh %u1 : tensor<4x8xf32>
   %u3 = dlc.sigmoid %u2 : tensor<4x8xf32>
@@ -43,8 +43,8 @@ func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf
   // CHECK: dlc.layer_norm {{.*}} {epsilon = 1.000000e-03 : f64}
   %ln = dlc.layer_norm %ls, %g, %be {epsilon = 1.0e-3 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   %ce = dlc.cross_entropy %ln, %y : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
-  // CHECK: dlc.mse_loss {{.*}} {reduction = "sum"}
-  %mse = dlc.mse_loss %ln, %h2 {reduction = "sum"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+  // CHECK: dlc.mse_loss {{.*}} {reduction = #dlc.reduction<sum>}
+  %mse = dlc.mse_loss %ln, %h2 {reduction = #dlc.reduction<sum>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
   %mm = dlc.matmul %a3, %b3 : (tensor<2x4x16xf32>, tensor<2x16x8xf32>) -> tensor<2x4x8xf32>
   // CHECK: dlc.sum %{{.*}} {dims = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
   %sum = dlc.sum %ln {dims = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
@@ -57,9 +57,9 @@ func.func @all_ops(%x: tensor<4x16xf32>, %y: tensor<4xi64>, %a3: tensor<2x4x16xf
 }
 
 // The training-step ops.
-dlc.parameter @w : tensor<4x8xf32> {init = "uniform", bound = 0.5 : f64}
-// CHECK: dlc.parameter @optimizer.step : tensor<f32> {init = "zeros", role = "optimizer_state"}
-dlc.parameter @optimizer.step : tensor<f32> {init = "zeros", role = "optimizer_state"}
+dlc.parameter @w : tensor<4x8xf32> {init = #dlc.init<uniform>, bound = 0.5 : f64}
+// CHECK: dlc.parameter @optimizer.step : tensor<f32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>}
+dlc.parameter @optimizer.step : tensor<f32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>}
 // CHECK-LABEL: func.func @training
 func.func @training(%x: tensor<4x8xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   // CHECK: dlc.fill 1.000000e+00 : tensor<f32>
@@ -68,16 +68,16 @@ func.func @training(%x: tensor<4x8xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %b:
   %s = dlc.scale %x, 0.5 : tensor<4x8xf32>
   // CHECK: dlc.broadcast_to %{{.*}} : (tensor<8xf32>) -> tensor<4x8xf32>
   %bb = dlc.broadcast_to %b : (tensor<8xf32>) -> tensor<4x8xf32>
-  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = "gelu"} : tensor<4x8xf32>
-  %ag = dlc.activation_grad %x, %s {activation = "gelu"} : tensor<4x8xf32>
-  // CHECK: dlc.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {reduction = "sum"} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
-  %ce = dlc.cross_entropy_grad %x, %y, %one {reduction = "sum"} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = #dlc.activation<gelu>} : tensor<4x8xf32>
+  %ag = dlc.activation_grad %x, %s {activation = #dlc.activation<gelu>} : tensor<4x8xf32>
+  // CHECK: dlc.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {reduction = #dlc.reduction<sum>} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  %ce = dlc.cross_entropy_grad %x, %y, %one {reduction = #dlc.reduction<sum>} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
   // CHECK: dlc.layer_norm_grad
   %dx, %dw, %db = dlc.layer_norm_grad %x, %b, %s : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   %w = dlc.param @w : tensor<4x8xf32>
   %step = dlc.param @optimizer.step : tensor<f32>
-  // CHECK: %[[U:.*]]:4 = dlc.optimizer_update step(%{{.*}} : tensor<f32>) params(%{{.*}} : tensor<4x8xf32>) grads(%{{.*}} : tensor<4x8xf32>) states(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) config {betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = "adam", lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
-  %u:4 = dlc.optimizer_update step(%step : tensor<f32>) params(%w : tensor<4x8xf32>) grads(%ag : tensor<4x8xf32>) states(%s, %s : tensor<4x8xf32>, tensor<4x8xf32>) config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  // CHECK: %[[U:.*]]:4 = dlc.optimizer_update step(%{{.*}} : tensor<f32>) params(%{{.*}} : tensor<4x8xf32>) grads(%{{.*}} : tensor<4x8xf32>) states(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) config {betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = #dlc.optimizer<adam>, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
+  %u:4 = dlc.optimizer_update step(%step : tensor<f32>) params(%w : tensor<4x8xf32>) grads(%ag : tensor<4x8xf32>) states(%s, %s : tensor<4x8xf32>, tensor<4x8xf32>) config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
   // CHECK: dlc.assign @w, %[[U]]#1 : tensor<4x8xf32>
   dlc.assign @w, %u#1 : tensor<4x8xf32>
   dlc.assign @optimizer.step, %u#0 : tensor<f32>
@@ -172,4 +172,47 @@ func.func @int_arith(%m: tensor<2x8xi1>) -> tensor<2x8xi64> {
   // CHECK: dlc.int_arith add, %{{.*}}, %{{.*}} : (tensor<2x8xi64>, tensor<i64>) -> tensor<2x8xi64>
   %r = dlc.int_arith add, %w, %one : (tensor<2x8xi64>, tensor<i64>) -> tensor<2x8xi64>
   return %r : tensor<2x8xi64>
+}
+
+// Every value of the enum attributes, spelled as the string it replaced;
+// the defaults (activation none, approximate none, reduction mean, role
+// weight) print as nothing.
+// CHECK: dlc.parameter @enum.ones : tensor<2xf32> {init = #dlc.init<ones>}
+dlc.parameter @enum.ones : tensor<2xf32> {init = #dlc.init<ones>, role = #dlc.role<weight>}
+// CHECK: dlc.parameter @enum.data : tensor<2xf32> {init = #dlc.init<data>, role = #dlc.role<constant>, value = dense<[5.000000e-01, -1.000000e+00]> : tensor<2xf32>}
+dlc.parameter @enum.data : tensor<2xf32> {init = #dlc.init<data>, role = #dlc.role<constant>, value = dense<[0.5, -1.0]> : tensor<2xf32>}
+
+// CHECK-LABEL: func.func @enum_values
+func.func @enum_values(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %y: tensor<4xi64>, %t: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<f32>, tensor<f32>) {
+  // CHECK: dlc.linear %{{[^ ]*}}, %{{[^ ]*}} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %l0 = dlc.linear %x, %w {activation = #dlc.activation<none>} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.linear %{{.*}}, %{{.*}} {activation = #dlc.activation<gelu>}
+  %l1 = dlc.linear %x, %w {activation = #dlc.activation<gelu>} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = #dlc.activation<relu>} : tensor<4x8xf32>
+  %g0 = dlc.activation_grad %l0, %l1 {activation = #dlc.activation<relu>} : tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = #dlc.activation<gelu>} : tensor<4x8xf32>
+  %g1 = dlc.activation_grad %l0, %g0 {activation = #dlc.activation<gelu>} : tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = #dlc.activation<gelu_tanh>} : tensor<4x8xf32>
+  %g2 = dlc.activation_grad %l0, %g1 {activation = #dlc.activation<gelu_tanh>} : tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = #dlc.activation<tanh>} : tensor<4x8xf32>
+  %g3 = dlc.activation_grad %l0, %g2 {activation = #dlc.activation<tanh>} : tensor<4x8xf32>
+  // CHECK: dlc.activation_grad %{{.*}}, %{{.*}} {activation = #dlc.activation<sigmoid>} : tensor<4x8xf32>
+  %g4 = dlc.activation_grad %l0, %g3 {activation = #dlc.activation<sigmoid>} : tensor<4x8xf32>
+  // CHECK: dlc.gelu %{{[^ ]*}} : tensor<4x8xf32>
+  %e = dlc.gelu %g4 {approximate = #dlc.approximate<none>} : tensor<4x8xf32>
+  // CHECK: dlc.mse_loss %{{[^ ]*}}, %{{[^ ]*}} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+  %m = dlc.mse_loss %e, %t {reduction = #dlc.reduction<mean>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+  // CHECK: dlc.cross_entropy %{{.*}}, %{{.*}} {reduction = #dlc.reduction<sum>}
+  %c = dlc.cross_entropy %e, %y {reduction = #dlc.reduction<sum>} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+  return %e, %m, %c : tensor<4x8xf32>, tensor<f32>, tensor<f32>
+}
+
+// The kinds of an optimizer's config (sgd and adam above it).
+// CHECK-LABEL: func.func @optimizer_kinds
+func.func @optimizer_kinds(%s: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: config {amsgrad = false, betas = [9.000000e-01, 0.99899999999999999], eps = 1.000000e-08 : f64, kind = #dlc.optimizer<adamw>, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64}
+  %u:4 = dlc.optimizer_update step(%s : tensor<f32>) params(%w : tensor<4xf32>) grads(%w : tensor<4xf32>) states(%w, %w : tensor<4xf32>, tensor<4xf32>) config {kind = #dlc.optimizer<adamw>, lr = 1.0e-03 : f64, betas = [0.9, 0.999], eps = 1.0e-08 : f64, weight_decay = 1.0e-02 : f64, amsgrad = false}
+  // CHECK: config {dampening = 0.000000e+00 : f64, kind = #dlc.optimizer<sgd>, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+  %v:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%u#1 : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+  return %v#1 : tensor<4xf32>
 }

@@ -6,8 +6,8 @@
 func.func @conv_ops(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>,
                     %wg: tensor<6x1x3x2xf32>, %s: tensor<8xf32>)
     -> (tensor<4x8x16x16xf32>, tensor<4x6x8x15xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x16x16xf32>) {
-  // CHECK: dlc.conv2d %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", padding = array<i64: 1, 1, 1, 1>} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x16x16xf32>
-  %c = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, activation = "relu"} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x16x16xf32>
+  // CHECK: dlc.conv2d %{{.*}}, %{{.*}}, %{{.*}} {activation = #dlc.activation<relu>, padding = array<i64: 1, 1, 1, 1>} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x16x16xf32>
+  %c = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, activation = #dlc.activation<relu>} : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x16x16xf32>
   // CHECK: dlc.conv2d %{{.*}}, %{{.*}} {dilations = array<i64: 1, 2>, groups = 3 : i64, padding = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 1>}
   %g = dlc.conv2d %x, %wg {strides = array<i64: 2, 1>, padding = array<i64: 1, 0, 0, 1>, dilations = array<i64: 1, 2>, groups = 3} : (tensor<4x3x16x16xf32>, tensor<6x1x3x2xf32>) -> tensor<4x6x8x15xf32>
   // CHECK: dlc.max_pool2d %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}

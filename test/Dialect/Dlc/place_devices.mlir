@@ -26,7 +26,7 @@
 // CPU-NOT: dlc.transfer
 // CPU: return
 module {
-  dlc.parameter @w : tensor<2x8xf32> {bound = 0.1 : f64, init = "uniform"}
+  dlc.parameter @w : tensor<2x8xf32> {bound = 0.1 : f64, init = #dlc.init<uniform>}
   func.func @forward(%x: tensor<4x8xf32> {dlc.name = "x"}, %u: tensor<4x8xf32> {dlc.name = "unused"}) -> (tensor<4x2xf32> {dlc.name = "y"}) attributes {dlc.entry} {
     %w = dlc.param @w : tensor<2x8xf32>
     %y = dlc.linear %x, %w : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x2xf32>
@@ -53,7 +53,7 @@ module {
 // CUDA-NOT: dlc.device
 // CUDA: return
 module {
-  dlc.parameter @b : tensor<4xf32> {init = "zeros"}
+  dlc.parameter @b : tensor<4xf32> {init = #dlc.init<zeros>}
   func.func @train_step(%x: tensor<4xf32> {dlc.name = "x"}, %t: tensor<4xf32> {dlc.name = "t"}) -> (tensor<f32> {dlc.name = "loss"}) attributes {dlc.entry} {
     %b = dlc.param @b : tensor<4xf32>
     %y = dlc.add %x, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>

@@ -23,7 +23,7 @@ func.func @back(%x: tensor<4xf32> {dlc.device = #dlc.device<host>}) -> tensor<4x
 // -----
 
 // A parameter on the GPU read by the CPU.
-dlc.parameter @w : tensor<4xf32> {dlc.device = #dlc.device<cuda>, init = "zeros"}
+dlc.parameter @w : tensor<4xf32> {dlc.device = #dlc.device<cuda>, init = #dlc.init<zeros>}
 func.func @param_elsewhere() -> tensor<4xf32> {
   // expected-error @+1 {{'dlc.param' op accesses parameter @w, which lives on cuda, from cpu}}
   %w = dlc.param @w {dlc.device = #dlc.device<cpu>} : tensor<4xf32>
@@ -33,7 +33,7 @@ func.func @param_elsewhere() -> tensor<4xf32> {
 // -----
 
 // Two devices' values in one op: the message names the parameter.
-dlc.parameter @v : tensor<4xf32> {dlc.device = #dlc.device<cuda>, init = "zeros"}
+dlc.parameter @v : tensor<4xf32> {dlc.device = #dlc.device<cuda>, init = #dlc.init<zeros>}
 func.func @mixed(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu>}) -> tensor<4xf32> {
   // expected-note @+1 {{the value is defined here}}
   %v = dlc.param @v {dlc.device = #dlc.device<cuda>} : tensor<4xf32>

@@ -62,7 +62,7 @@ func.func @gelu_erf_cdf(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // x*(x*x), 0.044715*·, x+·, 0.7978846*·, Tanh, 1+·, x*·, 0.5*·.
 // CHECK-LABEL: func.func @gelu_tanh_torch
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
-// CHECK-NEXT: %[[G:.*]] = dlc.gelu %[[X]] {approximate = "tanh"} : tensor<4x8xf32>
+// CHECK-NEXT: %[[G:.*]] = dlc.gelu %[[X]] {approximate = #dlc.approximate<tanh>} : tensor<4x8xf32>
 // CHECK-NEXT: return %[[G]]
 func.func @gelu_tanh_torch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %sq = dlc.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -87,7 +87,7 @@ func.func @gelu_tanh_torch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // operand orders.
 // CHECK-LABEL: func.func @gelu_tanh_pow
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
-// CHECK-NEXT: %[[G:.*]] = dlc.gelu %[[X]] {approximate = "tanh"} : tensor<4x8xf32>
+// CHECK-NEXT: %[[G:.*]] = dlc.gelu %[[X]] {approximate = #dlc.approximate<tanh>} : tensor<4x8xf32>
 // CHECK-NEXT: return %[[G]]
 func.func @gelu_tanh_pow(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %half = dlc.fill 0.5 : tensor<f32>
@@ -212,8 +212,8 @@ func.func @gelu_constant_grows_rank(%x: tensor<8xf32>) -> tensor<1x8xf32> {
 // CHECK-DAG: %[[B:.*]] = dlc.param @ln.bias
 // CHECK: %[[Y:.*]] = dlc.layer_norm %[[X]], %[[W]], %[[B]] {epsilon = 9.99999974{{[0-9]*}}E-6 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: return %[[Y]]
-dlc.parameter @ln.weight : tensor<8xf32> {init = "ones"}
-dlc.parameter @ln.bias : tensor<8xf32> {init = "zeros"}
+dlc.parameter @ln.weight : tensor<8xf32> {init = #dlc.init<ones>}
+dlc.parameter @ln.bias : tensor<8xf32> {init = #dlc.init<zeros>}
 func.func @layer_norm_torch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %w = dlc.param @ln.weight : tensor<8xf32>
   %b = dlc.param @ln.bias : tensor<8xf32>
@@ -382,7 +382,7 @@ func.func @layer_norm_other_variance(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -
 // CHECK-NOT: dlc.softmax
 // CHECK: return
 module {
-  dlc.parameter @half : tensor<1xf32> {init = "data", role = "constant", value = dense<0.5> : tensor<1xf32>}
+  dlc.parameter @half : tensor<1xf32> {init = #dlc.init<data>, role = #dlc.role<constant>, value = dense<0.5> : tensor<1xf32>}
   func.func @attention_sdpa_dynamo(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>, %m: tensor<8x8xf32>) -> tensor<2x4x8x16xf32> {
     %k3 = dlc.reshape %k : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
     %kt3 = dlc.transpose %k3 [0, 2, 1] : (tensor<8x8x16xf32>) -> tensor<8x16x8xf32>

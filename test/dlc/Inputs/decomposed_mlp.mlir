@@ -1,10 +1,10 @@
 // A linear layer followed by GELU and layer norm as an ONNX importer emits
 // them from torch.onnx.export (opset 13): op by op.
 module @decomposed_mlp attributes {dlc.model = "decomposed_mlp"} {
-  dlc.parameter @fc.weight : tensor<8x16xf32> {init = "uniform", bound = 0.25 : f64}
-  dlc.parameter @fc.bias : tensor<8xf32> {init = "zeros"}
-  dlc.parameter @ln.weight : tensor<8xf32> {init = "ones"}
-  dlc.parameter @ln.bias : tensor<8xf32> {init = "zeros"}
+  dlc.parameter @fc.weight : tensor<8x16xf32> {init = #dlc.init<uniform>, bound = 0.25 : f64}
+  dlc.parameter @fc.bias : tensor<8xf32> {init = #dlc.init<zeros>}
+  dlc.parameter @ln.weight : tensor<8xf32> {init = #dlc.init<ones>}
+  dlc.parameter @ln.bias : tensor<8xf32> {init = #dlc.init<zeros>}
   func.func @forward(%x: tensor<4x16xf32> {dlc.name = "x"}) -> (tensor<4x8xf32> {dlc.name = "y"}) attributes {dlc.entry} {
     %w = dlc.param @fc.weight : tensor<8x16xf32>
     %b = dlc.param @fc.bias : tensor<8xf32>

@@ -4,8 +4,8 @@
 // dlc-raise-decompositions folds them back into dlc.gelu/dlc.layer_norm.
 // Also dlc.erf on its own, over a narrow and a wide range.
 module @decomposed attributes {dlc.model = "decomposed"} {
-  dlc.parameter @ln.weight : tensor<32xf32> {init = "ones"}
-  dlc.parameter @ln.bias : tensor<32xf32> {init = "zeros"}
+  dlc.parameter @ln.weight : tensor<32xf32> {init = #dlc.init<ones>}
+  dlc.parameter @ln.bias : tensor<32xf32> {init = #dlc.init<zeros>}
   func.func @forward(%x: tensor<6x32xf32> {dlc.name = "x"})
       -> (tensor<6x32xf32> {dlc.name = "erf"},
           tensor<6x32xf32> {dlc.name = "erf_wide"},

@@ -113,7 +113,7 @@ Value unreduce(OpBuilder &b, Location loc, Value g, RankedTensorType inputTy,
 }
 
 Value activationGrad(OpBuilder &b, Location loc, Value x, Value g,
-                     StringRef activation) {
+                     Activation activation) {
   return ActivationGradOp::create(b, loc, x.getType(), x, g, activation);
 }
 
@@ -126,10 +126,10 @@ Value activationGrad(OpBuilder &b, Location loc, Value x, Value g,
 SmallVector<Value> LinearOp::buildGradients(OpBuilder &b, Value g) {
   Location loc = getLoc();
   auto inTy = tensorTy(getInput()), wTy = tensorTy(getWeight());
-  if (getActivation() != "none") {
+  if (getActivation() != Activation::none) {
     // Recompute the pre-activation rather than keep it.
     Value z = LinearOp::create(b, loc, getType(), getInput(), getWeight(),
-                               getBias(), "none");
+                               getBias(), Activation::none);
     g = activationGrad(b, loc, z, g, getActivation());
   }
   int64_t n = wTy.getDimSize(0), k = wTy.getDimSize(1);
@@ -282,17 +282,19 @@ SmallVector<Value> DivOp::buildGradients(OpBuilder &b, Value g) {
 }
 
 SmallVector<Value> ReluOp::buildGradients(OpBuilder &b, Value g) {
-  return {activationGrad(b, getLoc(), getInput(), g, "relu")};
+  return {activationGrad(b, getLoc(), getInput(), g, Activation::relu)};
 }
 SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, Value g) {
-  return {activationGrad(b, getLoc(), getInput(), g, "tanh")};
+  return {activationGrad(b, getLoc(), getInput(), g, Activation::tanh)};
 }
 SmallVector<Value> SigmoidOp::buildGradients(OpBuilder &b, Value g) {
-  return {activationGrad(b, getLoc(), getInput(), g, "sigmoid")};
+  return {activationGrad(b, getLoc(), getInput(), g, Activation::sigmoid)};
 }
 SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, Value g) {
   return {activationGrad(b, getLoc(), getInput(), g,
-                         getApproximate() == "tanh" ? "gelu_tanh" : "gelu")};
+                         getApproximate() == GeluApproximation::tanh
+                             ? Activation::gelu_tanh
+                             : Activation::gelu)};
 }
 SmallVector<Value> ExpOp::buildGradients(OpBuilder &b, Value g) {
   return {binary<MulOp>(b, getLoc(), g, getResult())};
@@ -395,12 +397,12 @@ SmallVector<Value> BatchNormOp::buildGradients(OpBuilder &b, Value g) {
 
 SmallVector<Value> Conv2DOp::buildGradients(OpBuilder &b, Value g) {
   Location loc = getLoc();
-  if (getActivation() != "none") {
+  if (getActivation() != Activation::none) {
     // Recompute the pre-activation rather than keep it.
-    Value z =
-        Conv2DOp::create(b, loc, getType(), getInput(), getWeight(), getBias(),
-                         getStridesAttr(), getPaddingAttr(), getDilationsAttr(),
-                         getGroupsAttr(), b.getStringAttr("none"));
+    Value z = Conv2DOp::create(
+        b, loc, getType(), getInput(), getWeight(), getBias(), getStridesAttr(),
+        getPaddingAttr(), getDilationsAttr(), getGroupsAttr(),
+        ActivationAttr::get(getContext(), Activation::none));
     g = activationGrad(b, loc, z, g, getActivation());
   }
   Value dx = Conv2DGradInputOp::create(
@@ -421,10 +423,10 @@ SmallVector<Value> Conv2DGradInputOp::buildGradients(OpBuilder &b, Value g) {
   // convolution's weight gradient with the roles of input and output
   // gradient taken by g and `grad`.
   Location loc = getLoc();
-  Value dgrad =
-      Conv2DOp::create(b, loc, getGrad().getType(), g, getWeight(), Value(),
-                       getStridesAttr(), getPaddingAttr(), getDilationsAttr(),
-                       getGroupsAttr(), b.getStringAttr("none"));
+  Value dgrad = Conv2DOp::create(
+      b, loc, getGrad().getType(), g, getWeight(), Value(), getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr(),
+      ActivationAttr::get(getContext(), Activation::none));
   Value dw = Conv2DGradWeightOp::create(
       b, loc, getWeight().getType(), g, getGrad(), getStridesAttr(),
       getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
@@ -531,7 +533,7 @@ SmallVector<Value> MseLossOp::buildGradients(OpBuilder &b, Value g) {
   Location loc = getLoc();
   auto ty = tensorTy(getInput());
   double factor = 2.0;
-  if (getReduction() == "mean")
+  if (getReduction() == LossReduction::mean)
     factor /= static_cast<double>(ty.getNumElements());
   Value d = binary<SubOp>(b, loc, getInput(), getTarget());
   Value dx = ScaleOp::create(b, loc, ty, binary<MulOp>(b, loc, d, g),

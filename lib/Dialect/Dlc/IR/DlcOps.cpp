@@ -49,12 +49,9 @@ StringRef mlir::dlc::elementTypeName(Type t) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ParameterOp::verify() {
-  StringRef init = getInit();
-  if (init != "uniform" && init != "zeros" && init != "ones" && init != "data")
-    return emitOpError("has unknown init '")
-           << init << "'; expected 'uniform', 'zeros', 'ones' or 'data'";
-  if ((init == "data") != bool(getValueAttr()))
-    return emitOpError(init == "data"
+  bool fromData = getInit() == ParameterInit::data;
+  if (fromData != bool(getValueAttr()))
+    return emitOpError(fromData
                            ? "with init 'data' needs a 'value' attribute"
                            : "has a 'value' attribute but init is not 'data'");
   if (ElementsAttr value = getValueAttr()) {
@@ -69,11 +66,6 @@ LogicalResult ParameterOp::verify() {
     return emitOpError("must have a static shape");
   if (getBound().convertToDouble() < 0)
     return emitOpError("has a negative bound");
-  if (getRole() != kRoleWeight && getRole() != kRoleConstant &&
-      getRole() != kRoleOptimizerState)
-    return emitOpError("has unknown role '")
-           << getRole()
-           << "'; expected 'weight', 'constant' or 'optimizer_state'";
   return success();
 }
 
@@ -93,11 +85,6 @@ LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
-
-bool oputils::isKnownActivation(StringRef act) {
-  return llvm::is_contained(
-      {"none", "relu", "gelu", "gelu_tanh", "tanh", "sigmoid"}, act);
-}
 
 LogicalResult LinearOp::verify() {
   auto in = tensorTy(getInput()), w = tensorTy(getWeight()),
@@ -129,8 +116,6 @@ LogicalResult LinearOp::verify() {
   if (out.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be ")
            << shapeStr(expected) << ", got " << shapeStr(out.getShape());
-  if (!isKnownActivation(getActivation()))
-    return emitOpError("has unknown activation '") << getActivation() << "'";
   return success();
 }
 
@@ -249,13 +234,6 @@ LogicalResult AddOp::verify() { return verifyBinary(*this); }
 LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBinary(*this); }
-
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be 'none' or 'tanh', got '")
-           << getApproximate() << "'";
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // Normalisations
@@ -382,13 +360,6 @@ LogicalResult ExtremumGradOp::verify() {
 // Losses
 //===----------------------------------------------------------------------===//
 
-LogicalResult oputils::verifyReductionKind(Operation *op, StringRef r) {
-  if (r != "mean" && r != "sum")
-    return op->emitOpError("reduction must be 'mean' or 'sum', got '")
-           << r << "'";
-  return success();
-}
-
 LogicalResult MseLossOp::verify() {
   auto a = tensorTy(getInput()), b = tensorTy(getTarget());
   if (a != b)
@@ -396,7 +367,7 @@ LogicalResult MseLossOp::verify() {
            << a << " and " << b;
   if (tensorTy(getResult()).getElementType() != a.getElementType())
     return emitOpError("result must be a scalar of ") << a.getElementType();
-  return verifyReductionKind(*this, getReduction());
+  return success();
 }
 
 /// Logits [N, C] and labels [N], as cross-entropy and its gradient take.
@@ -420,7 +391,7 @@ LogicalResult CrossEntropyOp::verify() {
   if (tensorTy(getResult()).getElementType() != logits.getElementType())
     return emitOpError("result must be a scalar of ")
            << logits.getElementType();
-  return verifyReductionKind(*this, getReduction());
+  return success();
 }
 
 #include "dlc/Dialect/Dlc/IR/DlcInterfaces.cpp.inc"

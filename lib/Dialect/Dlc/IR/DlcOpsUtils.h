@@ -41,12 +41,6 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 /// (DlcShapeOps.cpp).
 LogicalResult verifyBroadcastOperands(Operation *op, RankedTensorType out);
 
-/// The activations dlc.linear can fuse (DlcOps.cpp).
-bool isKnownActivation(StringRef act);
-
-/// A loss's reduction: "mean" or "sum" (DlcOps.cpp).
-LogicalResult verifyReductionKind(Operation *op, StringRef r);
-
 /// Logits [N, C] and labels [N], as cross-entropy and its gradient take
 /// (DlcOps.cpp).
 LogicalResult verifyLogitsAndLabels(Operation *op, Value logitsValue,

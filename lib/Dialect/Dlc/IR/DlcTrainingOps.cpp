@@ -57,8 +57,8 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor) {
 }
 
 LogicalResult ActivationGradOp::verify() {
-  if (getActivation() == "none" || !isKnownActivation(getActivation()))
-    return emitOpError("has unknown activation '") << getActivation() << "'";
+  if (getActivation() == Activation::none)
+    return emitOpError("needs an activation, got none");
   return success();
 }
 
@@ -68,7 +68,7 @@ LogicalResult CrossEntropyGradOp::verify() {
   auto logits = tensorTy(getLogits());
   if (tensorTy(getGrad()).getElementType() != logits.getElementType())
     return emitOpError("grad must be a scalar of ") << logits.getElementType();
-  return verifyReductionKind(*this, getReduction());
+  return success();
 }
 
 LogicalResult LayerNormGradOp::verify() {
@@ -84,10 +84,10 @@ LogicalResult LayerNormGradOp::verify() {
 }
 
 unsigned OptimizerUpdateOp::statesPerParam(DictionaryAttr config) {
-  auto kind = config.getAs<StringAttr>("kind");
+  auto kind = config.getAs<OptimizerKindAttr>("kind");
   if (!kind)
     return 0;
-  if (kind.getValue() == "adam" || kind.getValue() == "adamw")
+  if (kind.getValue() != OptimizerKind::sgd)
     return 2;
   auto momentum = config.getAs<FloatAttr>("momentum");
   return momentum && momentum.getValueAsDouble() != 0.0 ? 1 : 0;
@@ -95,20 +95,22 @@ unsigned OptimizerUpdateOp::statesPerParam(DictionaryAttr config) {
 
 LogicalResult OptimizerUpdateOp::verify() {
   DictionaryAttr config = getConfig();
-  auto kind = config.getAs<StringAttr>("kind");
-  if (!kind || !llvm::is_contained({"sgd", "adam", "adamw"}, kind.getValue()))
-    return emitOpError("config needs kind = \"sgd\", \"adam\" or \"adamw\"");
+  auto kind = config.getAs<OptimizerKindAttr>("kind");
+  if (!kind)
+    return emitOpError("config needs a kind, #dlc.optimizer<sgd>, "
+                       "#dlc.optimizer<adam> or #dlc.optimizer<adamw>");
+  bool sgd = kind.getValue() == OptimizerKind::sgd;
   SmallVector<StringRef> needed{"lr", "weight_decay"};
-  if (kind.getValue() == "sgd")
+  if (sgd)
     needed.append({"momentum", "dampening"});
   else
     needed.append({"eps"});
   for (StringRef key : needed)
     if (!config.getAs<FloatAttr>(key))
       return emitOpError("config needs a float '") << key << "'";
-  if (kind.getValue() == "sgd" && !config.getAs<BoolAttr>("nesterov"))
+  if (sgd && !config.getAs<BoolAttr>("nesterov"))
     return emitOpError("config needs a bool 'nesterov'");
-  if (kind.getValue() != "sgd") {
+  if (!sgd) {
     auto betas = config.getAs<ArrayAttr>("betas");
     if (!betas || betas.size() != 2 ||
         !llvm::all_of(betas, [](Attribute a) { return isa<FloatAttr>(a); }))

@@ -36,15 +36,17 @@ std::string shortNumber(double v) {
   return buf;
 }
 
-Value makeActivation(OpBuilder &b, Location loc, StringRef act, Value x) {
+Value makeActivation(OpBuilder &b, Location loc, Activation act, Value x) {
   Type t = x.getType();
-  if (act == "relu")
+  if (act == Activation::relu)
     return ReluOp::create(b, loc, t, x);
-  if (act == "tanh")
+  if (act == Activation::tanh)
     return TanhOp::create(b, loc, t, x);
-  if (act == "sigmoid")
+  if (act == Activation::sigmoid)
     return SigmoidOp::create(b, loc, t, x);
-  return GeluOp::create(b, loc, t, x, act == "gelu_tanh" ? "tanh" : "none");
+  return GeluOp::create(b, loc, t, x,
+                        act == Activation::gelu_tanh ? GeluApproximation::tanh
+                                                     : GeluApproximation::none);
 }
 
 /// Splits every `dlc.linear` with a fused activation into the plain layer
@@ -54,18 +56,24 @@ void splitFusedActivations(func::FuncOp func) {
   SmallVector<Operation *> fused;
   func.walk([&](Operation *op) {
     if (auto linear = dyn_cast<LinearOp>(op);
-        linear && linear.getActivation() != "none")
+        linear && linear.getActivation() != Activation::none)
       fused.push_back(op);
     if (auto conv = dyn_cast<Conv2DOp>(op);
-        conv && conv.getActivation() != "none")
+        conv && conv.getActivation() != Activation::none)
       fused.push_back(op);
   });
   for (Operation *op : fused) {
     OpBuilder b(op);
-    std::string activation =
-        cast<StringAttr>(op->getAttr("activation")).getValue().str();
     Operation *plain = b.clone(*op);
-    plain->setAttr("activation", b.getStringAttr("none"));
+    Activation activation;
+    if (auto linear = dyn_cast<LinearOp>(plain)) {
+      activation = linear.getActivation();
+      linear.setActivation(Activation::none);
+    } else {
+      auto conv = cast<Conv2DOp>(plain);
+      activation = conv.getActivation();
+      conv.setActivation(Activation::none);
+    }
     Value act =
         makeActivation(b, op->getLoc(), activation, plain->getResult(0));
     op->getResult(0).replaceAllUsesWith(act);
@@ -162,7 +170,7 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
   auto scalarTy = RankedTensorType::get({}, outTy.getElementType());
   Value l;
   if (loss == "mse") {
-    l = MseLossOp::create(b, loc, scalarTy, out, y, "mean");
+    l = MseLossOp::create(b, loc, scalarTy, out, y, LossReduction::mean);
   } else {
     // Every position is a row of its own: the classes last, then [M, C]
     // logits against [M] labels (PyTorch's mean over all positions).
@@ -191,8 +199,8 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
               {rows}, cast<RankedTensorType>(labelTy).getElementType()),
           labels);
     }
-    l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels, "mean",
-                               /*ignore_index=*/-100);
+    l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels,
+                               LossReduction::mean, /*ignore_index=*/-100);
   }
   ret->setOperands(ValueRange{l});
   fn.setType(FunctionType::get(module.getContext(),
@@ -207,27 +215,39 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   Builder b(ctx);
   auto base = module->getAttrOfType<DictionaryAttr>(kOptimizerAttrName);
-  std::string kind = optimizer;
-  if (kind.empty() && base)
-    if (auto k = base.getAs<StringAttr>("kind"))
-      kind = k.getValue().str();
-  if (kind.empty())
+  std::optional<OptimizerKind> baseKind;
+  if (Attribute k = base ? base.get("kind") : Attribute()) {
+    auto kindAttr = dyn_cast<OptimizerKindAttr>(k);
+    if (!kindAttr)
+      return module.emitError("the optimizer's kind must be a "
+                              "#dlc.optimizer (sgd, adam or adamw), got ")
+             << k;
+    baseKind = kindAttr.getValue();
+  }
+  std::optional<OptimizerKind> chosen = baseKind;
+  if (!optimizer.empty()) {
+    chosen = symbolizeOptimizerKind(optimizer);
+    if (!chosen)
+      return module.emitError("unknown optimizer '")
+             << optimizer << "'; expected 'sgd', 'adam' or 'adamw'";
+  }
+  if (!chosen)
     return module.emitError("the model has no optimizer: add an 'optim' line "
                             "to the model, or pass --optimizer "
                             "sgd|adam|adamw");
-  if (kind != "sgd" && kind != "adam" && kind != "adamw")
-    return module.emitError("unknown optimizer '")
-           << kind << "'; expected 'sgd', 'adam' or 'adamw'";
-  if (base && base.getAs<StringAttr>("kind") &&
-      base.getAs<StringAttr>("kind").getValue() != kind)
+  OptimizerKind kind = *chosen;
+  StringRef kindName = stringifyOptimizerKind(kind);
+  bool sgd = kind == OptimizerKind::sgd;
+  if (baseKind && *baseKind != kind)
     base = nullptr; // another kind: start from its defaults
 
   // PyTorch's defaults.
-  llvm::StringMap<double> num{{"lr", 1e-3},
-                              {"weight_decay", kind == "adamw" ? 1e-2 : 0.0}};
+  llvm::StringMap<double> num{
+      {"lr", 1e-3},
+      {"weight_decay", kind == OptimizerKind::adamw ? 1e-2 : 0.0}};
   bool nest = false;
   double b1 = 0.9, b2 = 0.999;
-  if (kind == "sgd") {
+  if (sgd) {
     num["momentum"] = 0.0;
     num["dampening"] = 0.0;
   } else {
@@ -250,7 +270,7 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
       return success();
     if (!num.count(key))
       return module.emitError("--")
-             << key << " does not apply to the " << kind << " optimizer";
+             << key << " does not apply to the " << kindName << " optimizer";
     num[key] = v;
     return success();
   };
@@ -259,7 +279,7 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
       failed(override("weight_decay", weightDecay)) ||
       failed(override("eps", eps)))
     return failure();
-  if (kind == "sgd") {
+  if (sgd) {
     if (beta1 >= 0 || beta2 >= 0)
       return module.emitError("--betas does not apply to the sgd optimizer");
     if (nesterov >= 0)
@@ -278,14 +298,14 @@ DlcBuildTrainStepPass::optimizerConfig(ModuleOp module) {
   for (auto &kv : num)
     if (!std::isfinite(kv.second))
       return module.emitError("optimizer ") << kv.getKey() << " must be finite";
-  if (kind == "sgd" && nest && (num["momentum"] <= 0 || num["dampening"] != 0))
+  if (sgd && nest && (num["momentum"] <= 0 || num["dampening"] != 0))
     return module.emitError("nesterov needs momentum > 0 and dampening = 0");
 
   SmallVector<NamedAttribute> attrs;
-  attrs.push_back(b.getNamedAttr("kind", b.getStringAttr(kind)));
+  attrs.push_back(b.getNamedAttr("kind", OptimizerKindAttr::get(ctx, kind)));
   for (auto &kv : num)
     attrs.push_back(b.getNamedAttr(kv.getKey(), b.getF64FloatAttr(kv.second)));
-  if (kind == "sgd") {
+  if (sgd) {
     attrs.push_back(b.getNamedAttr("nesterov", b.getBoolAttr(nest)));
   } else {
     attrs.push_back(b.getNamedAttr(
@@ -347,7 +367,7 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
       return op.emitOpError("has regions; the training step cannot be built");
     if (auto p = dyn_cast<ParamOp>(op)) {
       auto decl = symbols.lookup<ParameterOp>(p.getName());
-      if (decl && decl.getRole() == kRoleWeight &&
+      if (decl && decl.getRole() == ParameterRole::weight &&
           isa<FloatType>(p.getType().getElementType()))
         active.insert(p.getResult());
       continue;
@@ -422,7 +442,7 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   }
   DictionaryAttr cfg = *config;
   SmallVector<StringRef> stateNames;
-  if (cfg.getAs<StringAttr>("kind").getValue() != "sgd")
+  if (cfg.getAs<OptimizerKindAttr>("kind").getValue() != OptimizerKind::sgd)
     stateNames = {"exp_avg", "exp_avg_sq"};
   else if (OptimizerUpdateOp::statesPerParam(cfg) == 1)
     stateNames = {"momentum_buffer"};
@@ -430,15 +450,14 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   OpBuilder mb(ctx);
   mb.setInsertionPointAfter(lastParam);
   auto declareState = [&](const std::string &name,
-                          Type type) -> FailureOr<ParameterOp> {
+                          RankedTensorType type) -> FailureOr<ParameterOp> {
     if (symbols.lookup(name))
       return module.emitError("the optimizer state '")
              << name << "' clashes with a symbol of the model";
-    auto p = ParameterOp::create(mb, loc, mb.getStringAttr(name),
-                                 TypeAttr::get(type), mb.getStringAttr("zeros"),
-                                 mb.getF64FloatAttr(0.0),
-                                 mb.getStringAttr(kRoleOptimizerState),
-                                 /*value=*/nullptr);
+    auto p =
+        ParameterOp::create(mb, loc, name, type, ParameterInit::zeros,
+                            llvm::APFloat(0.0), ParameterRole::optimizer_state,
+                            /*value=*/nullptr);
     mb.setInsertionPointAfter(p);
     return p;
   };
@@ -450,7 +469,7 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   for (StringRef s : stateNames)
     for (ParameterOp w : weights) {
       FailureOr<ParameterOp> d = declareState(
-          ("optimizer." + w.getSymName() + "." + s).str(), w.getType());
+          ("optimizer." + w.getSymName() + "." + s).str(), w.getTensorType());
       if (failed(d))
         return failure();
       stateDecls.push_back(*d);

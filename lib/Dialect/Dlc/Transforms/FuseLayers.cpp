@@ -22,17 +22,19 @@ using namespace mlir::dlc;
 
 namespace {
 
-/// The activation name a unary op stands for, or "" if it is not one.
-StringRef activationOf(Operation *op) {
+/// The activation a unary op stands for, or none if it is not one.
+Activation activationOf(Operation *op) {
   if (isa<ReluOp>(op))
-    return "relu";
+    return Activation::relu;
   if (isa<TanhOp>(op))
-    return "tanh";
+    return Activation::tanh;
   if (isa<SigmoidOp>(op))
-    return "sigmoid";
+    return Activation::sigmoid;
   if (auto gelu = dyn_cast<GeluOp>(op))
-    return gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
-  return "";
+    return gelu.getApproximate() == GeluApproximation::tanh
+               ? Activation::gelu_tanh
+               : Activation::gelu;
+  return Activation::none;
 }
 
 template <typename LayerOp, typename ActOp>
@@ -41,7 +43,7 @@ struct FuseActivationIntoLayer : OpRewritePattern<ActOp> {
   LogicalResult matchAndRewrite(ActOp act,
                                 PatternRewriter &rewriter) const override {
     auto layer = act.getInput().template getDefiningOp<LayerOp>();
-    if (!layer || layer.getActivation() != "none")
+    if (!layer || layer.getActivation() != Activation::none)
       return rewriter.notifyMatchFailure(act, "operand is not a plain layer");
     if (!layer.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(act,

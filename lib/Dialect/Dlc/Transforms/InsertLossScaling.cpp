@@ -62,11 +62,10 @@ struct DlcInsertLossScalingPass
       if (symbols.lookup(name))
         return module.emitError("the optimizer state '")
                << name << "' clashes with a symbol of the model";
-      auto p = ParameterOp::create(
-          mb, func.getLoc(), mb.getStringAttr(name), TypeAttr::get(scalarTy),
-          mb.getStringAttr("zeros"), mb.getF64FloatAttr(0.0),
-          mb.getStringAttr(kRoleOptimizerState),
-          /*value=*/nullptr);
+      auto p = ParameterOp::create(mb, func.getLoc(), name, scalarTy,
+                                   ParameterInit::zeros, llvm::APFloat(0.0),
+                                   ParameterRole::optimizer_state,
+                                   /*value=*/nullptr);
       mb.setInsertionPointAfter(p);
       decls.push_back(p);
     }

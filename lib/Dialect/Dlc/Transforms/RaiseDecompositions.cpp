@@ -43,7 +43,7 @@ std::optional<double> scalarConstant(Value v) {
     return std::nullopt;
   auto decl = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
       param, param.getNameAttr());
-  if (!decl || decl.getRole() != "constant" || !decl.getValue())
+  if (!decl || decl.getRole() != ParameterRole::constant || !decl.getValue())
     return std::nullopt;
   auto dense = dyn_cast<DenseFPElementsAttr>(*decl.getValue());
   if (!dense)
@@ -139,8 +139,8 @@ SmallVector<Value, 4> factorsOf(MulOp op) {
 }
 
 /// `0.5 * x * (1 + erf(x / sqrt(2)))` -> `dlc.gelu x`, and the tanh form
-/// -> `dlc.gelu x {approximate = "tanh"}`: any association and order of
-/// the three factors, either order of the `1 +`.
+/// -> `dlc.gelu x {approximate = #dlc.approximate<tanh>}`: any association and
+/// order of the three factors, either order of the `1 +`.
 struct RaiseGelu : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulOp root,
@@ -155,10 +155,10 @@ struct RaiseGelu : OpRewritePattern<MulOp> {
       Value t = operandBesideConstant(onePlus, 1.0);
       if (!t)
         continue;
-      StringRef approximate = "none";
+      GeluApproximation approximate = GeluApproximation::none;
       Value x = matchErfOfScaledInput(t);
       if (!x) {
-        approximate = "tanh";
+        approximate = GeluApproximation::tanh;
         x = matchTanhOfCubicInput(t);
       }
       if (!x)

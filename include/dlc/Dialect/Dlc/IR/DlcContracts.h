@@ -52,10 +52,6 @@ inline constexpr llvm::StringLiteral kTrainStepAttrName = "dlc.train_step";
 inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";
 /// Device attribute (#dlc.device) of an entry, set by dlc-place-devices.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "dlc.device";
-/// Roles of a dlc.parameter.
-inline constexpr llvm::StringLiteral kRoleWeight = "weight";
-inline constexpr llvm::StringLiteral kRoleConstant = "constant";
-inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 /// The optimizer state dlc-insert-loss-scaling adds (fp16 training): the
 /// dynamic loss scale and its growth tracker.
 inline constexpr llvm::StringLiteral kLossScaleStateName =

@@ -28,28 +28,30 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
   let description = [{
     Declares a parameter of the model: a tensor that lives as long as the
     model object, is initialised by the runtime and read and written as a
-    named tensor in weight files. `init` is `uniform` (drawn from
-    `U(-bound, bound)`), `zeros`, `ones` or `data`: the initial value is
-    the `value` attribute, embedded in the compiled object (the ONNX
+    named tensor in weight files. `init` (`#dlc.init`) is `uniform` (drawn
+    from `U(-bound, bound)`), `zeros`, `ones` or `data`: the initial value
+    is the `value` attribute, embedded in the compiled object (the ONNX
     importer turns every initializer into such a parameter).
 
-    `role` is `weight` (the default: a tensor of the model, read from and
-    written to weight files, trained by `dlc-build-train-step`), `constant`
-    (like a weight in files, but never trained: an ONNX model's attention
-    scale, causal mask or `Constant` node) or `optimizer_state` (added by
-    `dlc-build-train-step`: the step count and moments, zero-initialised,
-    saved in checkpoints and optional when weights are loaded).
+    `role` (`#dlc.role`) is `weight` (the default: a tensor of the model,
+    read from and written to weight files, trained by
+    `dlc-build-train-step`), `constant` (like a weight in files, but never
+    trained: an ONNX model's attention scale, causal mask or `Constant`
+    node) or `optimizer_state` (added by `dlc-build-train-step`: the step
+    count and moments, zero-initialised, saved in checkpoints and optional
+    when weights are loaded).
 
     ```mlir
-    dlc.parameter @"fc1.weight" : tensor<256x784xf32> {bound = 0.0357 : f64, init = "uniform"}
-    dlc.parameter @"fc.bias" : tensor<2xf32> {init = "data", value = dense<[0.5, -1.0]> : tensor<2xf32>}
+    dlc.parameter @"fc1.weight" : tensor<256x784xf32> {bound = 0.0357 : f64, init = #dlc.init<uniform>}
+    dlc.parameter @"fc.bias" : tensor<2xf32> {init = #dlc.init<data>, value = dense<[0.5, -1.0]> : tensor<2xf32>}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<AnyRankedTensor>:$type,
-                       StrAttr:$init,
+                       Dlc_ParameterInitAttr:$init,
                        DefaultValuedAttr<F64Attr, "0.0">:$bound,
-                       DefaultValuedStrAttr<StrAttr, "weight">:$role,
+                       DefaultValuedAttr<Dlc_ParameterRoleAttr,
+                                         "::mlir::dlc::ParameterRole::weight">:$role,
                        OptionalAttr<ElementsAttr>:$value);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
@@ -85,18 +87,20 @@ def Dlc_LinearOp : Dlc_Op<"linear", [Pure, Dlc_Grad]> {
   let description = [{
     PyTorch's `nn.Linear`: `input` is `[..., in]`, `weight` is `[out, in]`
     (PyTorch's layout), the optional `bias` is `[out]`, the result is
-    `[..., out]`. `activation` (`none`, `relu`, `gelu`, `gelu_tanh`, `tanh`,
-    `sigmoid`) is applied to the result; `dlc-fuse-layers` sets it when it
-    folds the following activation op into the layer.
+    `[..., out]`. `activation` (`#dlc.activation`: `none`, `relu`, `gelu`,
+    `gelu_tanh`, `tanh`, `sigmoid`) is applied to the result;
+    `dlc-fuse-layers` sets it when it folds the following activation op
+    into the layer.
 
     ```mlir
-    %y = dlc.linear %x, %w, %b {activation = "relu"}
+    %y = dlc.linear %x, %w, %b {activation = #dlc.activation<relu>}
         : (tensor<64x784xf32>, tensor<256x784xf32>, tensor<256xf32>) -> tensor<64x256xf32>
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$weight,
                        Optional<Dlc_FloatTensor>:$bias,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedAttr<Dlc_ActivationAttr,
+                                         "::mlir::dlc::Activation::none">:$activation);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
@@ -224,20 +228,21 @@ def Dlc_NegOp : Dlc_UnaryOp<"neg", "negation">;
 def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, SameOperandsAndResultType, Dlc_Grad]> {
   let summary = "Elementwise GELU, erf or tanh form";
   let description = [{
-    `approximate = "none"` (default) computes `x/2 * (1 + erf(x/sqrt(2)))`;
-    `approximate = "tanh"` computes
+    `approximate = #dlc.approximate<none>` (default) computes
+    `x/2 * (1 + erf(x/sqrt(2)))`; `approximate = #dlc.approximate<tanh>`
+    computes
     `x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))`, like PyTorch's
     `nn.GELU(approximate=...)`.
 
     ```mlir
-    %r = dlc.gelu %x {approximate = "tanh"} : tensor<64x256xf32>
+    %r = dlc.gelu %x {approximate = #dlc.approximate<tanh>} : tensor<64x256xf32>
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<Dlc_GeluApproximationAttr,
+                                         "::mlir::dlc::GeluApproximation::none">:$approximate);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -338,13 +343,13 @@ def Dlc_Conv2DOp : Dlc_Op<"conv2d", [Pure, Dlc_Grad]> {
     `dilations` are `[h, w]` (default `[1, 1]`); `padding` is
     `[top, left, bottom, right]` (default zeros; the padded elements are
     zero). `groups` splits the channels: output channel `o` reads the
-    input channels of group `o / (O / groups)`. `activation` (`none`,
-    `relu`, `gelu`, `gelu_tanh`, `tanh`, `sigmoid`) is applied to the
-    result; `dlc-fuse-layers` sets it when it folds the following
-    activation op into the layer.
+    input channels of group `o / (O / groups)`. `activation`
+    (`#dlc.activation`: `none`, `relu`, `gelu`, `gelu_tanh`, `tanh`,
+    `sigmoid`) is applied to the result; `dlc-fuse-layers` sets it when it
+    folds the following activation op into the layer.
 
     ```mlir
-    %y = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, activation = "relu"}
+    %y = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, activation = #dlc.activation<relu>}
         : (tensor<4x3x16x16xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x16x16xf32>
     ```
   }];
@@ -353,7 +358,8 @@ def Dlc_Conv2DOp : Dlc_Op<"conv2d", [Pure, Dlc_Grad]> {
                        Dlc_Strides:$strides, Dlc_Padding:$padding,
                        Dlc_Dilations:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$groups,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedAttr<Dlc_ActivationAttr,
+                                         "::mlir::dlc::Activation::none">:$activation);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
@@ -835,7 +841,8 @@ def Dlc_ExtremumGradOp : Dlc_Op<"extremum_grad",
 def Dlc_MseLossOp : Dlc_Op<"mse_loss", [Pure, Dlc_Grad]> {
   let summary = "Mean (or summed) squared error";
   let description = [{
-    `mean((input - target)^2)` (or the sum with `reduction = "sum"`), a
+    `mean((input - target)^2)` (or the sum with
+    `reduction = #dlc.reduction<sum>`), a
     0-d tensor of the operands' element type; the operands have the same
     type (PyTorch's `nn.MSELoss`).
 
@@ -844,7 +851,8 @@ def Dlc_MseLossOp : Dlc_Op<"mse_loss", [Pure, Dlc_Grad]> {
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$target,
-                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+                       DefaultValuedAttr<Dlc_LossReductionAttr,
+                                         "::mlir::dlc::LossReduction::mean">:$reduction);
   let results = (outs Dlc_ScalarFloatTensor:$result);
   let assemblyFormat = "$input `,` $target attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -854,7 +862,8 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, Dlc_Grad]> {
   let summary = "Cross-entropy of logits against integer class labels";
   let description = [{
     `logits` is `[N, C]`, `labels` is `[N]` of integer class indices in
-    `[0, C)`; the result is the mean (or with `reduction = "sum"` the sum)
+    `[0, C)`; the result is the mean (or with `reduction = #dlc.reduction<sum>`
+    the sum)
     over the batch of `-log_softmax(logits)[n, labels[n]]`, computed in the
     numerically stable log-sum-exp form (PyTorch's `nn.CrossEntropyLoss`).
     A row whose label is `ignore_index` (PyTorch's default, -100) counts
@@ -868,7 +877,8 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, Dlc_Grad]> {
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
-                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       DefaultValuedAttr<Dlc_LossReductionAttr,
+                                         "::mlir::dlc::LossReduction::mean">:$reduction,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_ScalarFloatTensor:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
@@ -933,20 +943,21 @@ def Dlc_ActivationGradOp : Dlc_Op<"activation_grad",
     [Pure, AllTypesMatch<["input", "grad", "result"]>]> {
   let summary = "Gradient of an activation, recomputed from its input";
   let description = [{
-    `grad * f'(input)` for the activation `f` named by `activation` (`relu`,
-    `gelu`, `gelu_tanh`, `tanh`, `sigmoid`), where `input` is the value the
-    activation was applied to. The derivative is recomputed elementwise
-    from the input (PyTorch's formulas: `relu`: `grad` where `input > 0`,
-    else 0; `tanh`: `grad * (1 - tanh(x)^2)`; `sigmoid`: `grad * s(1 - s)`;
-    `gelu`: `grad * (Phi(x) + x phi(x))`; `gelu_tanh`: the derivative of the
-    tanh form).
+    `grad * f'(input)` for the activation `f` named by `activation`
+    (`#dlc.activation`: `relu`, `gelu`, `gelu_tanh`, `tanh`, `sigmoid`),
+    where `input` is the value the activation was applied to. The
+    derivative is recomputed elementwise from the input (PyTorch's
+    formulas: `relu`: `grad` where `input > 0`, else 0; `tanh`:
+    `grad * (1 - tanh(x)^2)`; `sigmoid`: `grad * s(1 - s)`; `gelu`:
+    `grad * (Phi(x) + x phi(x))`; `gelu_tanh`: the derivative of the tanh
+    form).
 
     ```mlir
-    %dz = dlc.activation_grad %z, %dh {activation = "relu"} : tensor<64x256xf32>
+    %dz = dlc.activation_grad %z, %dh {activation = #dlc.activation<relu>} : tensor<64x256xf32>
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$input, Dlc_FloatTensor:$grad,
-                       StrAttr:$activation);
+                       Dlc_ActivationAttr:$activation);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -957,7 +968,7 @@ def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
   let summary = "Gradient of cross-entropy with respect to the logits";
   let description = [{
     `(softmax(logits) - onehot(labels)) * grad`, divided by the number of
-    rows whose label is not `ignore_index` for `reduction = "mean"`, and
+    rows whose label is not `ignore_index` for the `mean` reduction, and
     zero on those rows; `grad` is the 0-d gradient of the loss. Other
     labels are clamped into `[0, C)` like in `dlc.cross_entropy`.
 
@@ -968,7 +979,8 @@ def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
                        Dlc_ScalarFloatTensor:$grad,
-                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       DefaultValuedAttr<Dlc_LossReductionAttr,
+                                         "::mlir::dlc::LossReduction::mean">:$reduction,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = [{
@@ -1014,13 +1026,13 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
   let summary = "One optimizer step over all parameters, fused";
   let description = [{
     Applies one step of the optimizer described by `config` (the
-    `dlc.optimizer` dictionary: `kind` = `sgd`, `adam` or `adamw` and
-    PyTorch's hyperparameters) to every parameter at once, like PyTorch's
-    fused optimizers. `step` is the 0-d count of steps taken so far;
-    `params` and `grads` pair up; `states` holds the optimizer state grouped
-    by kind, one tensor per parameter in each group: Adam and AdamW
-    `exp_avg...` then `exp_avg_sq...`, SGD with momentum
-    `momentum_buffer...`, plain SGD nothing.
+    `dlc.optimizer` dictionary: `kind`, a `#dlc.optimizer` (`sgd`, `adam`
+    or `adamw`), and PyTorch's hyperparameters) to every parameter at
+    once, like PyTorch's fused optimizers. `step` is the 0-d count of
+    steps taken so far; `params` and `grads` pair up; `states` holds the
+    optimizer state grouped by kind, one tensor per parameter in each
+    group: Adam and AdamW `exp_avg...` then `exp_avg_sq...`, SGD with
+    momentum `momentum_buffer...`, plain SGD nothing.
 
     The results are the new step count, the new parameters and the new
     states, in operand order.
@@ -1043,7 +1055,7 @@ def Dlc_OptimizerUpdateOp : Dlc_Op<"optimizer_update",
         params(%w, %b : tensor<4x8xf32>, tensor<4xf32>)
         grads(%gw, %gb : tensor<4x8xf32>, tensor<4xf32>)
         states(%mw, %mb, %vw, %vb : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>)
-        config {kind = "adam", lr = 1.0e-03 : f64, betas = [0.9, 0.999],
+        config {kind = #dlc.optimizer<adam>, lr = 1.0e-03 : f64, betas = [0.9, 0.999],
                 eps = 1.0e-08 : f64, weight_decay = 0.0 : f64, amsgrad = false}
     ```
   }];

@@ -32,7 +32,7 @@ def DlcRaiseDecompositionsPass
     | subgraph | becomes |
     |---|---|
     | the product of `0.5`, `x` and `1 + erf(x / 1.41421356)` (or `erf(x * 0.70710678)`), in any association | `dlc.gelu %x` |
-    | the product of `0.5`, `x` and `1 + tanh(0.79788456 * (x + 0.044715 * x^3))`, `x^3` as `x * (x * x)` or `(x * x) * x` | `dlc.gelu %x {approximate = "tanh"}` |
+    | the product of `0.5`, `x` and `1 + tanh(0.79788456 * (x + 0.044715 * x^3))`, `x^3` as `x * (x * x)` or `(x * x) * x` | `dlc.gelu %x {approximate = #dlc.approximate<tanh>}` |
     | `d / sqrt(mean(d * d) + eps)` with `d = x - mean(x)`, both means over the last dimension with `keepdim`, optionally followed by `* weight` and then `+ bias` (`[D]` vectors) | `dlc.layer_norm %x, %weight, %bias {epsilon = eps}`, with `dlc.fill` ones/zeros for a missing weight/bias |
     | `softmax(s * (q @ k^T) + mask, -1) @ v`: the scale `s` a product of one-element constants anywhere on the q, k^T and scores paths (SDPA's `sqrt(scale)` on q and k^T, or a division of the scores); `k^T` a transpose (of any permutation that ends the key's two dims swapped); the matmuls on the batch and heads flattened by reshapes; the mask an `add` or `where(cond, -inf, scores)` (a fill of -inf or at most -1e30), optional | `dlc.attention %q, %k, %v, %mask {scale = s}` at the softmax's rank; a where-mask becomes `where(cond, -inf, 0)` |
 
@@ -73,7 +73,7 @@ def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
     ```
     After:
     ```mlir
-    %r = dlc.linear %x, %w, %b {activation = "relu"} : (...) -> tensor<64x256xf32>
+    %r = dlc.linear %x, %w, %b {activation = #dlc.activation<relu>} : (...) -> tensor<64x256xf32>
     ```
   }];
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
@@ -102,9 +102,9 @@ def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
     - The optimizer is the module's `dlc.optimizer` dictionary, with the
       options given here overriding it (`optimizer` changes the kind and
       starts from that kind's PyTorch defaults). Its state becomes
-      `dlc.parameter`s with `role = "optimizer_state"`, zero-initialised:
-      `optimizer.step` and, per parameter `P`, `optimizer.P.exp_avg` and
-      `optimizer.P.exp_avg_sq` (Adam, AdamW) or
+      `dlc.parameter`s with `role = #dlc.role<optimizer_state>`,
+      zero-initialised: `optimizer.step` and, per parameter `P`,
+      `optimizer.P.exp_avg` and `optimizer.P.exp_avg_sq` (Adam, AdamW) or
       `optimizer.P.momentum_buffer` (SGD with momentum).
     - All parameters are updated by one `dlc.optimizer_update`, whose
       results are written back with `dlc.assign` at the end of the step.
