@@ -74,6 +74,9 @@ except OSError:
     cpu_flags = []
 if "avx512_bf16" in cpu_flags:
     config.available_features.add("avx512bf16")
+# x86-64-v4: AVX-512 F, DQ, BW and VL (the variants of --cpu=portable).
+if all(f in cpu_flags for f in ("avx512f", "avx512dq", "avx512bw", "avx512vl")):
+    config.available_features.add("x86-64-v4")
 
 # The runtime's CUDA tests, where they were built (Linux; the header check
 # only where CMake found the CUDA toolkit's headers).

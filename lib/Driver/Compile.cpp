@@ -313,6 +313,46 @@ static mlir::OwningOpRef<mlir::ModuleOp> lowerToCuda(Compiled &c,
   return nullptr;
 }
 
+/// Whether any value of `module` is bf16 (a model autocast to bf16, or
+/// bf16 weights): only then does a variant with bf16 dot products differ.
+static bool usesBf16(mlir::ModuleOp module) {
+  bool found = false;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::Type t : op->getResultTypes())
+      if (mlir::getElementTypeOrSelf(t).isBF16())
+        found = true;
+    return found ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
+  });
+  return found;
+}
+
+/// --cpu=portable: the CPU code of the linalg-level `c` lowered once more
+/// for each richer CPU of portableCpus() (the bf16 one only when the model
+/// has bf16 values), each in a module and target machine of its own.
+static LogicalResult
+lowerCpuVariants(Compiled &c, const CompileOptions &o,
+                 SmallVectorImpl<mlir::OwningOpRef<mlir::ModuleOp>> &modules,
+                 SmallVectorImpl<std::unique_ptr<TargetMachine>> &machines,
+                 SmallVectorImpl<mlir::dlc::CpuVariant> &variants) {
+  bool bf16 = usesBf16(*c.module);
+  // The last of portableCpus() is the base: the module itself.
+  for (StringRef cpu : mlir::dlc::portableCpus().drop_back()) {
+    auto tm = mlir::dlc::createX86TargetMachine(cpu);
+    if (!tm)
+      return fail(toString(tm.takeError())), failure();
+    if (mlir::dlc::hasBf16DotOf(**tm) && !bf16)
+      continue;
+    mlir::OwningOpRef<mlir::ModuleOp> module = c.module->clone();
+    if (failed(
+            mlir::dlc::runCpuCodegenPipeline(*module, codegenOptions(o, **tm))))
+      return failure();
+    variants.push_back({cpu.str(), *module, tm->get()});
+    modules.push_back(std::move(module));
+    machines.push_back(std::move(*tm));
+  }
+  return success();
+}
+
 std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
                                                  const CompileOptions &o,
                                                  LLVMContext &llctx,
@@ -320,6 +360,10 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
                                                  bool weightPlaceholders) {
   mlir::dlc::CudaCode code;
   mlir::OwningOpRef<mlir::ModuleOp> cuda;
+  // --cpu=portable: the CPU code once more for each richer CPU.
+  SmallVector<mlir::OwningOpRef<mlir::ModuleOp>> variantModules;
+  SmallVector<std::unique_ptr<TargetMachine>> variantMachines;
+  SmallVector<mlir::dlc::CpuVariant> variants;
   if (o.cudaEmulate) {
     // The CUDA lowering as the object's CPU code.
     if (failed(mlir::dlc::runLinalgPipeline(*c.module, "cuda")) ||
@@ -333,12 +377,24 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
       if (failedHard)
         return nullptr;
     }
-    if (failed(mlir::dlc::runLinalgPipeline(*c.module)) ||
+    if (failed(mlir::dlc::runLinalgPipeline(*c.module)))
+      return nullptr;
+    if (o.cpu == "portable" &&
         failed(
+            lowerCpuVariants(c, o, variantModules, variantMachines, variants)))
+      return nullptr;
+    if (failed(
             mlir::dlc::runCpuCodegenPipeline(*c.module, codegenOptions(o, tm))))
       return nullptr;
   }
   mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
+  // One workspace serves every variant: the largest plan.
+  for (const mlir::dlc::CpuVariant &v : variants) {
+    mlir::dlc::ModelInfo planned = c.info;
+    mlir::dlc::collectWorkspaceSizes(v.module, planned);
+    for (auto [e, p] : llvm::zip(c.info.entries, planned.entries))
+      e.workspaceBytes = std::max(e.workspaceBytes, p.workspaceBytes);
+  }
   // The CUDA code has its own plan (cuBLASLt reads the 16-bit copies that
   // the CPU code rounds while packing).
   for (mlir::dlc::EntryInfo &e : c.info.entries) {
@@ -348,7 +404,8 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
   }
   auto m = mlir::dlc::translateToLLVM(
       *c.module, c.info, llctx, tm, cuda ? *cuda : mlir::ModuleOp(),
-      cuda ? &code : nullptr, weightPlaceholders);
+      cuda ? &code : nullptr, weightPlaceholders, variants,
+      o.cpu == "portable" ? mlir::dlc::portableCpus().back() : "");
   if (!m) {
     fail(toString(m.takeError()));
     return nullptr;
@@ -470,7 +527,16 @@ int dlc::driver::compileModel(mlir::MLIRContext &ctx, const CompileOptions &o) {
       return 1;
     return textOut([&](raw_ostream &os) { c->module->print(os); });
   }
-  auto tm = mlir::dlc::createX86TargetMachine(o.cpu);
+  // --cpu=portable: the base every x86-64 CPU since 2013 has, with the
+  // richer variants linked in by lowerToLLVM.
+  bool portable = o.cpu == "portable";
+  if (portable && emit == Emit::LlvmDialect)
+    return fail("--cpu=portable compiles the CPU code several times, and "
+                "--emit=llvm-dialect shows one",
+                "choose one CPU, e.g. --cpu=x86-64-v4, or --emit=llvm for all");
+  auto tm = mlir::dlc::createX86TargetMachine(
+      portable ? StringRef(mlir::dlc::portableCpus().back())
+               : StringRef(o.cpu));
   if (!tm)
     return fail(toString(tm.takeError()));
   if (emit == Emit::LlvmDialect) {

@@ -18,6 +18,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
@@ -48,13 +49,13 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
   InitializeNativeTargetAsmPrinter();
   InitializeNativeTargetAsmParser();
   Triple triple("x86_64-unknown-linux-gnu");
-  std::string cpuName = cpu.str(), features;
-  if (cpu == "native") {
+  auto [base, extra] = cpu.split('+');
+  std::string cpuName = base.str();
+  SubtargetFeatures features;
+  if (base == "native") {
     cpuName = sys::getHostCPUName().str();
-    SubtargetFeatures f;
     for (auto &kv : sys::getHostCPUFeatures())
-      f.AddFeature(kv.first(), kv.second);
-    features = f.getString();
+      features.AddFeature(kv.first(), kv.second);
   }
   std::string err;
   const Target *target = TargetRegistry::lookupTarget(triple, err);
@@ -67,15 +68,38 @@ mlir::dlc::createX86TargetMachine(StringRef cpu) {
     return createStringError(
         inconvertibleErrorCode(),
         "unknown CPU '" + cpuName +
-            "'; use native, x86-64-v3, x86-64-v4 or an LLVM CPU name "
-            "such as znver4 or sapphirerapids");
+            "'; use portable, native, x86-64-v3, x86-64-v4 or an LLVM CPU "
+            "name such as znver4 or sapphirerapids, optionally with "
+            "features (x86-64-v4+avx512bf16)");
+  // The features after the CPU's name: "+avx512bf16+amx-bf16".
+  SmallVector<StringRef> added;
+  if (!extra.empty())
+    extra.split(added, '+');
+  for (StringRef f : added) {
+    bool known =
+        llvm::any_of(sti->getAllProcessorFeatures(),
+                     [&](const SubtargetFeatureKV &kv) { return f == kv.Key; });
+    if (!known)
+      return createStringError(inconvertibleErrorCode(),
+                               "unknown x86 feature '" + f +
+                                   "' in --cpu=" + cpu +
+                                   "; features are LLVM's names, "
+                                   "e.g. avx512bf16");
+    features.AddFeature(f);
+  }
   std::unique_ptr<TargetMachine> tm(target->createTargetMachine(
-      triple, cpuName, features, TargetOptions(), Reloc::PIC_, std::nullopt,
-      CodeGenOptLevel::Aggressive));
+      triple, cpuName, features.getString(), TargetOptions(), Reloc::PIC_,
+      std::nullopt, CodeGenOptLevel::Aggressive));
   if (!tm)
     return createStringError(inconvertibleErrorCode(),
                              "cannot create a target machine for " + cpuName);
   return std::move(tm);
+}
+
+ArrayRef<StringLiteral> mlir::dlc::portableCpus() {
+  static const StringLiteral kCpus[] = {"x86-64-v4+avx512bf16", "x86-64-v4",
+                                        "x86-64-v3"};
+  return kCpus;
 }
 
 /// The x86 features among those libdlcrt checks (runtime/lib/cpu.cpp) that
@@ -143,6 +167,9 @@ static Function *createPackedWrapper(Module &m, Function *kernel) {
   }
   b.CreateCall(kernel, args);
   b.CreateRetVoid();
+  for (StringRef attr : {"target-cpu", "target-features"})
+    if (kernel->hasFnAttribute(attr))
+      w->addFnAttr(kernel->getFnAttribute(attr));
   kernel->setLinkage(GlobalValue::InternalLinkage);
   return w;
 }
@@ -195,11 +222,51 @@ entryWrappers(Module &m, const mlir::dlc::ModelInfo &info, StringRef suffix) {
   return entries;
 }
 
-Expected<std::unique_ptr<Module>>
-mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
-                           LLVMContext &llvmContext, TargetMachine &tm,
-                           mlir::ModuleOp cuda, const CudaCode *cudaCode,
-                           bool weightPlaceholders) {
+/// Compiles every function `m` defines for `tm`'s CPU and features,
+/// whatever CPU the object's target machine has (function attributes, as
+/// `__attribute__((target))`).
+static void setTargetAttributes(Module &m, const TargetMachine &tm) {
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", tm.getTargetCPU());
+      if (!tm.getTargetFeatureString().empty())
+        f.addFnAttr("target-features", tm.getTargetFeatureString());
+    }
+}
+
+/// The symbol suffix of a CPU variant: "_x86_64_v4_avx512bf16".
+static std::string variantSuffix(StringRef name) {
+  std::string suffix = "_";
+  for (char c : name)
+    suffix += isAlnum(c) ? c : '_';
+  return suffix;
+}
+
+/// Links the CPU variant `v` into `m`: its functions compiled for its own
+/// CPU, its externally visible definitions (the entry kernels) renamed with
+/// its suffix so that they sit beside the base ones.
+static Error linkVariant(Module &m, const mlir::dlc::CpuVariant &v,
+                         StringRef modelName) {
+  auto translated = translateModule(v.module, modelName, m.getContext(), *v.tm);
+  if (!translated)
+    return translated.takeError();
+  Module &vm = **translated;
+  std::string suffix = variantSuffix(v.name);
+  for (GlobalValue &g : vm.global_values())
+    if (!g.isDeclaration() && !g.hasLocalLinkage())
+      g.setName(g.getName() + suffix);
+  setTargetAttributes(vm, *v.tm);
+  vm.setDataLayout(m.getDataLayout());
+  if (Linker::linkModules(m, std::move(*translated)))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot link the " + v.name + " variant");
+  return Error::success();
+}
+
+Expected<std::unique_ptr<Module>> mlir::dlc::translateToLLVM(
+    mlir::ModuleOp module, const ModelInfo &info, LLVMContext &llvmContext,
+    TargetMachine &tm, mlir::ModuleOp cuda, const CudaCode *cudaCode,
+    bool weightPlaceholders, ArrayRef<CpuVariant> variants, StringRef cpuName) {
   auto translated = translateModule(module, info.name, llvmContext, tm);
   if (!translated)
     return translated.takeError();
@@ -214,12 +281,53 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                                "cannot link the CUDA host code");
   }
 
+  if (!variants.empty())
+    setTargetAttributes(*m, tm);
+  for (const CpuVariant &v : variants)
+    if (Error e = linkVariant(*m, v, info.name))
+      return std::move(e);
+
   PointerType *ptr = PointerType::getUnqual(llvmContext);
   llvm::Type *i32 = llvm::Type::getInt32Ty(llvmContext);
   auto wrappers = entryWrappers(*m, info, "");
   if (!wrappers)
     return wrappers.takeError();
   SmallVector<Constant *> entries = std::move(*wrappers);
+  auto stringGlobal = [&](StringRef value, const Twine &name) {
+    Constant *init = ConstantDataArray::getString(llvmContext, value, true);
+    return new GlobalVariable(*m, init->getType(), true,
+                              GlobalValue::PrivateLinkage, init, name);
+  };
+  // struct dlc_cpu_variant { const char *name; const char *features;
+  //                          const fn *entries; }, best first.
+  auto *variantTy = StructType::get(llvmContext, {ptr, ptr, ptr});
+  SmallVector<Constant *> variantDescs;
+  for (const CpuVariant &v : variants) {
+    std::string prefix = "dlc_model_" + info.name + variantSuffix(v.name);
+    auto variantWrappers = entryWrappers(*m, info, variantSuffix(v.name));
+    if (!variantWrappers)
+      return variantWrappers.takeError();
+    // Reached through the descriptor only: not exported.
+    for (Constant *w : *variantWrappers)
+      cast<llvm::Function>(w)->setLinkage(GlobalValue::InternalLinkage);
+    auto *entriesTy = ArrayType::get(ptr, variantWrappers->size());
+    auto *entriesGlobal = new GlobalVariable(
+        *m, entriesTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(entriesTy, *variantWrappers), prefix + "_entries");
+    variantDescs.push_back(ConstantStruct::get(
+        variantTy, {stringGlobal(v.name, prefix + "_name"),
+                    stringGlobal(join(requiredCpuFeatures(*v.tm), ","),
+                                 prefix + "_features"),
+                    entriesGlobal}));
+  }
+  Constant *variantsGlobal = ConstantPointerNull::get(ptr);
+  if (!variantDescs.empty()) {
+    auto *arrayTy = ArrayType::get(variantTy, variantDescs.size());
+    variantsGlobal =
+        new GlobalVariable(*m, arrayTy, true, GlobalValue::PrivateLinkage,
+                           ConstantArray::get(arrayTy, variantDescs),
+                           "dlc_model_" + info.name + "_cpu_variants");
+  }
 
   Constant *text = ConstantDataArray::getString(
       llvmContext, info.descriptorText(requiredCpuFeatures(tm)), true);
@@ -267,17 +375,26 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
   // struct dlc_model_desc { uint32_t abi_version; const char *text;
   //                         int32_t num_entries; const fn *entries;
   //                         const void *const *param_data;
-  //                         const dlc_cuda_module *cuda; }
-  // at DLC_ABI_VERSION, whose last field is null without CUDA code.
-  static_assert(DLC_ABI_VERSION == 3,
-                "the descriptor below is the layout of ABI version 3");
-  SmallVector<llvm::Type *> fields = {i32, ptr, i32, ptr, ptr, ptr};
-  SmallVector<Constant *> values = {ConstantInt::get(i32, DLC_ABI_VERSION),
-                                    textGlobal,
-                                    ConstantInt::get(i32, entries.size()),
-                                    entriesGlobal,
-                                    paramDataGlobal,
-                                    ConstantPointerNull::get(ptr)};
+  //                         const dlc_cuda_module *cuda;
+  //                         const char *cpu_name; int32_t num_cpu_variants;
+  //                         const dlc_cpu_variant *cpu_variants; }
+  // at DLC_ABI_VERSION; `cuda` is null without CUDA code.
+  static_assert(DLC_ABI_VERSION == 4,
+                "the descriptor below is the layout of ABI version 4");
+  SmallVector<llvm::Type *> fields = {i32, ptr, i32, ptr, ptr,
+                                      ptr, ptr, i32, ptr};
+  SmallVector<Constant *> values = {
+      ConstantInt::get(i32, DLC_ABI_VERSION),
+      textGlobal,
+      ConstantInt::get(i32, entries.size()),
+      entriesGlobal,
+      paramDataGlobal,
+      ConstantPointerNull::get(ptr),
+      stringGlobal(cpuName.empty() ? tm.getTargetCPU() : cpuName,
+                   "dlc_model_" + info.name + "_cpu_name"),
+      ConstantInt::get(i32, variantDescs.size()),
+      variantsGlobal};
+  constexpr size_t kCudaField = 5;
   if (cuda && cudaCode) {
     auto cudaWrappers = entryWrappers(*m, info, kCudaEntrySuffix);
     if (!cudaWrappers)
@@ -312,7 +429,7 @@ mlir::dlc::translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
         ConstantStruct::get(cudaTy, {ptx, ConstantInt::get(i32, names.size()),
                                      namesGlobal, cudaEntries}),
         prefix);
-    values.back() = cudaDesc;
+    values[kCudaField] = cudaDesc;
   }
   auto *descTy = StructType::get(llvmContext, fields);
   Constant *desc = ConstantStruct::get(descTy, values);

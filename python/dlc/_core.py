@@ -102,6 +102,7 @@ class Core:
         self.device_name = L.dlc_model_device_name(self.handle).decode()
         self.fallback_reason = \
             L.dlc_model_fallback_reason(self.handle).decode()
+        self.cpu_name = L.dlc_model_cpu_name(self.handle).decode()
         self.name = L.dlc_model_name(self.handle).decode()
         self.entries = {}
         for e in range(L.dlc_model_num_entries(self.handle)):

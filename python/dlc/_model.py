@@ -352,6 +352,13 @@ class Model:
         return self._core.device_name
 
     @property
+    def cpu_name(self):
+        """The compilation of the CPU code the model runs: the variant the
+        runtime picked for this CPU ("x86-64-v4", "x86-64-v3") or the CPU
+        the object was compiled for; "" on CUDA."""
+        return self._core.cpu_name
+
+    @property
     def fallback_reason(self):
         """Why a model with CUDA code runs on the CPU under "auto" ("" when
         it does not)."""

@@ -162,6 +162,7 @@ def lib():
         _sig(L, "dlc_model_device", st, vp)
         _sig(L, "dlc_model_device_name", cp, vp)
         _sig(L, "dlc_model_fallback_reason", cp, vp)
+        _sig(L, "dlc_model_cpu_name", cp, vp)
         _sig(L, "dlc_model_name", cp, vp)
         _sig(L, "dlc_model_init", st, vp, ctypes.c_uint64)
         _sig(L, "dlc_model_load", st, vp, cp)

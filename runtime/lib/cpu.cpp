@@ -3,9 +3,10 @@
 //
 // An object compiled for an AVX-512 machine dies with SIGILL on one without
 // it. dlc records the instruction-set features its CPU code was compiled
-// for (the description's `cpu` line, docs/runtime-abi.md); a model created
-// on the CPU checks them here first and fails with the missing features
-// named instead.
+// for (the description's `cpu` line, docs/runtime-abi.md), and may add
+// variants of the entries for richer CPUs (--cpu=portable); a model created
+// on the CPU runs the best variant this CPU has the features of, else the
+// base entries, or fails with the missing features named.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 
 #include <cstdlib>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -100,14 +103,74 @@ bool dlc::rt::isKnownCpuFeature(std::string_view name) {
   return false;
 }
 
-dlc_status dlc::rt::checkCpuFeatures(const ModelDecl &model) {
-  if (model.cpuFeatures.empty())
+/// The comma-separated names of `list`.
+static std::vector<std::string> splitFeatures(std::string_view list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string_view::npos)
+      end = list.size();
+    out.emplace_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+dlc_status dlc::rt::checkCpuVariants(const dlc_model_desc &desc,
+                                     const ModelDecl &model) {
+  if (desc.abi_version < 4 || desc.num_cpu_variants == 0)
     return DLC_OK;
+  std::string prefix = "model " + quote(model.name) + ": ";
+  if (desc.num_cpu_variants < 0 || !desc.cpu_variants)
+    return fail(DLC_ERR_FORMAT, prefix + "num_cpu_variants is " +
+                                    std::to_string(desc.num_cpu_variants) +
+                                    (desc.cpu_variants ? ""
+                                                       : " but cpu_variants "
+                                                         "is NULL"));
+  for (int32_t v = 0; v < desc.num_cpu_variants; ++v) {
+    const dlc_cpu_variant &variant = desc.cpu_variants[v];
+    std::string which = prefix + "CPU variant " + std::to_string(v);
+    if (!variant.name || !variant.features || !variant.entries)
+      return fail(DLC_ERR_FORMAT,
+                  which + " lacks its name, features or entries");
+    for (size_t e = 0; e < model.entries.size(); ++e)
+      if (!variant.entries[e])
+        return fail(DLC_ERR_FORMAT, which + ": entry function " +
+                                        quote(model.entries[e].name) +
+                                        " is NULL");
+    for (const std::string &f : splitFeatures(variant.features))
+      if (!isKnownCpuFeature(f))
+        return fail(DLC_ERR_FORMAT,
+                    which + " needs the unknown CPU feature " + quote(f));
+  }
+  return DLC_OK;
+}
+
+dlc_status dlc::rt::chooseCpuEntries(const dlc_model_desc &desc,
+                                     const ModelDecl &model,
+                                     const dlc_entry_fn *&entries,
+                                     std::string &name) {
   std::set<std::string> have = detectedFeatures();
-  std::string missing;
-  for (const std::string &f : model.cpuFeatures)
-    if (!have.count(f))
-      missing += (missing.empty() ? "" : ", ") + f;
+  auto missingOf = [&](const std::vector<std::string> &needed) {
+    std::string missing;
+    for (const std::string &f : needed)
+      if (!have.count(f))
+        missing += (missing.empty() ? "" : ", ") + f;
+    return missing;
+  };
+  if (desc.abi_version >= 4)
+    for (int32_t v = 0; v < desc.num_cpu_variants; ++v) {
+      const dlc_cpu_variant &variant = desc.cpu_variants[v];
+      if (missingOf(splitFeatures(variant.features)).empty()) {
+        entries = variant.entries;
+        name = variant.name;
+        return DLC_OK;
+      }
+    }
+  entries = desc.entries;
+  name = desc.abi_version >= 4 && desc.cpu_name ? desc.cpu_name : "";
+  std::string missing = missingOf(model.cpuFeatures);
   if (missing.empty())
     return DLC_OK;
   return fail(DLC_ERR_DEVICE_UNAVAILABLE,
@@ -116,5 +179,6 @@ dlc_status dlc::rt::checkCpuFeatures(const ModelDecl &model) {
                   "lacks: " +
                   missing +
                   "; recompile it for this CPU, or for every x86-64 CPU "
-                  "since 2013 with dlc --cpu=x86-64-v3");
+                  "since 2013 with dlc --cpu=portable (the default of -o) "
+                  "or --cpu=x86-64-v3");
 }

@@ -217,9 +217,16 @@ struct ModelDecl {
 
 /// Whether the runtime can check the x86 feature `name` (cpu.cpp).
 bool isKnownCpuFeature(std::string_view name);
-/// DLC_ERR_DEVICE_UNAVAILABLE naming the features of `model.cpuFeatures`
-/// that this CPU lacks; DLC_OK when it has them all.
-dlc_status checkCpuFeatures(const ModelDecl &model);
+/// DLC_ERR_FORMAT unless the CPU variants of `desc` (ABI version 4) are
+/// complete, with an entry function per entry of `model` and known
+/// features.
+dlc_status checkCpuVariants(const dlc_model_desc &desc, const ModelDecl &model);
+/// The entries to run on this CPU: the first CPU variant of `desc` whose
+/// features it has, else the base entries, whose features (`cpu` line)
+/// it must have: DLC_ERR_DEVICE_UNAVAILABLE naming the missing ones.
+/// `name` is the variant's name (or `cpu_name`).
+dlc_status chooseCpuEntries(const dlc_model_desc &desc, const ModelDecl &model,
+                            const dlc_entry_fn *&entries, std::string &name);
 
 /// Parses and validates a model description (docs/runtime-abi.md). On
 /// failure, `err` is "line N: message".

@@ -48,6 +48,10 @@ struct dlc_model {
   mutable bool hostStale = false;   ///< A run may have changed the params.
   mutable bool deviceStale = false; ///< The mirror may have been written.
   std::string deviceDescription = "cpu";
+  /// CPU: the entries this CPU runs (a variant's or the base ones), and
+  /// their name (dlc_model_cpu_name).
+  const dlc_entry_fn *cpuEntries = nullptr;
+  std::string cpuName;
   /// Why `auto` runs a model with CUDA code on the CPU; else empty.
   std::string fallbackReason;
   /// CPU only: the memory of dlc_model_alloc_host (on CUDA: the context's
@@ -287,6 +291,8 @@ dlc_status createModel(const dlc_model_desc *desc, int device, int32_t ordinal,
                                         "embeds no value for it");
     }
 
+    if (dlc_status s = checkCpuVariants(*desc, m->decl))
+      return s;
     // A version 1 or 2 descriptor ends before `cuda`.
     const dlc_cuda_module *cuda = desc->abi_version >= 3 ? desc->cuda : nullptr;
     if (cuda)
@@ -318,7 +324,8 @@ dlc_status createModel(const dlc_model_desc *desc, int device, int32_t ordinal,
     // On the CPU, the entries' instructions must exist: a missing feature
     // is an error here, not a SIGILL in the first run.
     if (m->device == DLC_DEVICE_CPU)
-      if (dlc_status s = checkCpuFeatures(m->decl))
+      if (dlc_status s =
+              chooseCpuEntries(*desc, m->decl, m->cpuEntries, m->cpuName))
         return s;
     if (dlc_status s = allocateArena(*m))
       return s;
@@ -360,6 +367,12 @@ dlc_device_kind dlc_model_device(const dlc_model *m) {
 const char *dlc_model_device_name(const dlc_model *m) {
   return guardValue<const char *>(nullptr, [&]() -> const char * {
     return checkModel(m) ? nullptr : m->deviceDescription.c_str();
+  });
+}
+
+const char *dlc_model_cpu_name(const dlc_model *m) {
+  return guardValue<const char *>(nullptr, [&]() -> const char * {
+    return checkModel(m) ? nullptr : m->cpuName.c_str();
   });
 }
 
@@ -735,11 +748,11 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
     args[k++] = workspace.data();
 
     if (!m->measuring) {
-      m->desc->entries[e](args);
+      m->cpuEntries[e](args);
       return DLC_OK;
     }
     auto start = std::chrono::steady_clock::now();
-    m->desc->entries[e](args);
+    m->cpuEntries[e](args);
     m->lastEntryUs = std::chrono::duration<double, std::micro>(
                          std::chrono::steady_clock::now() - start)
                          .count();

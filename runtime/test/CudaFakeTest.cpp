@@ -515,7 +515,8 @@ TEST_F(FakeCuda, NoKernelsLoadsNoModule) {
   // kernel names; the runtime loads no module and the entries still run.
   static const dlc_cuda_module noKernels = {"", 0, nullptr, kCudaEntries};
   static const dlc_model_desc desc = {DLC_ABI_VERSION, kText,   4,
-                                      kCpuEntries,     nullptr, &noKernels};
+                                      kCpuEntries,     nullptr, &noKernels,
+                                      nullptr,         0,       nullptr};
   int loadsBefore = fake().moduleLoads;
   ModelPtr m = create(desc);
   ASSERT_TRUE(m);

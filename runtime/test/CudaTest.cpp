@@ -46,7 +46,8 @@ const dlc_cuda_module kModule = {
     ".version 8.0\n.target sm_80\n.address_size 64\n"
     ".visible .entry twice_kernel(.param .u64 p0)\n{\n\tret;\n}\n",
     1, kKernelNames, kCudaEntries};
-const dlc_model_desc kDesc = {3, kText, 1, kCpuEntries, nullptr, &kModule};
+const dlc_model_desc kDesc = {3,        kText,   1, kCpuEntries, nullptr,
+                              &kModule, nullptr, 0, nullptr};
 
 bool cudaUsable() { return dlc_cuda_available(nullptr, 0) == 1; }
 

@@ -15,8 +15,8 @@ using namespace dlc::test;
 namespace {
 
 const char *const kText = "dlc-model 1\nname dev\nparam w f32 4 zeros 0\n";
-const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   0,
-                              nullptr,         nullptr, nullptr};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   0, nullptr, nullptr,
+                              nullptr,         nullptr, 0, nullptr};
 
 // Out-of-range enum values are tested from C (c_api_test.c), where they are
 // well-defined; in C++ only values within the enums' value ranges are.

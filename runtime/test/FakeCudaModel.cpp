@@ -105,8 +105,8 @@ void cpuEntry(void *const *) { ++CpuCalls; }
 const dlc_entry_fn kCudaEntries[] = {cudaForward, cudaTrain, cudaGemm, cudaBad};
 const dlc_entry_fn kCpuEntries[] = {cpuEntry, cpuEntry, cpuEntry, cpuEntry};
 const dlc_cuda_module kModule = {kPtx, 2, kKernels, kCudaEntries};
-const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   4,
-                              kCpuEntries,     nullptr, &kModule};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   4, kCpuEntries, nullptr,
+                              &kModule,        nullptr, 0, nullptr};
 
 ModelPtr create(const dlc_model_desc &desc, dlc_device_kind device) {
   return createModel(desc, device);
@@ -125,7 +125,8 @@ const dlc_model_desc &oneEntry(const char *text, dlc_entry_fn cuda) {
   Descriptor &d = descriptors.emplace_back();
   d.cuda = cuda;
   d.module = {kPtx, 0, nullptr, &d.cuda};
-  d.desc = {DLC_ABI_VERSION, text, 1, &d.cpu, nullptr, &d.module};
+  d.desc = {DLC_ABI_VERSION, text,    1, &d.cpu, nullptr,
+            &d.module,       nullptr, 0, nullptr};
   return d.desc;
 }
 

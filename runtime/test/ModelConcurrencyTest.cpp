@@ -95,7 +95,9 @@ void concTrain(void *const *args) {
 
 const dlc_entry_fn kConcurrentEntries[] = {concForward, concTrain};
 const dlc_model_desc kConcurrent = {
-    DLC_ABI_VERSION, kConcurrentText, 2, kConcurrentEntries, nullptr, nullptr};
+    DLC_ABI_VERSION, kConcurrentText, 2,       kConcurrentEntries,
+    nullptr,         nullptr,         nullptr, 0,
+    nullptr};
 
 TEST(ModelTest, ConcurrentEntriesRunAtOnceAndBitExact) {
   ModelPtr m = create(kConcurrent);
@@ -175,8 +177,8 @@ TEST(ModelTest, SequentialCallsReuseTheArenaWorkspace) {
   const char *text = "dlc-model 2\nname nows\nentry f\nconcurrent\n"
                      "in x f32 4\nout y f32 4\nend\n";
   const dlc_entry_fn entries[] = {recordWorkspace};
-  const dlc_model_desc desc = {DLC_ABI_VERSION, text,    1,
-                               entries,         nullptr, nullptr};
+  const dlc_model_desc desc = {DLC_ABI_VERSION, text,    1, entries, nullptr,
+                               nullptr,         nullptr, 0, nullptr};
   ModelPtr m = create(desc);
   float x[4] = {}, y[4];
   const void *in[] = {x};
@@ -194,8 +196,10 @@ TEST(ModelTest, VersionOneEntriesRunOneAtATime) {
   std::string text = kConcurrentText;
   text.replace(text.find("dlc-model 2"), 11, "dlc-model 1");
   text.erase(text.find("concurrent\n"), 11);
-  const dlc_model_desc desc = {DLC_ABI_VERSION,    text.c_str(), 2,
-                               kConcurrentEntries, nullptr,      nullptr};
+  const dlc_model_desc desc = {
+      DLC_ABI_VERSION, text.c_str(), 2,       kConcurrentEntries,
+      nullptr,         nullptr,      nullptr, 0,
+      nullptr};
   ModelPtr m = create(desc);
   float x[64] = {}, y1[64], y2[64];
   const void *in[] = {x};

@@ -234,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, BadModelTextTest,
 TEST(ModelTextTest, CreateReportsTheLine) {
   const char *text = "dlc-model 1\nname m\nparam w f32 4 uniform 0.1\n"
                      "param b f32 4 uniform 0.1 extra\n";
-  dlc_model_desc desc = {DLC_ABI_VERSION, text, 0, nullptr, nullptr, nullptr};
+  dlc_model_desc desc = {DLC_ABI_VERSION, text,    0, nullptr, nullptr,
+                         nullptr,         nullptr, 0, nullptr};
   dlc_model *m = reinterpret_cast<dlc_model *>(0x1);
   EXPECT_EQ(dlc_model_create(&desc, DLC_DEVICE_CPU, &m), DLC_ERR_FORMAT);
   EXPECT_EQ(m, nullptr);

@@ -42,8 +42,8 @@ static const char text[] = "dlc-model 1\n"
                            "out y f32 4\n"
                            "end\n";
 static const dlc_entry_fn entries[] = {affine};
-static const dlc_model_desc desc = {DLC_ABI_VERSION, text, 1,
-                                    entries,         NULL, NULL};
+static const dlc_model_desc desc = {
+    DLC_ABI_VERSION, text, 1, entries, NULL, NULL, NULL, 0, NULL};
 
 static void square(void *ctx, int64_t begin, int64_t end) {
   int *out = (int *)ctx;

@@ -119,8 +119,12 @@ static cl::opt<bool>
                 cl::Hidden, cl::cat(dlcCat));
 static cl::opt<std::string>
     cpu("cpu",
-        cl::desc("Target CPU: native (default), x86-64-v3, x86-64-v4 or an "
-                 "LLVM CPU name"),
+        cl::desc("Target CPU: portable (the default of an object and its "
+                 "header: x86-64-v3, with variants for x86-64-v4 and "
+                 "avx512bf16 the runtime picks from), native (the default "
+                 "of every other stage, run and train), x86-64-v3, "
+                 "x86-64-v4 or an LLVM CPU name, each with optional "
+                 "+features (x86-64-v4+avx512bf16)"),
         cl::init("native"), cl::cat(dlcCat));
 static cl::opt<CodeTarget, false, ValuesParser<CodeTarget>>
     target("target", cl::desc("Code to generate"),
@@ -533,6 +537,11 @@ int main(int argc, char **argv) {
   ctx.printOpOnDiagnostic(false);
   if (trainMode)
     return trainMain(ctx);
-  return run ? dlc::driver::runModel(ctx, runOptions())
-             : dlc::driver::compileModel(ctx, compileOptions());
+  if (run)
+    return dlc::driver::runModel(ctx, runOptions());
+  dlc::driver::CompileOptions o = compileOptions();
+  // An object runs wherever it is linked: on every x86-64 CPU.
+  if (!cpu.getNumOccurrences() && (emit == Emit::Obj || emit == Emit::Header))
+    o.cpu = "portable";
+  return dlc::driver::compileModel(ctx, o);
 }

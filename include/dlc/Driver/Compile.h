@@ -60,7 +60,10 @@ mlir::dlc::CpuCodegenOptions codegenOptions(const CompileOptions &options,
 
 /// Lowers a loaded model to an optimised LLVM module for `tm`: the CPU code
 /// and, unless the target is x86, the CUDA code (a model the CUDA lowering
-/// cannot take is a warning with --target=all); null after an error.
+/// cannot take is a warning with --target=all); null after an error. With
+/// `--cpu=portable`, `tm` is the base CPU (x86-64-v3) and the module also
+/// holds the entries compiled for the richer CPUs of portableCpus(), each
+/// workspace the largest of their plans.
 std::unique_ptr<llvm::Module> lowerToLLVM(Compiled &c,
                                           const CompileOptions &options,
                                           llvm::LLVMContext &llctx,

@@ -72,7 +72,10 @@ struct CompileOptions {
   /// empty: as trainOptions decides.
   std::string labelType;
   Precision precision = Precision::FP32;
-  std::string cpu = "native"; ///< --cpu: native, x86-64-v3, an LLVM CPU
+  /// --cpu: native, portable (one object for every x86-64 CPU since 2013:
+  /// docs/runtime-abi.md), x86-64-v3, x86-64-v4, an LLVM CPU, each with
+  /// optional "+feature"s.
+  std::string cpu = "native";
   CodeTarget target = CodeTarget::All;
   unsigned vectorBits = 0; ///< --vector-bits (0: the CPU's)
   /// --register-tile {M, N} and --cache-tile {M, N, K}; empty: the CPU

@@ -163,15 +163,37 @@ unsigned vectorBitsOf(const llvm::TargetMachine &tm);
 bool hasBf16DotOf(const llvm::TargetMachine &tm);
 
 /// A TargetMachine for x86-64; `cpu` is "native", "x86-64-v3",
-/// "x86-64-v4" or any CPU name LLVM knows. Errors are returned as text.
+/// "x86-64-v4" or any CPU name LLVM knows, optionally followed by features
+/// to add, "+feature" each (`x86-64-v4+avx512bf16`). Errors are returned as
+/// text.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createX86TargetMachine(llvm::StringRef cpu);
+
+/// The CPUs of `--cpu=portable`, best first: each a further variant of the
+/// CPU entries in one object, the last the base every x86-64 CPU since 2013
+/// runs (docs/runtime-abi.md). The first needs avx512bf16 and is built only
+/// for models with bf16 values.
+llvm::ArrayRef<llvm::StringLiteral> portableCpus();
+
+/// One more compilation of a model's CPU entries for a richer CPU: its
+/// LLVM-dialect module and its target machine.
+struct CpuVariant {
+  std::string name; ///< The --cpu value it was compiled for.
+  mlir::ModuleOp module;
+  llvm::TargetMachine *tm = nullptr;
+};
 
 /// Translates the LLVM-dialect module, adds the packed entry wrappers and
 /// the model descriptor (docs/runtime-abi.md) and optimises at O3. With
 /// `cuda` (the LLVM-dialect module of runCudaCodegenPipeline) and its
 /// `cudaCode`, the object also carries the CUDA entries and the PTX
 /// (descriptor version 3).
+///
+/// `variants` (best first) are further compilations of `module` for richer
+/// CPUs: their functions are linked in with a suffix and their own target
+/// CPU and features (function attributes), and the descriptor lists them
+/// for the runtime to choose from (`cpu_variants`, version 4). `cpuName`
+/// names the CPU of `module` itself in the descriptor.
 ///
 /// With `weightPlaceholders`, the initial value of every `data` parameter
 /// of at least kPlaceholderBytes is a zero placeholder of its size in a
@@ -182,7 +204,9 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVM(mlir::ModuleOp module, const ModelInfo &info,
                 llvm::LLVMContext &llvmContext, llvm::TargetMachine &tm,
                 mlir::ModuleOp cuda = {}, const CudaCode *cudaCode = nullptr,
-                bool weightPlaceholders = false);
+                bool weightPlaceholders = false,
+                llvm::ArrayRef<CpuVariant> variants = {},
+                llvm::StringRef cpuName = "");
 
 /// Parameters below this size are emitted as LLVM constants even with
 /// weight placeholders.

@@ -46,9 +46,10 @@ extern "C" {
 
 /* The version of the descriptor layout below; a compiled model stores it in
  * `dlc_model_desc::abi_version`. Version 2 added `param_data`, version 3
- * `cuda`; the runtime also accepts version 1 and 2 objects (which lack the
- * later fields) and rejects any other value. */
-#define DLC_ABI_VERSION 3
+ * `cuda`, version 4 `cpu_name` and the CPU variants; the runtime also
+ * accepts version 1 to 3 objects (which lack the later fields) and rejects
+ * any other value. */
+#define DLC_ABI_VERSION 4
 
 /* An entry point of a compiled model. `args` holds one data pointer per
  * tensor: every param (in `param` order), then every input, then every
@@ -67,10 +68,21 @@ typedef struct dlc_cuda_module {
   const dlc_entry_fn *entries;     /* one per `entry` block, in order */
 } dlc_cuda_module;
 
+/* A further compilation of a model's CPU entries, for a CPU with more
+ * instructions (dlc --cpu=portable): the runtime calls these entries
+ * instead of `dlc_model_desc::entries` when the CPU has every feature. */
+typedef struct dlc_cpu_variant {
+  const char *name;            /* e.g. "x86-64-v4" */
+  const char *features;        /* the x86 features it needs, by LLVM's
+                                  names, comma-separated (as the `cpu`
+                                  line of the description) */
+  const dlc_entry_fn *entries; /* one per `entry` block, in order */
+} dlc_cpu_variant;
+
 /* The one constant a compiled model object defines, as
  * `const dlc_model_desc dlc_model_<NAME>;`. */
 typedef struct dlc_model_desc {
-  uint32_t abi_version;        /* DLC_ABI_VERSION (3) */
+  uint32_t abi_version;        /* DLC_ABI_VERSION (4) */
   const char *text;            /* the model description, NUL-terminated */
   int32_t num_entries;         /* number of `entry` blocks in `text` */
   const dlc_entry_fn *entries; /* one per `entry` block, in order (CPU) */
@@ -79,6 +91,13 @@ typedef struct dlc_model_desc {
   const void *const *param_data;
   /* Version 3: the model's CUDA code; NULL when it has none. */
   const dlc_cuda_module *cuda;
+  /* Version 4: the CPU `entries` were compiled for (an LLVM CPU name, e.g.
+   * "x86-64-v3" or "znver4"), and further variants of them, best first;
+   * the runtime runs the first variant whose features the CPU has, else
+   * `entries` (whose features the `cpu` line names). */
+  const char *cpu_name;
+  int32_t num_cpu_variants;
+  const dlc_cpu_variant *cpu_variants;
 } dlc_model_desc;
 
 /*===-- Status, devices, dtypes -------------------------------------------===*/
@@ -246,6 +265,13 @@ DLC_API dlc_device_kind dlc_model_device(const dlc_model *m);
 /* A human-readable description of the device the model runs on: "cpu", or
  * "cuda:N (DEVICE NAME)", e.g. "cuda:0 (NVIDIA H200)"; NULL for NULL. */
 DLC_API const char *dlc_model_device_name(const dlc_model *m);
+
+/* The compilation of the CPU entries the model runs: the variant the
+ * runtime picked for this CPU (e.g. "x86-64-v4"; docs/runtime-abi.md), or
+ * the CPU the object was compiled for; "" for an object older than ABI
+ * version 4; NULL for NULL. DLC_CPU_FEATURES_DISABLE=avx512f,... hides
+ * features from the runtime's view of the CPU. */
+DLC_API const char *dlc_model_cpu_name(const dlc_model *m);
 
 /* Why a model created with AUTO runs on the CPU although it has CUDA code:
  * CUDA is unavailable ("CUDA device unavailable: libcuda.so.1 not found"),

@@ -153,6 +153,9 @@ int main(int argc, char **argv) {
   if (*dlc_model_fallback_reason(model))
     printf(" (CUDA not used: %s)", dlc_model_fallback_reason(model));
   printf("\n");
+  /* The compilation of the CPU code the runtime picked for this CPU. */
+  if (dlc_model_device(model) == DLC_DEVICE_CPU)
+    fprintf(stderr, "using cpu: %s\n", dlc_model_cpu_name(model));
   st = use_seed ? dlc_model_init(model, (uint64_t)seed)
                 : dlc_model_load(model, weights);
   if (st != DLC_OK) {
