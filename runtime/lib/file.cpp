@@ -2,6 +2,7 @@
 
 #include "internal.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -105,6 +106,25 @@ void FileData::release() {
   Mapping = nullptr;
   Data = nullptr;
   std::vector<uint8_t>().swap(Buffer);
+}
+
+void FileData::copyOut(void *dst, const uint8_t *src, size_t n) const {
+  constexpr size_t kChunk = size_t(16) << 20;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  for (size_t done = 0; done < n; done += kChunk) {
+    size_t k = std::min(kChunk, n - done);
+    std::memcpy(static_cast<uint8_t *>(dst) + done, src + done, k);
+    if (!Mapping)
+      continue;
+    // The whole pages inside the chunk; a page shared with the next chunk
+    // stays until the mapping goes.
+    uintptr_t begin =
+        (reinterpret_cast<uintptr_t>(src + done) + page - 1) & ~(page - 1);
+    uintptr_t end = reinterpret_cast<uintptr_t>(src + done + k) & ~(page - 1);
+    if (end > begin)
+      (void)::madvise(reinterpret_cast<void *>(begin), end - begin,
+                      MADV_DONTNEED);
+  }
 }
 
 dlc_status FileData::readAt(uint64_t offset, void *dst, size_t n) const {

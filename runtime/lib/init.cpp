@@ -61,24 +61,52 @@ template <typename T> void storeAt(void *data, int64_t i, T value) {
               &value, sizeof(T));
 }
 
-/// Calls store(i, value(i)) for every element, with `store` specialised for
-/// the dtype so that the loop does not switch per element.
+/// Calls store(i, value(i)) for the elements [begin, end), with `store`
+/// specialised for the dtype so that the loop does not switch per element.
 template <typename ValueFn>
-void fill(void *data, dlc_dtype dtype, int64_t numel, ValueFn value) {
+void fill(void *data, dlc_dtype dtype, int64_t begin, int64_t end,
+          ValueFn value) {
   switch (dtype) {
   case DLC_F32:
-    for (int64_t i = 0; i < numel; ++i)
+    for (int64_t i = begin; i < end; ++i)
       static_cast<float *>(data)[i] = static_cast<float>(value(i));
     return;
   case DLC_F64:
-    for (int64_t i = 0; i < numel; ++i)
+    for (int64_t i = begin; i < end; ++i)
       static_cast<double *>(data)[i] = value(i);
     return;
   default:
-    for (int64_t i = 0; i < numel; ++i)
+    for (int64_t i = begin; i < end; ++i)
       storeElement(data, dtype, i, value(i));
     return;
   }
+}
+
+/// A param's `uniform` stream, drawn in parallel ranges: element k is the
+/// k-th draw whichever thread computes it, so the values do not depend on
+/// the number of threads.
+struct UniformFill {
+  void *data;
+  dlc_dtype dtype;
+  int64_t numel;
+  uint64_t seed;
+  double bound;
+};
+
+/// Elements per unit of dlc_parallel_for.
+constexpr int64_t kInitBlock = int64_t(1) << 16;
+
+void uniformBlocks(void *ctx, int64_t beginBlock, int64_t endBlock) {
+  const auto &f = *static_cast<const UniformFill *>(ctx);
+  int64_t begin = beginBlock * kInitBlock;
+  int64_t end = std::min(f.numel, endBlock * kInitBlock);
+  SplitMix64 rng(f.seed);
+  rng.skip(static_cast<uint64_t>(begin));
+  const double bound = f.bound;
+  fill(f.data, f.dtype, begin, end, [&](int64_t) {
+    double u = static_cast<double>(rng.next() >> 40) * 0x1p-24;
+    return (2 * u - 1) * bound;
+  });
 }
 
 } // namespace
@@ -131,15 +159,15 @@ void dlc::rt::initParam(const ParamDecl &param, void *data, uint64_t seed,
     std::memset(data, 0, static_cast<size_t>(param.nbytes));
     return;
   case InitKind::Ones:
-    fill(data, param.dtype, param.numel, [](int64_t) { return 1.0; });
+    fill(data, param.dtype, 0, param.numel, [](int64_t) { return 1.0; });
     return;
   case InitKind::Uniform: {
-    SplitMix64 rng(seed ^ fnv1a64(param.name));
-    const double bound = param.bound;
-    fill(data, param.dtype, param.numel, [&](int64_t) {
-      double u = static_cast<double>(rng.next() >> 40) * 0x1p-24;
-      return (2 * u - 1) * bound;
-    });
+    // On the runtime's threads (a large model's weights take seconds on
+    // one).
+    UniformFill f{data, param.dtype, param.numel, seed ^ fnv1a64(param.name),
+                  param.bound};
+    dlc_parallel_for((param.numel + kInitBlock - 1) / kInitBlock, uniformBlocks,
+                     &f);
     return;
   }
   }

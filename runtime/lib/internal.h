@@ -145,6 +145,11 @@ public:
   /// Drops the mapping (or the copy read into memory); data() is null
   /// afterwards, readAt still works.
   void release();
+  /// Copies [src, src + n) of data() to `dst` in chunks, handing each
+  /// chunk's whole pages of a mapped file back to the kernel once copied
+  /// (they stay in the page cache): a model's weights are then resident
+  /// once, in its arena, not twice.
+  void copyOut(void *dst, const uint8_t *src, size_t n) const;
   /// Reads `n` bytes at `offset` of the file as it is now (not through the
   /// mapping: a file truncated since it was opened is DLC_ERR_IO, never a
   /// SIGBUS).
@@ -239,9 +244,13 @@ uint64_t fnv1a64(std::string_view s);
 /// splitmix64 (Steele, Lea, Flood; as in Vigna's reference code).
 class SplitMix64 {
 public:
+  static constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
   explicit SplitMix64(uint64_t seed) : State(seed) {}
+  /// The generator after `n` draws: the state only counts them, so a stream
+  /// can be split into ranges that are drawn independently.
+  void skip(uint64_t n) { State += n * kGamma; }
   uint64_t next() {
-    uint64_t z = (State += 0x9e3779b97f4a7c15ULL);
+    uint64_t z = (State += kGamma);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);

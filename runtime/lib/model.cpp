@@ -480,7 +480,7 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
     for (size_t i = 0; i < m->decl.params.size(); ++i) {
       size_t n = static_cast<size_t>(m->decl.params[i].nbytes);
       if (sources[i])
-        std::memcpy(m->data(i), sources[i], n);
+        file.copyOut(m->data(i), sources[i], n);
       else
         std::memset(m->data(i), 0, n);
     }

@@ -13,7 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 using namespace dlc::test;
@@ -56,11 +55,9 @@ dlc_model_desc desc(const char *text = kText,
 }
 
 /// Hides `features` from the runtime's view of the CPU for a scope.
-struct DisabledFeatures {
-  explicit DisabledFeatures(const char *features) {
-    setenv("DLC_CPU_FEATURES_DISABLE", features, 1);
-  }
-  ~DisabledFeatures() { unsetenv("DLC_CPU_FEATURES_DISABLE"); }
+struct DisabledFeatures : EnvGuard {
+  explicit DisabledFeatures(const char *features)
+      : EnvGuard("DLC_CPU_FEATURES_DISABLE", std::string(features)) {}
 };
 
 /// Which compilation the model runs, and its name.

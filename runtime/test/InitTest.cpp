@@ -125,6 +125,30 @@ TEST(InitTest, ReferenceValues) {
   EXPECT_EQ(f16, (std::vector<uint16_t>{0xb609, 0xb6b3, 0x3635, 0xb2f1}));
 }
 
+// A large param is drawn in parallel ranges: element k is still the k-th
+// draw of the one stream, whatever the number of threads (the pool's size
+// is fixed at its first use, so the ranges are what is checked here).
+TEST(InitTest, LargeParamsAreOneStream) {
+  const int64_t n = (int64_t(1) << 18) + 12345; // several ranges, a tail
+  for (dlc_dtype dtype : {DLC_F32, DLC_BF16}) {
+    size_t size = dtypeSize(dtype);
+    std::vector<char> got(static_cast<size_t>(n) * size);
+    initParam(param("big", dtype, n, InitKind::Uniform, 0.25), got.data(), 9);
+    SplitMix64 rng(9 ^ fnv1a64("big"));
+    std::vector<char> want(got.size());
+    for (int64_t k = 0; k < n; ++k) {
+      double u = static_cast<double>(rng.next() >> 40) * 0x1p-24;
+      storeElement(want.data(), dtype, k, (2 * u - 1) * 0.25);
+    }
+    EXPECT_EQ(got, want) << dtypeName(dtype);
+  }
+  SplitMix64 a(5), b(5);
+  for (int i = 0; i < 1000; ++i)
+    a.next();
+  b.skip(1000);
+  EXPECT_EQ(a.next(), b.next());
+}
+
 TEST(InitTest, OnesAndZerosInEveryDType) {
   const dlc_dtype dtypes[] = {DLC_F32, DLC_F16, DLC_BF16, DLC_F64,
                               DLC_I64, DLC_I32, DLC_I8,   DLC_U8};
