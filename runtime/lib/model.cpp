@@ -91,10 +91,11 @@ dlc_status allocateArena(dlc_model &m) {
                     std::to_string(m.decl.workspaceBytes) +
                     ", as planned at compile time)");
   m.arenaBytes = allocated;
-#ifdef MADV_HUGEPAGE
-  if (allocated >= kHugePage)
-    (void)::madvise(m.arena.get(), allocated, MADV_HUGEPAGE); // A hint.
-#endif
+  // No MADV_HUGEPAGE: where the kernel defragments for madvised memory
+  // (transparent_hugepage/defrag = madvise, Debian's default), the first
+  // touch of a large arena then compacts memory synchronously, which took
+  // 15 s of system time for the big MLP's 2.5 GB on a busy machine, and the
+  // big MLP forward ran no faster with huge pages.
   std::memset(m.arena.get(), 0, allocated);
   auto *base = static_cast<char *>(m.arena.get());
   m.paramData.reserve(m.decl.params.size());
