@@ -54,6 +54,20 @@ uint64_t xcr0() {
 }
 #endif
 
+/// The comma-separated names of `list`.
+std::vector<std::string> splitFeatures(std::string_view list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string_view::npos)
+      end = list.size();
+    out.emplace_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 /// The features of this CPU (and OS) among kFeatures, less those named in
 /// DLC_CPU_FEATURES_DISABLE (comma-separated: a test's view of an older
 /// CPU).
@@ -80,17 +94,9 @@ std::set<std::string> detectedFeatures() {
       have.insert(f.name);
   }
 #endif
-  if (const char *off = std::getenv("DLC_CPU_FEATURES_DISABLE")) {
-    std::string list = off;
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t end = list.find(',', start);
-      if (end == std::string::npos)
-        end = list.size();
-      have.erase(list.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  if (const char *off = std::getenv("DLC_CPU_FEATURES_DISABLE"))
+    for (const std::string &f : splitFeatures(off))
+      have.erase(f);
   return have;
 }
 
@@ -101,20 +107,6 @@ bool dlc::rt::isKnownCpuFeature(std::string_view name) {
     if (name == f.name)
       return true;
   return false;
-}
-
-/// The comma-separated names of `list`.
-static std::vector<std::string> splitFeatures(std::string_view list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string_view::npos)
-      end = list.size();
-    out.emplace_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
 }
 
 dlc_status dlc::rt::checkCpuVariants(const dlc_model_desc &desc,
