@@ -99,6 +99,16 @@ if subprocess.run([config.test_python, "-c", "import pytest"],
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("pytest")
 
+# Open MPI (mpirun and libmpi.so.40): the data-parallel tests run jobs of
+# 2 and 4 ranks on this machine (test/e2e/distributed/).
+if shutil.which("mpirun"):
+    try:
+        import ctypes
+        ctypes.CDLL("libmpi.so.40")
+        config.available_features.add("mpi")
+    except OSError:
+        pass
+
 # A machine with an NVIDIA driver: tests that check the CPU fallback of a
 # CUDA-capable binary do not apply there (test/gpu/ covers it).
 try:

@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 using namespace llvm;
@@ -51,9 +52,17 @@ struct ModelHandle {
   ~ModelHandle() { dlc_model_destroy(model); }
 };
 
+struct CommHandle {
+  dlc_comm *comm = nullptr;
+  ~CommHandle() { dlc_comm_destroy(comm); }
+};
+
 /// The entry `dlc run` calls and its buffers.
 struct EntryCall {
   dlc_model *model = nullptr;
+  /// --data-parallel: this process's rank of `ranks`; it takes rows
+  /// [rank * B / ranks, (rank + 1) * B / ranks) of every input file.
+  int32_t rank = 0, ranks = 1;
   int32_t e = -1;
   std::string entry;
   int32_t nIn = 0, nOut = 0;
@@ -257,6 +266,35 @@ static int checkInputNames(const RunOptions &o, const EntryCall &run) {
   return 0;
 }
 
+/// --data-parallel: reads this rank's rows of the file's tensor `idx` (the
+/// global batch `got`) into the model's host memory at `host`. Returns the
+/// exit status of an error, or 0.
+static int readShare(EntryCall &run, dlc_tensor_list *file, int32_t idx,
+                     StringRef path, const dlc_tensor_info &want,
+                     const dlc_tensor_info &got, const void *&host) {
+  dlc_tensor_info global = want;
+  if (want.rank > 0)
+    global.shape[0] = want.shape[0] * run.ranks;
+  if (want.rank == 0 || !sameType(got, global))
+    return fail(Twine("input '") + want.name + "' must be " + describe(global) +
+                    " (the global batch: " + Twine(run.ranks) + " ranks of " +
+                    describe(want) + "), but '" + path + "' holds " +
+                    describe(got),
+                "every input file of a data-parallel run holds the whole "
+                "batch along its first dimension");
+  std::vector<char> all(static_cast<size_t>(got.nbytes));
+  if (dlc_tensor_list_copy(file, idx, all.data(), all.size()) != DLC_OK)
+    return failRuntime("cannot read input '" + Twine(want.name) + "' from '" +
+                       path + "'");
+  void *share = nullptr;
+  size_t bytes = static_cast<size_t>(want.nbytes);
+  if (dlc_model_alloc_host(run.model, bytes, &share) != DLC_OK)
+    return failRuntime("cannot allocate input '" + Twine(want.name) + "'");
+  std::memcpy(share, all.data() + static_cast<size_t>(run.rank) * bytes, bytes);
+  host = share;
+  return 0;
+}
+
 /// Reads every input of the entry into the model's host memory (run.inPtrs):
 /// NAME=FILE (.npy or .safetensors) or FILE.safetensors (by name). NAME is
 /// the model's name for the input, or the ONNX graph's own name
@@ -289,6 +327,13 @@ static int readInputs(const RunOptions &o, EntryCall &run) {
       // straight into the model's memory.
       dlc_tensor_info got;
       dlc_tensor_list_describe(files[f].list, idx, &got);
+      if (run.ranks > 1) {
+        if (int status = readShare(run, files[f].list, idx, path, want, got,
+                                   run.inPtrs[i]))
+          return status;
+        found = true;
+        continue;
+      }
       if (!sameType(got, want))
         return fail(Twine("input '") + want.name + "' must be " +
                         describe(want) + ", but '" + path + "' holds " +
@@ -370,7 +415,7 @@ static int callEntry(const RunOptions &o, EntryCall &run) {
   for (unsigned step = 1; step <= calls; ++step) {
     if (run.call() != DLC_OK)
       return failRuntime("run failed");
-    if (o.printLoss && lossIdx >= 0) {
+    if (o.printLoss && lossIdx >= 0 && run.rank == 0) {
       outs() << "step " << step << " loss "
              << format("%.9g", *static_cast<float *>(run.outPtrs[lossIdx]));
       if (skippedIdx >= 0 && *static_cast<int32_t *>(run.outPtrs[skippedIdx]))
@@ -394,6 +439,8 @@ static void benchmark(const RunOptions &o, EntryCall &run) {
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
+  if (run.rank != 0)
+    return;
   outs() << "benchmark: " << run.entry << " x" << o.benchmark << " on "
          << dlc_device_name(dlc_model_device(run.model)) << ": min "
          << format("%.4f", ms.front()) << " ms, median "
@@ -450,14 +497,50 @@ static void printOutputs(const EntryCall &run) {
   }
 }
 
-int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
-  if (o.compile.cpu != "native")
-    return fail("dlc run executes on this machine: --cpu=" + o.compile.cpu +
-                    " could use instructions it does not have",
-                "drop --cpu, or compile with -o and run the object where "
-                "that CPU is");
+/// --data-parallel: the rows of the global batch, dimension 0 of the first
+/// tensor of the input files. Returns the exit status of an error, or 0.
+static int globalBatch(const RunOptions &o, int64_t &rows) {
+  for (const std::string &spec : o.inputs) {
+    auto [name, path] = StringRef(spec).split('=');
+    if (path.empty())
+      std::swap(name, path);
+    TensorList file;
+    dlc_tensor_info info;
+    if (dlc_tensor_file_read(path.str().c_str(), DLC_FILE_AUTO, &file.list) !=
+        DLC_OK)
+      return failRuntime("cannot read input file '" + path + "'");
+    if (dlc_tensor_list_size(file.list) > 0 &&
+        dlc_tensor_list_describe(file.list, 0, &info) == DLC_OK &&
+        info.rank > 0) {
+      rows = info.shape[0];
+      return 0;
+    }
+  }
+  return fail("--data-parallel splits the batch of the input files over the "
+              "ranks, but no --input holds a batch",
+              "--input x=X.npy --input y=Y.npy, each with the global batch");
+}
+
+/// Compiles, creates and runs the model on one rank (of one, or of the job
+/// of `comm`).
+static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
+                   dlc_comm *comm) {
+  EntryCall run;
+  int64_t batch = 0;
+  if (comm) {
+    run.rank = dlc_comm_rank(comm);
+    run.ranks = dlc_comm_size(comm);
+    int64_t rows = 0;
+    if (int status = globalBatch(o, rows))
+      return status;
+    if (rows % run.ranks)
+      return fail("the batch of " + Twine(rows) + " rows does not split over " +
+                      Twine(run.ranks) + " ranks",
+                  "use a batch that is a multiple of the number of ranks");
+    batch = rows / run.ranks;
+  }
   std::unique_ptr<JitModel> jitted =
-      jitCompile(ctx, o.compile, o.device, 0, labelTypeOfFiles(o));
+      jitCompile(ctx, o.compile, o.device, batch, labelTypeOfFiles(o));
   if (!jitted)
     return 1;
 
@@ -469,9 +552,15 @@ int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
         << "running on the CPU: CUDA is usable but not for this model: " << why
         << "\n";
   // The lesson's `using device: ...`, on stderr: stdout is the outputs'.
-  errs() << "dlc: using device: " << dlc_model_device_name(model.model) << "\n";
+  if (run.rank == 0) {
+    errs() << "dlc: using device: " << dlc_model_device_name(model.model);
+    if (comm)
+      errs() << ", " << run.ranks << " ranks of " << batch << " rows";
+    errs() << "\n";
+  }
+  if (comm && dlc_model_set_comm(model.model, comm) != DLC_OK)
+    return failRuntime("cannot set the communicator");
 
-  EntryCall run;
   run.model = model.model;
   if (int status = prepareModel(o, run))
     return status;
@@ -487,6 +576,17 @@ int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
     return status;
   if (o.benchmark)
     benchmark(o, run);
+  if (comm) {
+    // Every rank applied the same updates: their params agree bit for bit.
+    int32_t same = 0;
+    if (dlc_model_check_replicas(model.model, &same) != DLC_OK)
+      return failRuntime("cannot compare the ranks' params");
+    if (!same)
+      return fail("the ranks' params differ after training",
+                  "this is a bug in dlc: please report it");
+  }
+  if (run.rank != 0)
+    return 0;
   if (int status = writeOutputs(o, run))
     return status;
   if (!o.save.empty() && dlc_model_save(model.model, o.save.c_str()) != DLC_OK)
@@ -494,4 +594,22 @@ int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
   if (o.outputs.empty() && !o.benchmark && !o.printLoss)
     printOutputs(run);
   return 0;
+}
+
+int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
+  if (o.compile.cpu != "native")
+    return fail("dlc run executes on this machine: --cpu=" + o.compile.cpu +
+                    " could use instructions it does not have",
+                "drop --cpu, or compile with -o and run the object where "
+                "that CPU is");
+  if (!o.dataParallel)
+    return runRank(ctx, o, nullptr);
+  CommHandle comm;
+  if (dlc_comm_create_mpi(&comm.comm) != DLC_OK)
+    return failRuntime("cannot join the data-parallel job");
+  int status = runRank(ctx, o, comm.comm);
+  // A rank that fails ends the job: the others would wait for it.
+  if (status && dlc_comm_size(comm.comm) > 1)
+    dlc_comm_abort(comm.comm, status);
+  return status;
 }

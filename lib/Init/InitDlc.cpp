@@ -1,6 +1,7 @@
 //===- InitDlc.cpp - register what the dlc tools need ---------------------===//
 #include "dlc/InitDlc.h"
 
+#include "dlc/Conversion/Bufferization.h"
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/Dlc/IR/DlcDialect.h"
 #include "dlc/Dialect/Dlc/Transforms/Passes.h"
@@ -12,6 +13,7 @@
 
 void mlir::dlc::registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::dlc::DlcDialect>();
+  mlir::dlc::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);

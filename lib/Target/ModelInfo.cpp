@@ -184,6 +184,9 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
                       ? WalkResult::interrupt()
                       : WalkResult::advance();
          }).wasInterrupted();
+    e.usesComm = f.walk([](mlir::dlc::AllReduceOp) {
+                    return WalkResult::interrupt();
+                  }).wasInterrupted();
     info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())
@@ -299,6 +302,8 @@ std::string ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
       os << "workspace " << e.workspaceBytes << "\n";
     if (e.workspaceBytes >= 0 && e.cudaWorkspaceBytes >= 0)
       os << "cuda_workspace " << e.cudaWorkspaceBytes << "\n";
+    if (e.usesComm)
+      os << "communicator\n";
     if (!e.writesParams)
       os << "concurrent\n";
     for (const TensorInfo &t : e.inputs) {

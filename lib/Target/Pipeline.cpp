@@ -83,6 +83,9 @@ void mlir::dlc::buildDlcPipeline(OpPassManager &pm, StringRef precision,
       pm.addPass(createDlcInsertLossScalingPass(scaling));
       pm.addPass(createCanonicalizerPass());
     }
+    // Data parallelism: gradients and loss reduced over the ranks.
+    if (train->dataParallel)
+      pm.addPass(createDlcInsertGradientAllreducePass(train->allreduce));
   }
   pm.addPass(createDlcFuseLayersPass());
   pm.addPass(createCSEPass());
@@ -241,6 +244,8 @@ static void addCpuLowering(OpPassManager &pm) {
 void mlir::dlc::buildCpuCodegenPipeline(OpPassManager &pm,
                                         const CpuCodegenOptions &options) {
   buildMemoryPlanPipeline(pm, options);
+  // Collectives on planned buffers: calls of the runtime's communicator.
+  pm.addPass(createDlcLowerCollectivesPass());
   addCpuLowering(pm);
 }
 

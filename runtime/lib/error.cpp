@@ -194,6 +194,8 @@ const char *dlc_status_name(dlc_status status) {
     return "DLC_ERR_DEVICE_UNAVAILABLE";
   case DLC_ERR_INTERNAL:
     return "DLC_ERR_INTERNAL";
+  case DLC_ERR_COMMUNICATION:
+    return "DLC_ERR_COMMUNICATION";
   }
   return "DLC_ERR_UNKNOWN";
 }

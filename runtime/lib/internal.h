@@ -203,6 +203,10 @@ struct EntryDecl {
   /// at once. Without it (and in version 1 texts) a call has the model to
   /// itself.
   bool concurrent = false;
+  /// The `communicator` line: the entry reduces over the ranks of a
+  /// data-parallel job and takes the model's CommContext after the
+  /// workspace.
+  bool communicator = false;
 };
 
 struct ModelDecl {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "comm.h"
 #include "cuda_backend.h"
 #include "internal.h"
 
@@ -61,6 +62,9 @@ struct dlc_model {
   /// (-1: none; on CUDA the context measures).
   std::atomic<bool> measuring{false};
   std::atomic<double> lastEntryUs{-1};
+  /// Data-parallel entries: the communicator (dlc_model_set_comm) and
+  /// the context their generated code fills.
+  CommContext comm;
 
   void *data(size_t param) const { return paramData[param]; }
 };
@@ -716,10 +720,18 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
                           m->desc->cuda->entries[e], inputs, outputs);
     }
 
-    // args: params, inputs, outputs, workspace. Small models avoid the heap.
+    if (entry.communicator && !m->comm.comm)
+      return fail(DLC_ERR_INVALID_ARGUMENT,
+                  "entry '" + entry.name +
+                      "' reduces over the ranks of a data-parallel job "
+                      "(compiled with --data-parallel): give the model a "
+                      "communicator first (dlc_model_set_comm)");
+
+    // args: params, inputs, outputs, workspace (and the communicator's
+    // context). Small models avoid the heap.
     constexpr size_t kInlineArgs = 64;
-    size_t numArgs =
-        m->paramData.size() + entry.inputs.size() + entry.outputs.size() + 1;
+    size_t numArgs = m->paramData.size() + entry.inputs.size() +
+                     entry.outputs.size() + 1 + (entry.communicator ? 1 : 0);
     void *inlineArgs[kInlineArgs];
     std::vector<void *> heapArgs;
     void **args = inlineArgs;
@@ -747,17 +759,52 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
     if (dlc_status s = workspace.take())
       return s;
     args[k++] = workspace.data();
-
-    if (!m->measuring) {
-      m->cpuEntries[e](args);
-      return DLC_OK;
+    if (entry.communicator) {
+      m->comm.reset();
+      args[k++] = &m->comm;
     }
+
     auto start = std::chrono::steady_clock::now();
     m->cpuEntries[e](args);
-    m->lastEntryUs = std::chrono::duration<double, std::micro>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    if (m->measuring)
+      m->lastEntryUs = std::chrono::duration<double, std::micro>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+    if (entry.communicator && m->comm.status != DLC_OK)
+      return fail(m->comm.status, m->comm.message);
     return DLC_OK;
+  });
+}
+
+dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c) {
+  return guardStatus([&] {
+    if (!m)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "model is NULL");
+    m->comm.comm = c;
+    return DLC_OK;
+  });
+}
+
+int32_t dlc_model_entry_uses_comm(const dlc_model *m, int32_t e) {
+  return guardValue<int32_t>(-1, [&]() -> int32_t {
+    if (checkEntry(m, e))
+      return -1;
+    return m->decl.entries[static_cast<size_t>(e)].communicator ? 1 : 0;
+  });
+}
+
+dlc_status dlc_model_check_replicas(dlc_model *m, int32_t *same) {
+  return guardStatus([&] {
+    if (!m || !same)
+      return fail(DLC_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!m->comm.comm)
+      return fail(DLC_ERR_INVALID_ARGUMENT,
+                  "the model has no communicator (dlc_model_set_comm)");
+    if (m->cuda)
+      if (dlc_status s = syncHost(*m))
+        return s;
+    return dlc_comm_same_bytes(m->comm.comm, m->arena.get(),
+                               static_cast<size_t>(m->decl.paramBytes), same);
   });
 }
 

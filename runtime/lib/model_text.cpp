@@ -396,6 +396,21 @@ bool ModelTextParser::parseBody() {
         return error("'concurrent' must come once, before the entry's 'in' "
                      "and 'out' lines");
       entry.concurrent = true;
+    } else if (keyword == "communicator") {
+      // Version 2: the entry reduces over the ranks of a data-parallel job
+      // and takes the communicator's context after the workspace.
+      if (Version < 2)
+        return error("'communicator' needs version 2 of the description");
+      if (!inEntry)
+        return error("'communicator' outside an entry block");
+      if (!expectFieldCount(1, "communicator"))
+        return false;
+      EntryDecl &entry = Model.entries.back();
+      if (!entry.inputs.empty() || !entry.outputs.empty() ||
+          entry.communicator || entry.concurrent)
+        return error("'communicator' must come once, before 'concurrent' "
+                     "and the entry's 'in' and 'out' lines");
+      entry.communicator = true;
     } else if (keyword == "in" || keyword == "out") {
       bool isOut = keyword == "out";
       if (!inEntry)
@@ -426,7 +441,7 @@ bool ModelTextParser::parseBody() {
     } else {
       return error("unknown keyword " + quote(keyword) +
                    " (expected cpu, param, state, entry, workspace, "
-                   "cuda_workspace, concurrent, in, out or end)");
+                   "cuda_workspace, communicator, concurrent, in, out or end)");
     }
   }
   if (line == Line::Bad)

@@ -207,6 +207,18 @@ static cl::opt<double>
                   cl::desc("fp16 training: the loss scale a fresh model starts "
                            "from (default 65536)"),
                   cl::init(65536.0), cl::cat(dlcCat));
+// Data parallelism (docs/distributed.md).
+static cl::opt<bool> dataParallel(
+    "data-parallel",
+    cl::desc("Training on several ranks (mpirun -np N dlc run ...): the step "
+             "averages its gradients and loss over the ranks; each rank "
+             "takes its share of the batch"),
+    cl::cat(dlcCat));
+static cl::opt<double>
+    bucketMb("bucket-mb",
+             cl::desc("--data-parallel: the most MiB of gradients one "
+                      "all-reduce carries (default 25, as PyTorch DDP)"),
+             cl::init(25.0), cl::cat(dlcCat));
 // Memory.
 static cl::opt<std::string>
     memoryReport("memory-report", cl::ValueOptional,
@@ -356,6 +368,13 @@ static std::optional<mlir::dlc::TrainOptions> trainOptions() {
     return std::nullopt;
   }
   train.initLossScale = initLossScale;
+  if (!(bucketMb > 0) || bucketMb > 1024 * 1024) {
+    fail("--bucket-mb must be a positive number of MiB");
+    return std::nullopt;
+  }
+  train.dataParallel = dataParallel;
+  train.allreduce.bucketBytes =
+      std::max<int64_t>(1, static_cast<int64_t>(bucketMb * 1024 * 1024));
   return train;
 }
 
@@ -412,6 +431,7 @@ static dlc::driver::RunOptions runOptions() {
   o.label = labelName.empty() ? "y" : labelName.getValue();
   o.labelTypeGiven = !labelType.empty();
   o.classDim = classDim;
+  o.dataParallel = dataParallel;
   return o;
 }
 
@@ -473,6 +493,22 @@ static int checkFlags(bool run, bool trainMode) {
     return fail("--save needs a file name", "--save checkpoint.safetensors");
   if (classDim.getNumOccurrences() && (!train || lossKind != "cross_entropy"))
     return fail("--class-dim applies to --train --loss cross_entropy");
+  if ((dataParallel || bucketMb.getNumOccurrences()) && !train)
+    return fail("--data-parallel and --bucket-mb apply to the training step",
+                "add --train");
+  if (bucketMb.getNumOccurrences() && !dataParallel)
+    return fail("--bucket-mb applies to --data-parallel");
+  if (dataParallel && trainMode)
+    return fail("dlc train does not run data-parallel yet",
+                "mpirun -np N dlc run MODEL --train --data-parallel ...");
+  // The ranks talk through MPI on the CPU; NCCL on CUDA is not built yet.
+  if (dataParallel && target.getNumOccurrences() && target != CodeTarget::X86)
+    return fail("--data-parallel compiles CPU code only",
+                "drop --target, or use --target=x86");
+  if (dataParallel && cudaEmulate)
+    return fail("--data-parallel compiles CPU code only: drop --cuda-emulate");
+  if (dataParallel)
+    target = CodeTarget::X86;
   if (cudaEmulateReverse && !cudaEmulate)
     return fail("--cuda-emulate-reverse needs --cuda-emulate",
                 "it changes the order in which the emulation runs threads");

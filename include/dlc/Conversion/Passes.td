@@ -152,6 +152,33 @@ def DlcPlanMemoryPass : Pass<"dlc-plan-memory", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> {
+  let summary = "Lower the buffer form of dlc.all_reduce to calls of libdlcrt's communicator";
+  let description = [{
+    Runs after `dlc-plan-memory`. Each entry that holds a `dlc.all_reduce`
+    on buffers gets one more argument after the workspace, the runtime's
+    communicator context (`!llvm.ptr`, `dlc.name = "comm_ctx"`,
+    docs/runtime-abi.md), and each all-reduce becomes one
+    `dlc_comm_bucket_add(ctx, address, count, dtype)` per buffer and one
+    `dlc_comm_bucket_reduce(ctx, reduction)` for the bucket (0 mean, 1
+    sum), which reduces every buffer of the bucket in place. A buffer that
+    is not contiguous is reduced through a contiguous copy.
+
+    ```mlir
+    dlc.all_reduce %g {reduction = #dlc.reduction<mean>} : memref<4xf32>
+    // becomes
+    %a = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+    %p = arith.index_cast %a : index to i64
+    call @dlc_comm_bucket_add(%comm_ctx, %p, %c4_i64, %c1_i32) : (!llvm.ptr, i64, i64, i32) -> ()
+    call @dlc_comm_bucket_reduce(%comm_ctx, %c0_i32) : (!llvm.ptr, i32) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // 4. CPU code generation
 //===----------------------------------------------------------------------===//

@@ -117,6 +117,10 @@ struct RunOptions {
   std::string label = "y";     ///< --label
   bool labelTypeGiven = false; ///< --label-type was given
   int classDim = 1;            ///< --class-dim
+  /// --data-parallel: one rank of an MPI job (docs/distributed.md): the
+  /// step is compiled for this rank's share of the batch in the input
+  /// files, and rank 0 prints, writes and saves.
+  bool dataParallel = false;
 };
 
 } // namespace dlc::driver

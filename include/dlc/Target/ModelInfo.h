@@ -60,6 +60,9 @@ struct EntryInfo {
   /// Whether a call writes the params (a training step): calls of the
   /// other entries may run at once (the descriptor's `concurrent` line).
   bool writesParams = false;
+  /// Whether it reduces over the ranks of a data-parallel job
+  /// (dlc.all_reduce; the descriptor's `communicator` line).
+  bool usesComm = false;
   int64_t ioBytes() const;
 };
 

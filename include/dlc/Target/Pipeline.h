@@ -40,12 +40,17 @@ struct TrainOptions {
   DlcBuildTrainStepPassOptions step;
   /// fp16 training: the loss scale a fresh model starts from.
   double initLossScale = 65536.0;
+  /// Data-parallel training: dlc-insert-gradient-allreduce, with its
+  /// options.
+  bool dataParallel = false;
+  DlcInsertGradientAllreducePassOptions allreduce;
 };
 
 /// Adds the dlc-level pipeline to `pm`: inlining of helper calls,
 /// canonicalisation, dlc-raise-decompositions; with `precision` bf16 or
 /// fp16, dlc-insert-autocast; with `train`, dlc-build-train-step (and, in
-/// fp16, dlc-insert-loss-scaling); then dlc-fuse-layers.
+/// fp16, dlc-insert-loss-scaling; data-parallel, dlc-insert-gradient-
+/// allreduce); then dlc-fuse-layers.
 void buildDlcPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
                       const TrainOptions *train = nullptr);
 

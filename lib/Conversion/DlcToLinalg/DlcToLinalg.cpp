@@ -52,7 +52,7 @@ struct DlcLowerToLinalgPass
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect>();
     target.addIllegalDialect<DlcDialect>();
-    target.addLegalOp<ParamOp, ParameterOp, AssignOp>();
+    target.addLegalOp<ParamOp, ParameterOp, AssignOp, AllReduceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

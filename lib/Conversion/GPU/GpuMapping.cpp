@@ -21,16 +21,6 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::gpu_mapping;
 
-std::optional<int32_t> gpu_mapping::dtypeCode(Type t) {
-  if (t.isF32())
-    return DLC_F32;
-  if (t.isF16())
-    return DLC_F16;
-  if (t.isBF16())
-    return DLC_BF16;
-  return std::nullopt;
-}
-
 std::optional<Strided> gpu_mapping::stridedOf(Value buffer) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   if (!type || !type.hasStaticShape())
@@ -41,26 +31,6 @@ std::optional<Strided> gpu_mapping::stridedOf(Value buffer) {
       llvm::any_of(s.strides, ShapedType::isDynamic))
     return std::nullopt;
   return s;
-}
-
-Value gpu_mapping::addressOf(OpBuilder &b, Location loc, Value buffer,
-                             int64_t offset) {
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  if (offset) {
-    int64_t bytes =
-        cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
-    base = arith::AddIOp::create(
-        b, loc, base, arith::ConstantIndexOp::create(b, loc, offset * bytes));
-  }
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
-}
-
-Value gpu_mapping::i64(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-}
-
-Value gpu_mapping::i32(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
 }
 
 BlockArgument mlir::dlc::cudaContextArgument(func::FuncOp func) {

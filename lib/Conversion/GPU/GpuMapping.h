@@ -12,6 +12,8 @@
 #ifndef DLC_LIB_CONVERSION_GPU_GPUMAPPING_H
 #define DLC_LIB_CONVERSION_GPU_GPUMAPPING_H
 
+#include "dlc/Conversion/RuntimeCalls.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -24,8 +26,10 @@ namespace mlir::dlc::gpu_mapping {
 /// The threads of a block of the kernels (a warp kernel's: 8 warps).
 constexpr int64_t kThreadsPerBlock = 256;
 
-/// The dlc_dtype code of an element type (dlc/dlc_runtime.h).
-std::optional<int32_t> dtypeCode(Type t);
+using mlir::dlc::addressOf;
+using mlir::dlc::dtypeCode;
+using mlir::dlc::i32;
+using mlir::dlc::i64;
 
 /// A memref the runtime can take as a pointer: static strides and offset.
 struct Strided {
@@ -36,15 +40,6 @@ struct Strided {
 /// `buffer`'s strides and offset, if it is a memref of static shape, strides
 /// and offset.
 std::optional<Strided> stridedOf(Value buffer);
-
-/// The address of `buffer`'s first element, as i64.
-Value addressOf(OpBuilder &b, Location loc, Value buffer, int64_t offset);
-
-/// An i64 constant.
-Value i64(OpBuilder &b, Location loc, int64_t v);
-
-/// An i32 constant.
-Value i32(OpBuilder &b, Location loc, int64_t v);
 
 /// The CUDA context argument of an entry, added as its last argument (named
 /// `cuda_ctx`, docs/runtime-abi.md) if it has none yet.

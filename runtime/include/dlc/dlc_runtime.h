@@ -109,7 +109,9 @@ typedef enum {
   DLC_ERR_FORMAT = 3,             /* malformed or mismatching data */
   DLC_ERR_OUT_OF_MEMORY = 4,      /* an allocation failed */
   DLC_ERR_DEVICE_UNAVAILABLE = 5, /* the requested device cannot be used */
-  DLC_ERR_INTERNAL = 6            /* a bug in the runtime */
+  DLC_ERR_INTERNAL = 6,           /* a bug in the runtime */
+  DLC_ERR_COMMUNICATION = 7       /* a collective failed or timed out: a
+                                     rank of the job died or hangs */
 } dlc_status;
 
 typedef enum {
@@ -397,6 +399,61 @@ DLC_API dlc_status dlc_model_measure_entries(dlc_model *m, int on);
  * when not measured (measuring off, no run since it was turned on, or a
  * failed run), or for NULL. */
 DLC_API double dlc_model_last_entry_us(const dlc_model *m);
+
+/*===-- Data parallelism (docs/distributed.md) ----------------------------===*/
+
+/* A process's place in a data-parallel job: its rank among `size` ranks.
+ * Models compiled with `dlc --train --data-parallel` average their
+ * gradients and loss over the ranks through it. */
+typedef struct dlc_comm dlc_comm;
+
+typedef enum { DLC_REDUCE_MEAN = 0, DLC_REDUCE_SUM = 1 } dlc_reduce_op;
+
+/* Joins the MPI job the process was started in (`mpirun -np N prog`; a
+ * process started alone is a job of one rank): loads libmpi at run time
+ * (DLC_MPI_LIBRARY, else Open MPI's libmpi.so.40; a program that never
+ * calls this needs no MPI), initialises MPI (MPI_THREAD_SERIALIZED) unless
+ * the program has, and uses MPI_COMM_WORLD. A collective waits at most
+ * DLC_COMM_TIMEOUT seconds (default 300) for the other ranks, then fails
+ * with DLC_ERR_COMMUNICATION. No MPI library, or one that is not Open
+ * MPI's: DLC_ERR_DEVICE_UNAVAILABLE. */
+DLC_API dlc_status dlc_comm_create_mpi(dlc_comm **out);
+
+/* Frees the communicator, and finalises MPI if dlc_comm_create_mpi
+ * initialised it. NULL is a no-op. After a failed collective, end the job
+ * with dlc_comm_abort instead: MPI_Finalize would wait for the lost rank. */
+DLC_API void dlc_comm_destroy(dlc_comm *c);
+
+/* This process's rank in [0, size) and the job's size; -1 for NULL. */
+DLC_API int32_t dlc_comm_rank(const dlc_comm *c);
+DLC_API int32_t dlc_comm_size(const dlc_comm *c);
+
+/* Sums (or averages) `count` floats in place over the ranks. */
+DLC_API dlc_status dlc_comm_all_reduce(dlc_comm *c, float *data, int64_t count,
+                                       dlc_reduce_op op);
+
+/* Sets *same to 1 when every rank passed the same `bytes` bytes (compared
+ * by a 64-bit hash), else 0: a check that replicas agree. */
+DLC_API dlc_status dlc_comm_same_bytes(dlc_comm *c, const void *data,
+                                       size_t bytes, int32_t *same);
+
+/* Ends every rank of the job with exit status `code` (MPI_Abort). */
+DLC_API void dlc_comm_abort(dlc_comm *c, int32_t code);
+
+/* Gives the model the communicator its data-parallel entries reduce over
+ * (NULL: none); `c` must outlive the model's runs. Running such an entry
+ * without one is DLC_ERR_INVALID_ARGUMENT; its collectives' failures are
+ * dlc_model_run's status (DLC_ERR_COMMUNICATION). Whether entry `e` needs
+ * one: dlc_model_entry_uses_comm. */
+DLC_API dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c);
+
+/* 1 when entry `e` reduces over the ranks of a job (compiled with
+ * --data-parallel), 0 when not, -1 for a bad model or index. */
+DLC_API int32_t dlc_model_entry_uses_comm(const dlc_model *m, int32_t e);
+
+/* Sets *same to 1 when the params (and optimizer state) are bit-identical
+ * on every rank of the model's communicator, else 0. */
+DLC_API dlc_status dlc_model_check_replicas(dlc_model *m, int32_t *same);
 
 #ifdef __cplusplus
 } /* extern "C" */

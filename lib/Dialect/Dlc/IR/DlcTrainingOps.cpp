@@ -218,3 +218,30 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
       return inner.getInput();
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// AllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  bool tensors = isa<RankedTensorType>(getInputs()[0].getType());
+  for (Value v : getInputs())
+    if (isa<RankedTensorType>(v.getType()) != tensors)
+      return emitOpError("takes tensors or buffers, not both");
+  return success();
+}
+
+LogicalResult
+AllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                              ValueRange operands, DictionaryAttr attributes,
+                              OpaqueProperties properties, RegionRange regions,
+                              SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  // The buffer form reduces in place and has no results.
+  for (Value v : adaptor.getInputs())
+    if (isa<RankedTensorType>(v.getType()))
+      inferred.push_back(v.getType());
+  return success();
+}

@@ -91,6 +91,9 @@ inline constexpr llvm::StringLiteral kCudaEntrySuffix = "_cuda";
 /// The `dlc.name` of the runtime's CUDA context argument, which
 /// dlc-map-to-gpu adds to every CUDA entry.
 inline constexpr llvm::StringLiteral kCudaContextName = "cuda_ctx";
+/// The `dlc.name` of the runtime's communicator context argument, which
+/// dlc-lower-collectives adds to an entry that reduces over ranks.
+inline constexpr llvm::StringLiteral kCommContextName = "comm_ctx";
 
 /// What dlc-map-to-gpu tells dlc-fuse-kernels about a kernel it made: the
 /// launch's points (`dlc.points`, the ranges of the parallel loops, point l

@@ -1114,6 +1114,43 @@ def Dlc_AssignOp : Dlc_Op<"assign",
 }
 
 //===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+def Dlc_AllReduceOp : Dlc_Op<"all_reduce",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Sums or averages tensors over every rank of the job";
+  let description = [{
+    Every rank of a data-parallel job calls it with tensors of the same
+    types; each gets the element-wise sum (`#dlc.reduction<sum>`) or mean
+    (`#dlc.reduction<mean>`) over the ranks. The inputs form one bucket:
+    one collective call of the runtime's communicator carries them all.
+    `dlc-insert-gradient-allreduce` inserts it between the backward pass
+    and the optimizer update.
+
+    On tensors it has one result per input, of the input's type. One-shot
+    bufferization turns it into its buffer form (memrefs, no results),
+    which reduces the buffers in place; `dlc-lower-collectives` lowers that
+    to calls of libdlcrt (`docs/distributed.md`). It has side effects (a
+    collective): it is never removed, merged or reordered with another.
+
+    ```mlir
+    %g:2 = dlc.all_reduce %gw, %gb {reduction = #dlc.reduction<mean>}
+        : tensor<4x8xf32>, tensor<4xf32>
+    dlc.all_reduce %bw, %bb {reduction = #dlc.reduction<mean>}
+        : memref<4x8xf32>, memref<4xf32>
+    ```
+  }];
+  let arguments = (ins
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inputs,
+      DefaultValuedAttr<Dlc_LossReductionAttr,
+                        "::mlir::dlc::LossReduction::mean">:$reduction);
+  let results = (outs Variadic<Dlc_FloatTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Precision
 //===----------------------------------------------------------------------===//
 

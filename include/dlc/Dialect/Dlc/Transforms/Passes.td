@@ -55,6 +55,53 @@ def DlcRaiseDecompositionsPass
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcInsertGradientAllreducePass
+    : Pass<"dlc-insert-gradient-allreduce", "::mlir::ModuleOp"> {
+  let summary = "Data parallelism: average the gradients over the ranks before the update";
+  let description = [{
+    In every training step built by `dlc-build-train-step`, each gradient
+    that the fused `dlc.optimizer_update` reads goes through a
+    `dlc.all_reduce` first, so that every rank of a data-parallel job
+    applies the same update: the gradient of the global batch. The
+    reduction is the loss's (`mean` when the loss is a mean over the batch:
+    each rank's loss is the mean over its own rows and the ranks hold
+    equal shares; `sum` for a summed loss), as PyTorch's
+    DistributedDataParallel averages. The `loss` output is reduced the
+    same way, so that every rank returns the loss of the global batch.
+
+    Gradients are grouped into buckets of at most `bucket-bytes` bytes (a
+    larger gradient is a bucket of its own), in reverse parameter order,
+    the order in which the backward pass finishes them; each bucket's
+    `dlc.all_reduce` is placed right after its last gradient is computed.
+    Steps with fp16 loss scaling are refused (the overflow check would see
+    one rank's gradients only).
+
+    Before:
+    ```mlir
+    %l = dlc.mse_loss %p, %y : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<f32>
+    ...
+    %u:5 = dlc.optimizer_update step(%s : tensor<f32>)
+        params(%w, %b : ...) grads(%gw, %gb : ...) states(...) config {...}
+    return %l : tensor<f32>
+    ```
+    After (one bucket):
+    ```mlir
+    %r:2 = dlc.all_reduce %gb, %gw {reduction = #dlc.reduction<mean>}
+        : tensor<1xf32>, tensor<1x4xf32>
+    %u:5 = dlc.optimizer_update step(%s : tensor<f32>)
+        params(%w, %b : ...) grads(%r#1, %r#0 : ...) states(...) config {...}
+    %lr = dlc.all_reduce %l {reduction = #dlc.reduction<mean>} : tensor<f32>
+    return %lr : tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "The most bytes of gradients one all-reduce carries (PyTorch DDP's "
+           "default of 25 MiB)">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect"];
+}
+
 def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let summary = "Fuse a layer's activation into the layer";
   let description = [{

@@ -1,0 +1,31 @@
+// RUN: dlc-opt %s --dlc-lower-collectives | FileCheck %s
+
+// The entry gains the communicator context after its workspace; each buffer
+// of the bucket is added by address and element count (dtype 0: f32), then
+// one call reduces the bucket (0: mean). A strided view goes through a
+// contiguous copy and back.
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME: %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8xf32>, %[[W:.*]]: memref<64xi8>, %[[CTX:.*]]: !llvm.ptr {dlc.name = "comm_ctx"})
+// CHECK: %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: %[[IA:.*]] = arith.index_cast %[[PA]] : index to i64
+// CHECK: call @dlc_comm_bucket_add(%[[CTX]], %[[IA]], %c32_i64, %c0_i32)
+// CHECK: memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: call @dlc_comm_bucket_add(%[[CTX]], %{{.*}}, %c8_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
+// CHECK: call @dlc_comm_bucket_reduce(%[[CTX]], %c0_i32{{[_0-9]*}})
+// CHECK-NOT: dlc.all_reduce
+// CHECK: %[[V:.*]] = memref.subview %[[A]]
+// CHECK: %[[C:.*]] = memref.alloc() : memref<4x2xf32>
+// CHECK: memref.copy %[[V]], %[[C]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK: call @dlc_comm_bucket_add(%[[CTX]], %{{.*}}, %c8_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
+// CHECK: call @dlc_comm_bucket_reduce(%[[CTX]], %c1_i32)
+// CHECK: memref.copy %[[C]], %[[V]]
+// CHECK: memref.dealloc %[[C]]
+// CHECK: func.func private @dlc_comm_bucket_add(!llvm.ptr, i64, i64, i32)
+// CHECK: func.func private @dlc_comm_bucket_reduce(!llvm.ptr, i32)
+func.func @step(%a: memref<4x8xf32>, %b: memref<8xf32>, %ws: memref<64xi8>) {
+  dlc.all_reduce %a, %b {reduction = #dlc.reduction<mean>} : memref<4x8xf32>, memref<8xf32>
+  %v = memref.subview %a[0, 0] [4, 2] [1, 1] : memref<4x8xf32> to memref<4x2xf32, strided<[8, 1]>>
+  dlc.all_reduce %v {reduction = #dlc.reduction<sum>} : memref<4x2xf32, strided<[8, 1]>>
+  return
+}
