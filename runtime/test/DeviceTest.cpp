@@ -28,7 +28,8 @@ TEST(DeviceTest, Names) {
   EXPECT_STREQ(dlc_status_name(DLC_OK), "DLC_OK");
   EXPECT_STREQ(dlc_status_name(DLC_ERR_DEVICE_UNAVAILABLE),
                "DLC_ERR_DEVICE_UNAVAILABLE");
-  EXPECT_STREQ(dlc_status_name(static_cast<dlc_status>(7)), "DLC_ERR_UNKNOWN");
+  EXPECT_STREQ(dlc_status_name(DLC_ERR_COMMUNICATION), "DLC_ERR_COMMUNICATION");
+  EXPECT_STREQ(dlc_status_name(static_cast<dlc_status>(8)), "DLC_ERR_UNKNOWN");
   EXPECT_STREQ(dlc_dtype_name(DLC_BF16), "bf16");
   EXPECT_STREQ(dlc_dtype_name(DLC_U8), "u8");
   EXPECT_EQ(dlc_dtype_size(DLC_F64), 8u);
