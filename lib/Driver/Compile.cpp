@@ -227,6 +227,17 @@ dlc::driver::loadModel(mlir::MLIRContext &ctx, SourceMgr &sm,
   auto info = mlir::dlc::extractModelInfo(*c.module);
   if (failed(info))
     return std::nullopt;
+  // --data-parallel=N: one rank's share of the batch, imported again.
+  if (o.ranks > 1 && !batchOverride) {
+    int64_t rows = batchOf(*info);
+    if (rows % o.ranks) {
+      fail("the batch of " + Twine(rows) + " rows does not split over " +
+               Twine(o.ranks) + " ranks",
+           "use a batch (--batch) that is a multiple of the number of ranks");
+      return std::nullopt;
+    }
+    return loadModel(ctx, sm, o, rows / o.ranks, precisionOverride);
+  }
   c.info = std::move(*info);
   std::optional<mlir::dlc::TrainOptions> trainOpts;
   if (o.train) {
@@ -559,7 +570,7 @@ int dlc::driver::compileModel(mlir::MLIRContext &ctx, const CompileOptions &o) {
       return fail("unknown --memory-report format '" + format + "'",
                   "use --memory-report or --memory-report=json");
     mlir::dlc::printMemoryReport(c->info, batchOf(c->info), format == "json",
-                                 outs());
+                                 outs(), o.ranks);
     // Mixed precision: what 16 bits save against the same model in fp32.
     if (o.precision != Precision::FP32 && format != "json")
       if (auto fp32 = plannedAt(ctx, **tm, o, 0, Precision::FP32))

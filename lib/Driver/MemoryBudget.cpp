@@ -66,10 +66,12 @@ static int64_t physicalMemory() {
 /// What a model needs while its largest entry runs: its memory (params,
 /// optimizer state, workspace) and that entry's inputs and outputs.
 static int64_t neededBytes(const mlir::dlc::ModelInfo &info) {
-  int64_t io = 0;
-  for (const auto &e : info.entries)
+  int64_t io = 0, comm = 0;
+  for (const auto &e : info.entries) {
     io = std::max(io, e.ioBytes());
-  return info.arenaBytes() + io;
+    comm = std::max(comm, e.commBytes);
+  }
+  return info.arenaBytes() + io + comm;
 }
 
 int64_t dlc::driver::batchOf(const mlir::dlc::ModelInfo &info) {
@@ -146,6 +148,40 @@ static void noteLargestBatch(mlir::InFlightDiagnostic &diag,
   }
 }
 
+/// --data-parallel=N: the note of the fewest ranks (a multiple of N that
+/// divides the global batch) whose share fits `budget`, or that no number
+/// does because what every rank holds in full does not.
+static void noteFewestRanks(mlir::InFlightDiagnostic &diag,
+                            mlir::MLIRContext &ctx, TargetMachine &tm,
+                            Compiled &c, const CompileOptions &o,
+                            const mlir::dlc::MemoryUse &u, int64_t budget,
+                            int64_t globalBatch) {
+  using mlir::dlc::humanBytes;
+  for (int64_t n = o.ranks * 2; n <= globalBatch; n += o.ranks) {
+    if (globalBatch % n)
+      continue;
+    std::optional<int64_t> need = neededAtBatch(ctx, tm, o, globalBatch / n);
+    if (need && *need <= budget) {
+      diag.attachNote(c.module->getLoc())
+          << "hint: " << n << " ranks fit (--data-parallel=" << n
+          << "): each needs " << humanBytes(*need) << " for its "
+          << globalBatch / n << " rows";
+      return;
+    }
+  }
+  int64_t replicated = u.weights + u.optimizerState + u.stepCount +
+                       u.gradients + u.communication;
+  diag.attachNote(c.module->getLoc())
+      << "hint: no number of ranks fits: every rank holds the weights ("
+      << humanBytes(u.weights) << "), their gradients ("
+      << humanBytes(u.gradients) << "), the optimizer state ("
+      << humanBytes(u.optimizerState + u.stepCount)
+      << ") and an all-reduce bucket (" << humanBytes(u.communication) << "), "
+      << humanBytes(replicated)
+      << " in all, whatever its share of the batch; sharding the optimizer "
+         "state over the ranks (ZeRO-1) is not built yet";
+}
+
 mlir::LogicalResult dlc::driver::checkBudget(mlir::MLIRContext &ctx,
                                              TargetMachine &tm, Compiled &c,
                                              const CompileOptions &o) {
@@ -178,8 +214,9 @@ mlir::LogicalResult dlc::driver::checkBudget(mlir::MLIRContext &ctx,
   auto diag = mlir::emitError(c.module->getLoc())
               << "model " << info.name << " needs " << humanBytes(need) << " ("
               << withCommas(need) << " bytes) at batch " << batchNow
-              << ", more than the " << humanBytes(budget) << " ("
-              << withCommas(budget) << " bytes) of " << budgetName;
+              << (o.ranks > 1 ? " per rank" : "") << ", more than the "
+              << humanBytes(budget) << " (" << withCommas(budget)
+              << " bytes) of " << budgetName;
   // The biggest consumers, largest first.
   mlir::dlc::MemoryUse u = mlir::dlc::memoryUse(info, *worst);
   std::vector<std::pair<int64_t, std::string>> parts = {
@@ -197,9 +234,12 @@ mlir::LogicalResult dlc::driver::checkBudget(mlir::MLIRContext &ctx,
       list += (list.empty() ? "" : "; ") + what + " " + humanBytes(bytes);
   diag.attachNote(c.module->getLoc()) << "it needs: " << list;
 
-  // 1. The largest batch that fits, exactly (the plan grows with the batch).
+  // 1. The largest batch that fits, exactly (the plan grows with the batch);
+  // data-parallel, the fewest ranks whose share fits.
   bool canRebatch = inputLanguage(o) != "mlir" && batchNow > 1;
-  if (canRebatch)
+  if (canRebatch && o.ranks > 1)
+    noteFewestRanks(diag, ctx, tm, c, o, u, budget, batchNow * o.ranks);
+  else if (canRebatch)
     noteLargestBatch(diag, ctx, tm, c, o, u, budget, batchNow);
   // 2. 16-bit activations.
   if (u.savedActivations > 0)

@@ -537,6 +537,10 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
       return fail("the batch of " + Twine(rows) + " rows does not split over " +
                       Twine(run.ranks) + " ranks",
                   "use a batch that is a multiple of the number of ranks");
+    if (o.compile.ranks > 1 && o.compile.ranks != run.ranks)
+      return fail("--data-parallel=" + Twine(o.compile.ranks) +
+                      " in a job of " + Twine(run.ranks) + " ranks",
+                  "drop the number: dlc run takes the job's");
     batch = rows / run.ranks;
   }
   std::unique_ptr<JitModel> jitted =

@@ -24,7 +24,8 @@ MemoryUse mlir::dlc::memoryUse(const ModelInfo &info, const EntryInfo &e) {
   u.workspace = std::max<int64_t>(e.workspaceBytes, 0);
   u.io = e.ioBytes();
   u.buffers = e.bufferBytes;
-  u.peak = info.persistentArenaBytes() + u.workspace + u.io;
+  u.communication = e.commBytes;
+  u.peak = info.persistentArenaBytes() + u.workspace + u.io + u.communication;
   return u;
 }
 
@@ -46,15 +47,19 @@ const Row kRows[] = {
      "  (peak of the temporaries)"},
     {"inputs + outputs", "inputs_outputs", &MemoryUse::io,
      "  (the caller's buffers)"},
+    {"communication", "communication", &MemoryUse::communication,
+     "  (the largest all-reduce bucket)"},
     {"peak", "peak", &MemoryUse::peak, ""},
 };
 } // namespace
 
 void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
-                                  bool json, raw_ostream &os) {
+                                  bool json, raw_ostream &os, int64_t ranks) {
   if (json) {
-    os << "{\"model\": \"" << info.name << "\", \"batch\": " << batch
-       << ", \"model_bytes\": " << info.arenaBytes()
+    os << "{\"model\": \"" << info.name << "\", \"batch\": " << batch;
+    if (ranks > 1)
+      os << ", \"ranks\": " << ranks;
+    os << ", \"model_bytes\": " << info.arenaBytes()
        << ", \"persistent_bytes\": " << info.persistentArenaBytes()
        << ", \"workspace_bytes\": " << info.workspaceBytes()
        << ", \"entries\": {";
@@ -62,7 +67,8 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
       MemoryUse u = memoryUse(info, e);
       os << (i ? ", " : "") << "\"" << e.name << "\": {";
       for (auto [k, row] : llvm::enumerate(kRows))
-        os << (k ? ", " : "") << "\"" << row.json << "\": " << u.*row.field;
+        if (row.field != &MemoryUse::communication || e.usesComm)
+          os << (k ? ", " : "") << "\"" << row.json << "\": " << u.*row.field;
       os << ", \"buffers_without_reuse\": " << u.buffers;
       if (e.cudaWorkspaceBytes >= 0)
         os << ", \"cuda_workspace\": " << e.cudaWorkspaceBytes;
@@ -71,13 +77,19 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
     os << "}}\n";
     return;
   }
-  os << "memory plan of model " << info.name << " (batch " << batch
-     << "), bytes\n";
+  os << "memory plan of model " << info.name << " (batch " << batch;
+  if (ranks > 1)
+    os << " per rank, " << ranks << " ranks: global batch " << batch * ranks
+       << "), bytes per rank\n";
+  else
+    os << "), bytes\n";
   for (const EntryInfo &e : info.entries) {
     MemoryUse u = memoryUse(info, e);
     os << "  " << e.name << "\n";
     for (const Row &row : kRows) {
       int64_t v = u.*row.field;
+      if (row.field == &MemoryUse::communication && !e.usesComm)
+        continue;
       std::string n = withCommas(v);
       os << "    " << llvm::left_justify(row.label, 18)
          << llvm::right_justify(n, 16) << "  "

@@ -184,9 +184,17 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
                       ? WalkResult::interrupt()
                       : WalkResult::advance();
          }).wasInterrupted();
-    e.usesComm = f.walk([](mlir::dlc::AllReduceOp) {
-                    return WalkResult::interrupt();
-                  }).wasInterrupted();
+    f.walk([&](mlir::dlc::AllReduceOp op) {
+      e.usesComm = true;
+      int64_t bytes = 0;
+      for (Value v : op.getInputs())
+        if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+          bytes += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+      // The runtime packs a bucket of several buffers into a staging
+      // buffer; it reduces a single one in place.
+      if (op.getInputs().size() > 1)
+        e.commBytes = std::max(e.commBytes, bytes);
+    });
     info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())

@@ -261,6 +261,23 @@ void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
     c.bucket.clear();
     return;
   }
+  float ranks = static_cast<float>(c.comm->size);
+  // A bucket of one buffer is reduced where it is.
+  if (c.bucket.size() == 1) {
+    CommContext::Piece p = c.bucket.front();
+    c.bucket.clear();
+    auto *data = static_cast<float *>(p.data);
+    if (dlc_status s = c.comm->allReduce(data, p.count, sizeof(float),
+                                         c.comm->api.f32, c.comm->api.sum)) {
+      c.status = s;
+      c.message = dlc_last_error();
+      return;
+    }
+    if (op == DLC_REDUCE_MEAN)
+      for (int64_t i = 0; i < p.count; ++i)
+        data[i] /= ranks;
+    return;
+  }
   // One message per bucket: the buffers packed into one block.
   int64_t total = 0;
   for (const CommContext::Piece &p : c.bucket)
@@ -286,7 +303,6 @@ void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
     c.bucket.clear();
     return;
   }
-  float ranks = static_cast<float>(c.comm->size);
   at = c.staging.data();
   for (const CommContext::Piece &p : c.bucket) {
     auto *out = static_cast<float *>(p.data);

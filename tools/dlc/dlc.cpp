@@ -208,12 +208,16 @@ static cl::opt<double>
                            "from (default 65536)"),
                   cl::init(65536.0), cl::cat(dlcCat));
 // Data parallelism (docs/distributed.md).
-static cl::opt<bool> dataParallel(
-    "data-parallel",
+static cl::opt<std::string> dataParallelFlag(
+    "data-parallel", cl::ValueOptional,
     cl::desc("Training on several ranks (mpirun -np N dlc run ...): the step "
              "averages its gradients and loss over the ranks; each rank "
-             "takes its share of the batch"),
-    cl::cat(dlcCat));
+             "takes its share of the batch. =N: compile (-o, --memory-report) "
+             "for N ranks"),
+    cl::value_desc("N"), cl::cat(dlcCat));
+/// --data-parallel given; its ranks (0: the job's, under dlc run).
+static bool dataParallel = false;
+static int64_t dataParallelRanks = 0;
 static cl::opt<double>
     bucketMb("bucket-mb",
              cl::desc("--data-parallel: the most MiB of gradients one "
@@ -384,6 +388,7 @@ static dlc::driver::CompileOptions compileOptions() {
   o.model = inputFile;
   o.language = inputLang;
   o.batch = batch;
+  o.ranks = std::max<int64_t>(1, dataParallelRanks);
   o.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   o.train = train;
   // Class labels of the data's element type (dlc run and dlc train find it
@@ -493,6 +498,18 @@ static int checkFlags(bool run, bool trainMode) {
     return fail("--save needs a file name", "--save checkpoint.safetensors");
   if (classDim.getNumOccurrences() && (!train || lossKind != "cross_entropy"))
     return fail("--class-dim applies to --train --loss cross_entropy");
+  dataParallel = dataParallelFlag.getNumOccurrences() > 0;
+  if (dataParallel && !dataParallelFlag.empty()) {
+    unsigned long long n = 0;
+    if (StringRef(dataParallelFlag).getAsInteger(10, n) || n < 1 ||
+        n > (1u << 20))
+      return fail("--data-parallel=N takes a number of ranks, not '" +
+                  dataParallelFlag + "'");
+    dataParallelRanks = static_cast<int64_t>(n);
+  }
+  if (dataParallel && !run && !dataParallelRanks)
+    return fail("a compiled data-parallel step is for a number of ranks",
+                "--data-parallel=N: each rank takes batch/N rows");
   if ((dataParallel || bucketMb.getNumOccurrences()) && !train)
     return fail("--data-parallel and --bucket-mb apply to the training step",
                 "add --train");

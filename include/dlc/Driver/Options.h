@@ -58,6 +58,9 @@ struct CompileOptions {
   std::string model;    ///< the model's path ("-": standard input)
   std::string language; ///< -x: dlc, onnx or mlir; empty: by extension
   int64_t batch = 0;    ///< --batch: dimension 0 of the inputs (0: as is)
+  /// --data-parallel=N: compiled for one of N ranks, each with batch / N
+  /// rows (1: one process; dlc run gives the rows itself).
+  int64_t ranks = 1;
   std::vector<std::string> inputShapes; ///< --input-shape NAME=D0,D1,...
   /// --train: also compile the training step, with the options that
   /// trainOptions returns; it is called once the model is imported (its

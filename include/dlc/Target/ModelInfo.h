@@ -63,6 +63,10 @@ struct EntryInfo {
   /// Whether it reduces over the ranks of a data-parallel job
   /// (dlc.all_reduce; the descriptor's `communicator` line).
   bool usesComm = false;
+  /// The largest of its all-reduces of several buffers, in bytes: the
+  /// runtime's staging buffer (not in the workspace; a bucket of one
+  /// buffer is reduced in place).
+  int64_t commBytes = 0;
   int64_t ioBytes() const;
 };
 
@@ -115,16 +119,20 @@ struct MemoryUse {
   int64_t workspace = 0; ///< the entry's planned temporaries
   int64_t io = 0;        ///< inputs and outputs, in the caller's buffers
   int64_t buffers = 0;   ///< the workspace's buffers without any reuse
+  /// Data parallelism: the runtime's staging buffer of the largest bucket.
+  int64_t communication = 0;
   /// The model's memory while the entry runs: its persistent arena (params
   /// and optimizer state, aligned), the workspace, and the caller's I/O.
   int64_t peak = 0;
 };
 MemoryUse memoryUse(const ModelInfo &info, const EntryInfo &entry);
 
-/// `dlc --memory-report`: the memory plan of every entry, as text or JSON.
+/// `dlc --memory-report`: the memory plan of every entry, as text or JSON;
+/// with `ranks` > 1, of one rank of a data-parallel job (`batch` is its
+/// share).
 /// Needs the workspace sizes (a lowered module).
 void printMemoryReport(const ModelInfo &info, int64_t batch, bool json,
-                       llvm::raw_ostream &os);
+                       llvm::raw_ostream &os, int64_t ranks = 1);
 
 /// `--memory-report --precision=bf16|fp16`: per entry, the 16-bit copies
 /// of the weights and the saved activations and peak against `fp32`, the
