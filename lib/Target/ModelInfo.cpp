@@ -2,6 +2,7 @@
 #include "dlc/Target/ModelInfo.h"
 
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
+#include "dlc/dlc_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -186,14 +187,15 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
          }).wasInterrupted();
     f.walk([&](mlir::dlc::AllReduceOp op) {
       e.usesComm = true;
+      // The runtime packs a bucket's small buffers into a staging buffer
+      // and reduces the large ones, and a bucket of one, in place.
       int64_t bytes = 0;
       for (Value v : op.getInputs())
-        if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        if (auto t = dyn_cast<RankedTensorType>(v.getType());
+            t && op.getInputs().size() > 1 &&
+            t.getNumElements() < DLC_COMM_PACK_ELEMENTS)
           bytes += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
-      // The runtime packs a bucket of several buffers into a staging
-      // buffer; it reduces a single one in place.
-      if (op.getInputs().size() > 1)
-        e.commBytes = std::max(e.commBytes, bytes);
+      e.commBytes = std::max(e.commBytes, bytes);
     });
     info.entries.push_back(std::move(e));
   }

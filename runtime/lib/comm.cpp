@@ -109,11 +109,14 @@ struct dlc_comm {
   double timeout = 300;
 
   /// An in-place all-reduce of `count` elements of `type` with `op`, in
-  /// pieces an int counts, each polled until done or the deadline.
+  /// pieces of 256 KiB, each polled until done or the deadline (Open MPI's
+  /// non-blocking all-reduce of a 23 MB message takes 1.5 times the
+  /// blocking one's time; in pieces of 256 KiB, 0.7 times).
   dlc_status allReduce(void *data, int64_t count, size_t elementBytes,
                        void *type, void *op) {
     auto *bytes = static_cast<char *>(data);
-    constexpr int64_t kPiece = int64_t(1) << 30;
+    const int64_t kPiece =
+        std::max<int64_t>(1, (int64_t(1) << 18) / int64_t(elementBytes));
     for (int64_t at = 0; at < count; at += kPiece) {
       int n = static_cast<int>(std::min(kPiece, count - at));
       void *request = nullptr;
@@ -121,26 +124,29 @@ struct dlc_comm {
                                   op, api.world, &request))
         return fail(DLC_ERR_COMMUNICATION, "MPI_Iallreduce failed (MPI error " +
                                                std::to_string(rc) + ")");
-      auto deadline = std::chrono::steady_clock::now() +
-                      std::chrono::duration<double>(timeout);
-      for (unsigned polls = 0;; ++polls) {
+      auto start = std::chrono::steady_clock::now();
+      auto deadline = start + std::chrono::duration<double>(timeout);
+      // Non-blocking collectives progress only inside MPI calls: poll
+      // without pause for a while (the other ranks are usually close), then
+      // back off so that a long wait does not take a core.
+      auto patience = start + std::chrono::milliseconds(200);
+      for (;;) {
         int done = 0;
         if (int rc = api.test(&request, &done, nullptr))
           return fail(DLC_ERR_COMMUNICATION,
                       "MPI_Test failed (MPI error " + std::to_string(rc) + ")");
         if (done)
           break;
-        if (std::chrono::steady_clock::now() > deadline)
+        auto now = std::chrono::steady_clock::now();
+        if (now > deadline)
           return fail(DLC_ERR_COMMUNICATION,
                       "rank " + std::to_string(rank) + " of " +
                           std::to_string(size) + ": an all-reduce waited " +
                           std::to_string(static_cast<int64_t>(timeout)) +
                           " s for the other ranks: one of them died or "
                           "hangs (DLC_COMM_TIMEOUT sets the limit)");
-        if (polls < 1000)
-          std::this_thread::yield();
-        else
-          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (now > patience)
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
     }
     return DLC_OK;
@@ -257,63 +263,63 @@ void dlc_comm_bucket_add(void *ctx, int64_t address, int64_t count,
 
 void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
   auto &c = *static_cast<CommContext *>(ctx);
-  if (c.status != DLC_OK) {
-    c.bucket.clear();
+  std::vector<CommContext::Piece> bucket;
+  bucket.swap(c.bucket);
+  if (c.status != DLC_OK)
     return;
-  }
   float ranks = static_cast<float>(c.comm->size);
-  // A bucket of one buffer is reduced where it is.
-  if (c.bucket.size() == 1) {
-    CommContext::Piece p = c.bucket.front();
-    c.bucket.clear();
-    auto *data = static_cast<float *>(p.data);
-    if (dlc_status s = c.comm->allReduce(data, p.count, sizeof(float),
-                                         c.comm->api.f32, c.comm->api.sum)) {
-      c.status = s;
-      c.message = dlc_last_error();
+  auto failed = [&](dlc_status s) {
+    c.status = s;
+    c.message = dlc_last_error();
+  };
+  // The small buffers travel packed in one message, the large ones (and a
+  // bucket of one) where they are, in pieces like every message.
+  auto isPacked = [&](const CommContext::Piece &p) {
+    return bucket.size() > 1 && p.count < DLC_COMM_PACK_ELEMENTS;
+  };
+  int64_t packed = 0;
+  for (const CommContext::Piece &p : bucket)
+    if (isPacked(p))
+      packed += p.count;
+  if (packed > 0) {
+    try {
+      c.staging.resize(static_cast<size_t>(packed));
+    } catch (const std::bad_alloc &) {
+      c.status = DLC_ERR_OUT_OF_MEMORY;
+      c.message = "out of memory for an all-reduce of " +
+                  std::to_string(packed) + " values";
       return;
     }
+    float *at = c.staging.data();
+    for (const CommContext::Piece &p : bucket)
+      if (isPacked(p)) {
+        std::memcpy(at, p.data, static_cast<size_t>(p.count) * sizeof(float));
+        at += p.count;
+      }
+    if (dlc_status s =
+            c.comm->allReduce(c.staging.data(), packed, sizeof(float),
+                              c.comm->api.f32, c.comm->api.sum))
+      return failed(s);
+    at = c.staging.data();
+    for (const CommContext::Piece &p : bucket)
+      if (isPacked(p)) {
+        auto *out = static_cast<float *>(p.data);
+        for (int64_t i = 0; i < p.count; ++i)
+          out[i] = op == DLC_REDUCE_MEAN ? at[i] / ranks : at[i];
+        at += p.count;
+      }
+  }
+  for (const CommContext::Piece &p : bucket) {
+    if (isPacked(p))
+      continue;
+    auto *data = static_cast<float *>(p.data);
+    if (dlc_status s = c.comm->allReduce(data, p.count, sizeof(float),
+                                         c.comm->api.f32, c.comm->api.sum))
+      return failed(s);
     if (op == DLC_REDUCE_MEAN)
       for (int64_t i = 0; i < p.count; ++i)
         data[i] /= ranks;
-    return;
   }
-  // One message per bucket: the buffers packed into one block.
-  int64_t total = 0;
-  for (const CommContext::Piece &p : c.bucket)
-    total += p.count;
-  try {
-    c.staging.resize(static_cast<size_t>(total));
-  } catch (const std::bad_alloc &) {
-    c.status = DLC_ERR_OUT_OF_MEMORY;
-    c.message = "out of memory for an all-reduce of " + std::to_string(total) +
-                " values";
-    c.bucket.clear();
-    return;
-  }
-  float *at = c.staging.data();
-  for (const CommContext::Piece &p : c.bucket) {
-    std::memcpy(at, p.data, static_cast<size_t>(p.count) * sizeof(float));
-    at += p.count;
-  }
-  if (dlc_status s = c.comm->allReduce(c.staging.data(), total, sizeof(float),
-                                       c.comm->api.f32, c.comm->api.sum)) {
-    c.status = s;
-    c.message = dlc_last_error();
-    c.bucket.clear();
-    return;
-  }
-  at = c.staging.data();
-  for (const CommContext::Piece &p : c.bucket) {
-    auto *out = static_cast<float *>(p.data);
-    if (op == DLC_REDUCE_MEAN)
-      for (int64_t i = 0; i < p.count; ++i)
-        out[i] = at[i] / ranks;
-    else
-      std::memcpy(out, at, static_cast<size_t>(p.count) * sizeof(float));
-    at += p.count;
-  }
-  c.bucket.clear();
 }
 
 } // extern "C"

@@ -63,9 +63,10 @@ struct EntryInfo {
   /// Whether it reduces over the ranks of a data-parallel job
   /// (dlc.all_reduce; the descriptor's `communicator` line).
   bool usesComm = false;
-  /// The largest of its all-reduces of several buffers, in bytes: the
-  /// runtime's staging buffer (not in the workspace; a bucket of one
-  /// buffer is reduced in place).
+  /// The runtime's staging buffer for its all-reduces, in bytes: the
+  /// largest sum of the small buffers (DLC_COMM_PACK_ELEMENTS) of a
+  /// bucket of several; the others are reduced in place. Not in the
+  /// workspace.
   int64_t commBytes = 0;
   int64_t ioBytes() const;
 };

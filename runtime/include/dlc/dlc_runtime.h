@@ -409,6 +409,11 @@ typedef struct dlc_comm dlc_comm;
 
 typedef enum { DLC_REDUCE_MEAN = 0, DLC_REDUCE_SUM = 1 } dlc_reduce_op;
 
+/* The buffers of an all-reduce bucket of several with fewer elements than
+ * this travel packed into one message (a staging buffer of the runtime);
+ * larger ones, and a bucket of one, are reduced in place. */
+#define DLC_COMM_PACK_ELEMENTS 65536
+
 /* Joins the MPI job the process was started in (`mpirun -np N prog`; a
  * process started alone is a job of one rank): loads libmpi at run time
  * (DLC_MPI_LIBRARY, else Open MPI's libmpi.so.40; a program that never
