@@ -232,6 +232,13 @@ static int prepareModel(const RunOptions &o, EntryCall &run) {
                 "entry points: " + names +
                     (train ? "" : " (train_step needs --train)"));
   }
+  // Each rank holds its own rows: only the step, whose gradients and loss
+  // are the global batch's, has one result for the job.
+  if (o.dataParallel && !dlc_model_entry_uses_comm(model, run.e))
+    return fail("--data-parallel runs the training step, not '" + run.entry +
+                    "'",
+                "drop --entry; evaluate the saved weights with dlc run "
+                "without --data-parallel");
   if (!train && (o.steps || o.printLoss))
     return fail("--steps and --print-loss need --train",
                 "dlc run " + o.compile.model + " --train ...");
