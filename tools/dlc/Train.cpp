@@ -309,13 +309,22 @@ struct Training {
   std::unique_ptr<JitModel> shortJit;
   ModelPtr shortModel;
   Stepper part;
+  /// --data-parallel: this process's rank of `ranks`; each global batch
+  /// of G = B x ranks rows gives rank r its r-th share.
+  int32_t rank = 0, ranks = 1;
+  int64_t G = 0;
   bool tty = false;
   std::string saveDir;
   std::vector<int64_t> order;
 
   explicit Training(const TrainSetup &setup)
       : setup(setup), seed(setup.seed), doShuffle(shuffleFlag),
-        rng(setup.seed) {}
+        rng(setup.seed) {
+    if (setup.comm) {
+      rank = dlc_comm_rank(setup.comm);
+      ranks = dlc_comm_size(setup.comm);
+    }
+  }
 
   int readData();
   int openLog();
@@ -347,7 +356,7 @@ int Training::readData() {
 }
 
 int Training::openLog() {
-  if (!logFile.empty()) {
+  if (!logFile.empty() && rank == 0) {
     log.fd = ::open(logFile.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
                     0644);
     if (log.fd < 0)
@@ -392,16 +401,21 @@ int Training::readSidecar() {
 
 /// Compiles and creates the model, and checks the data sets against it.
 int Training::createModel() {
-  jit = setup.compile(batchSize, labelType);
+  if (batchSize && batchSize % ranks)
+    return fail("--batch-size " + Twine(int64_t(batchSize)) +
+                    " does not split over " + Twine(ranks) + " ranks",
+                "use a batch size that is a multiple of the number of ranks");
+  jit = setup.compile(batchSize / ranks, labelType);
   if (!jit)
     return 1;
   if (dlc_model_create(jit->desc, setup.device, &model.m) != DLC_OK)
     return failRuntime("cannot create the model");
+  if (setup.comm && dlc_model_set_comm(model.m, setup.comm) != DLC_OK)
+    return failRuntime("cannot set the communicator");
   if (const char *why = dlc_model_fallback_reason(model.m); why && *why)
     WithColor::warning(errs(), "dlc")
         << "running on the CPU: CUDA is usable but not for this model: " << why
         << "\n";
-  errs() << "dlc: using device: " << dlc_model_device_name(model.m) << "\n";
   if (!full.init(model.m, 0))
     return 1;
   for (int32_t i = 0; i < dlc_model_entry_num_inputs(model.m, full.e); ++i) {
@@ -414,6 +428,13 @@ int Training::createModel() {
     B = t.shape[0];
   }
   full.rows = B;
+  G = B * ranks;
+  if (rank == 0) {
+    errs() << "dlc: using device: " << dlc_model_device_name(model.m);
+    if (setup.comm)
+      errs() << ", " << ranks << " ranks of " << B << " rows";
+    errs() << "\n";
+  }
 
   if (!bindInputs("--data", train, model.m, full.e, cols))
     return 1;
@@ -476,10 +497,10 @@ int Training::restoreShuffle() {
     return fail("--resume: '" + sidecarPath +
                 "' lacks samples, "
                 "batch_size, shuffle or seed");
-  if (*samples != n || *batch != B)
+  if (*samples != n || *batch != G)
     return fail("--resume: the checkpoint was trained on " + Twine(*samples) +
                 " samples in batches of " + Twine(*batch) + ", this run has " +
-                Twine(n) + " in batches of " + Twine(B));
+                Twine(n) + " in batches of " + Twine(G));
   if (shuffleFlag.getNumOccurrences() && *shuf != bool(shuffleFlag))
     return fail(Twine("--resume: the checkpoint's run ") +
                 (*shuf ? "shuffled" : "did not shuffle") +
@@ -498,11 +519,16 @@ int Training::restoreShuffle() {
 
 /// The short last batch's model, compiled before the first epoch.
 int Training::compileShortBatch() {
-  shortRows = n % B;
-  steps = (n + B - 1) / B;
+  shortRows = n % G;
+  steps = (n + G - 1) / G;
   if (!shortRows)
     return 0;
-  shortJit = setup.compile(shortRows, labelType);
+  if (shortRows % ranks)
+    return fail("the last batch of each epoch has " + Twine(shortRows) +
+                    " rows, which do not split over " + Twine(ranks) + " ranks",
+                "use a batch size whose remainder of the " + Twine(n) +
+                    " samples is a multiple of the number of ranks");
+  shortJit = setup.compile(shortRows / ranks, labelType);
   if (!shortJit) {
     errs() << "dlc: note: the last batch of each epoch has " << shortRows
            << " rows and needs the model compiled for that batch\n";
@@ -511,7 +537,9 @@ int Training::compileShortBatch() {
   if (dlc_model_create(shortJit->desc, dlc_model_device(model.m),
                        &shortModel.m) != DLC_OK)
     return failRuntime("cannot create the short batch's model");
-  if (!part.init(shortModel.m, shortRows))
+  if (setup.comm && dlc_model_set_comm(shortModel.m, setup.comm) != DLC_OK)
+    return failRuntime("cannot set the communicator");
+  if (!part.init(shortModel.m, shortRows / ranks))
     return 1;
   return 0;
 }
@@ -528,7 +556,9 @@ int Training::runEpoch(int64_t epoch) {
   double total = 0;
   int64_t seen = 0;
   for (int64_t k = 0; k < steps; ++k) {
-    int64_t lo = k * B, hi = std::min(n, lo + B), rows = hi - lo;
+    // This rank's share of the global batch [k G, k G + global).
+    int64_t global = std::min(n, k * G + G) - k * G;
+    int64_t rows = global / ranks, lo = k * G + rank * rows;
     Stepper &s = rows == B ? full : part;
     if (&s == &part && !copyParams(model.m, shortModel.m))
       return 1;
@@ -548,10 +578,12 @@ int Training::runEpoch(int64_t epoch) {
     double loss = *static_cast<const float *>(s.out[s.lossIdx]);
     if (&s == &part && !copyParams(shortModel.m, model.m))
       return 1;
-    total += loss * double(rows);
-    seen += rows;
+    // The loss is the global batch's (averaged over the ranks).
+    total += loss * double(global);
+    seen += global;
     auto now = Clock::now();
-    if (tty && std::chrono::duration<double>(now - last).count() > 0.1) {
+    if (tty && rank == 0 &&
+        std::chrono::duration<double>(now - last).count() > 0.1) {
       double secs = std::chrono::duration<double>(now - t0).count();
       errs() << "\r" << desc << ": batch " << (k + 1) << "/" << steps
              << ", loss " << format("%.4f", total / double(seen)) << ", "
@@ -563,6 +595,10 @@ int Training::runEpoch(int64_t epoch) {
   double dt = std::chrono::duration<double>(Clock::now() - t0).count();
   double meanLoss = total / double(std::max<int64_t>(seen, 1));
   double rate = dt > 0 ? double(seen) / dt : INFINITY;
+  // Every rank holds the same weights: rank 0 evaluates, reports and
+  // saves, the others go on to the next epoch's first all-reduce.
+  if (rank != 0)
+    return 0;
   EvalResult ev;
   if (!valFile.empty() &&
       !evaluate(model.m, B, val, setup.label, crossEntropy, setup.classDim, ev))
@@ -628,7 +664,7 @@ int Training::saveEpoch(int64_t epoch, double meanLoss) {
     j.attribute("epoch", epoch);
     j.attribute("epochs", int64_t(epochs));
     j.attribute("samples", n);
-    j.attribute("batch_size", B);
+    j.attribute("batch_size", G);
     j.attribute("shuffle", doShuffle);
     j.attribute("seed", int64_t(seed));
     j.attribute("loss", number(meanLoss));
@@ -671,7 +707,16 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
   for (int64_t epoch = t.done + 1; epoch <= int64_t(epochs); ++epoch)
     if (int status = t.runEpoch(epoch))
       return status;
-  if (!setup.save.empty() &&
+  if (setup.comm) {
+    // Every rank applied the same updates: their params agree bit for bit.
+    int32_t same = 0;
+    if (dlc_model_check_replicas(t.model.m, &same) != DLC_OK)
+      return failRuntime("cannot compare the ranks' params");
+    if (!same)
+      return fail("the ranks' params differ after training",
+                  "this is a bug in dlc: please report it");
+  }
+  if (t.rank == 0 && !setup.save.empty() &&
       dlc_model_save(t.model.m, setup.save.c_str()) != DLC_OK)
     return failRuntime("cannot save '" + setup.save + "'");
   return 0;

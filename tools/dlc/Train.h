@@ -1,8 +1,9 @@
 //===- Train.h - dlc train: epochs over a data set -------------*- C++ -*-===//
 //
-//   dlc train MODEL --data train.npz [--val val.npz] --epochs N
-//       --batch-size B [--shuffle --seed S] [--save-every-epoch DIR]
-//       [--resume DIR/epoch-K.safetensors] [--log metrics.jsonl]
+//   [mpirun -np R] dlc train MODEL --data train.npz [--val val.npz]
+//       --epochs N --batch-size B [--shuffle --seed S]
+//       [--save-every-epoch DIR] [--resume DIR/epoch-K.safetensors]
+//       [--log metrics.jsonl] [--data-parallel]
 //
 // The command-line twin of the Python package's Model.fit (docs/training.md,
 // "dlc train"). The driver (dlc.cpp) parses the shared flags and compiles
@@ -41,6 +42,11 @@ struct TrainSetup {
   std::string weights; ///< --weights: initial parameters
   std::string save;    ///< --save: the final checkpoint
   int64_t batch;       ///< --batch (0 when not given)
+  /// --data-parallel: the job this process is a rank of (else null); each
+  /// global batch of --batch-size rows is split over its ranks, and
+  /// `compile` takes one rank's share (0: the model's batch over the
+  /// ranks).
+  dlc_comm *comm = nullptr;
   /// Compiles the model and its training step at batch `batch` (0: as the
   /// model says), with class labels of `labelType` ("" : as the flags say);
   /// prints the diagnostics and returns null on failure.

@@ -464,7 +464,28 @@ static int trainMain(mlir::MLIRContext &ctx) {
   setup.compile = [&ctx, &run](int64_t b, StringRef type) {
     return dlc::driver::jitCompile(ctx, run.compile, run.device, b, type);
   };
-  return dlc::driver::trainMain(setup);
+  if (!dataParallel)
+    return dlc::driver::trainMain(setup);
+  // One rank of an MPI job: the model's batch (or --batch-size) is split
+  // over the job's ranks.
+  dlc_comm *comm = nullptr;
+  if (dlc_comm_create_mpi(&comm) != DLC_OK)
+    return dlc::driver::failRuntime("cannot join the data-parallel job");
+  int32_t ranks = dlc_comm_size(comm);
+  if (dataParallelRanks && dataParallelRanks != ranks) {
+    dlc_comm_destroy(comm);
+    return fail("--data-parallel=" + Twine(dataParallelRanks) +
+                    " in a job of " + Twine(ranks) + " ranks",
+                "drop the number: dlc train takes the job's");
+  }
+  run.compile.ranks = ranks;
+  setup.comm = comm;
+  int status = dlc::driver::trainMain(setup);
+  // A rank that fails ends the job: the others would wait for it.
+  if (status && ranks > 1)
+    dlc_comm_abort(comm, status);
+  dlc_comm_destroy(comm);
+  return status;
 }
 
 /// The flags that belong to another mode than the one run, and values that
@@ -507,7 +528,7 @@ static int checkFlags(bool run, bool trainMode) {
                   dataParallelFlag + "'");
     dataParallelRanks = static_cast<int64_t>(n);
   }
-  if (dataParallel && !run && !dataParallelRanks)
+  if (dataParallel && !run && !trainMode && !dataParallelRanks)
     return fail("a compiled data-parallel step is for a number of ranks",
                 "--data-parallel=N: each rank takes batch/N rows");
   if ((dataParallel || bucketMb.getNumOccurrences()) && !train)
@@ -515,9 +536,6 @@ static int checkFlags(bool run, bool trainMode) {
                 "add --train");
   if (bucketMb.getNumOccurrences() && !dataParallel)
     return fail("--bucket-mb applies to --data-parallel");
-  if (dataParallel && trainMode)
-    return fail("dlc train does not run data-parallel yet",
-                "mpirun -np N dlc run MODEL --train --data-parallel ...");
   // The ranks talk through MPI on the CPU; NCCL on CUDA is not built yet.
   if (dataParallel && target.getNumOccurrences() && target != CodeTarget::X86)
     return fail("--data-parallel compiles CPU code only",
