@@ -1,0 +1,153 @@
+//===- CommTest.cpp - data-parallel entries without MPI ------------------===//
+//
+// The descriptor's `communicator` line, and what the C API does with an
+// entry that reduces over ranks when the model has no communicator. The
+// collectives themselves run under mpirun (test/e2e/distributed/): MPI is
+// not loaded here, so that the sanitizer builds of these tests stay clean.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "comm.h"
+#include "internal.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace dlc::test;
+
+namespace {
+
+TEST(CommTest, CommunicatorLine) {
+  dlc::rt::ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(dlc::rt::parseModelText(
+      "dlc-model 2\nname m\nparam w f32 4 zeros 0\n"
+      "entry forward\nworkspace 64\nconcurrent\nin x f32 4\nend\n"
+      "entry train_step\nworkspace 64\ncommunicator\nin x f32 4\n"
+      "out loss f32 -\nend\n",
+      model, err))
+      << err;
+  ASSERT_EQ(model.entries.size(), 2u);
+  EXPECT_FALSE(model.entries[0].communicator);
+  EXPECT_TRUE(model.entries[1].communicator);
+  EXPECT_FALSE(model.entries[1].concurrent);
+
+  const std::pair<const char *, const char *> bad[] = {
+      {"dlc-model 1\nname m\nentry f\ncommunicator\nend\n",
+       "'communicator' needs version 2"},
+      {"dlc-model 2\nname m\ncommunicator\n",
+       "'communicator' outside an entry block"},
+      {"dlc-model 2\nname m\nentry f\nin x f32 4\ncommunicator\nend\n",
+       "'communicator' must come once, before 'concurrent'"},
+      {"dlc-model 2\nname m\nentry f\nconcurrent\ncommunicator\nend\n",
+       "'communicator' must come once, before 'concurrent'"},
+      {"dlc-model 2\nname m\nentry f\ncommunicator\ncommunicator\nend\n",
+       "'communicator' must come once"},
+      {"dlc-model 2\nname m\nentry f\ncommunicator 2\nend\n",
+       "expected 'communicator'"}};
+  for (auto [text, message] : bad) {
+    dlc::rt::ModelDecl m;
+    std::string e;
+    EXPECT_FALSE(dlc::rt::parseModelText(text, m, e)) << text;
+    EXPECT_NE(e.find(message), std::string::npos) << text << ": " << e;
+  }
+}
+
+int StepCalls = 0;
+void step(void *const *) { ++StepCalls; }
+void forward(void *const *) {}
+
+const char *const kText = "dlc-model 2\n"
+                          "name dp\n"
+                          "param w f32 4 zeros 0\n"
+                          "entry forward\n"
+                          "workspace 64\n"
+                          "concurrent\n"
+                          "in x f32 4\n"
+                          "end\n"
+                          "entry train_step\n"
+                          "workspace 64\n"
+                          "communicator\n"
+                          "in x f32 4\n"
+                          "end\n";
+const dlc_entry_fn kEntries[] = {forward, step};
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText, 2, kEntries, nullptr,
+                              nullptr,         nullptr, 0, nullptr};
+
+TEST(CommTest, EntryNeedsACommunicator) {
+  ModelPtr m = createModel(kDesc, DLC_DEVICE_CPU);
+  ASSERT_TRUE(m) << dlc_last_error();
+  EXPECT_EQ(dlc_model_entry_uses_comm(m.get(), 0), 0);
+  EXPECT_EQ(dlc_model_entry_uses_comm(m.get(), 1), 1);
+  EXPECT_EQ(dlc_model_entry_uses_comm(m.get(), 2), -1);
+  EXPECT_EQ(dlc_model_entry_uses_comm(nullptr, 0), -1);
+
+  float x[4] = {};
+  const void *in[] = {x};
+  StepCalls = 0;
+  EXPECT_EQ(dlc_model_run(m.get(), 1, in, nullptr),
+            DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorContains("entry 'train_step' reduces over the ranks"));
+  EXPECT_TRUE(errorContains("dlc_model_set_comm"));
+  EXPECT_EQ(StepCalls, 0);
+  // The other entries run as usual.
+  EXPECT_EQ(dlc_model_run(m.get(), 0, in, nullptr), DLC_OK);
+
+  int32_t same = -1;
+  EXPECT_EQ(dlc_model_check_replicas(m.get(), &same), DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorContains("no communicator"));
+  EXPECT_EQ(dlc_model_set_comm(nullptr, nullptr), DLC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(CommTest, CommunicatorWithoutMpiCalls) {
+  EXPECT_EQ(dlc_comm_rank(nullptr), -1);
+  EXPECT_EQ(dlc_comm_size(nullptr), -1);
+  dlc_comm_destroy(nullptr);
+  dlc_comm_abort(nullptr, 1);
+  EXPECT_EQ(dlc_comm_create_mpi(nullptr), DLC_ERR_INVALID_ARGUMENT);
+  float v = 1;
+  EXPECT_EQ(dlc_comm_all_reduce(nullptr, &v, 1, DLC_REDUCE_SUM),
+            DLC_ERR_INVALID_ARGUMENT);
+  int32_t same = 0;
+  EXPECT_EQ(dlc_comm_same_bytes(nullptr, &v, 4, &same),
+            DLC_ERR_INVALID_ARGUMENT);
+  // A bad timeout and a library that does not load fail before MPI starts.
+  {
+    EnvGuard timeout("DLC_COMM_TIMEOUT", "-3");
+    dlc_comm *c = nullptr;
+    EXPECT_EQ(dlc_comm_create_mpi(&c), DLC_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(c, nullptr);
+    EXPECT_TRUE(errorContains("DLC_COMM_TIMEOUT"));
+  }
+  {
+    EnvGuard lib("DLC_MPI_LIBRARY", "libdlc-no-such-mpi.so");
+    dlc_comm *c = nullptr;
+    EXPECT_EQ(dlc_comm_create_mpi(&c), DLC_ERR_DEVICE_UNAVAILABLE);
+    EXPECT_EQ(c, nullptr);
+    EXPECT_TRUE(errorContains("cannot load DLC_MPI_LIBRARY"));
+  }
+}
+
+// The generated code's calls after a failure of the run do nothing, and
+// the failure is what the run reports.
+TEST(CommTest, FailuresAreSticky) {
+  dlc::rt::CommContext ctx;
+  ctx.status = DLC_ERR_COMMUNICATION;
+  ctx.message = "rank 1 of 2: an all-reduce waited";
+  float g[4] = {1, 2, 3, 4};
+  dlc_comm_bucket_add(&ctx, reinterpret_cast<int64_t>(g), 4, DLC_F32);
+  dlc_comm_bucket_reduce(&ctx, DLC_REDUCE_MEAN);
+  EXPECT_TRUE(ctx.bucket.empty());
+  EXPECT_EQ(g[3], 4.f);
+  EXPECT_EQ(ctx.status, DLC_ERR_COMMUNICATION);
+  ctx.reset();
+  EXPECT_EQ(ctx.status, DLC_OK);
+  // Only f32 buffers: anything else is a compiler bug, reported as such.
+  dlc_comm_bucket_add(&ctx, reinterpret_cast<int64_t>(g), 2, DLC_F16);
+  EXPECT_EQ(ctx.status, DLC_ERR_INTERNAL);
+  EXPECT_NE(ctx.message.find("only f32"), std::string::npos) << ctx.message;
+}
+
+} // namespace
