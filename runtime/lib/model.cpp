@@ -710,6 +710,12 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
     if (dlc_status s = checkBuffers("output", entry.outputs, outputs))
       return s;
 
+    // The collectives run on the CPU (MPI); a CUDA entry takes no
+    // communicator (dlc compiles data-parallel steps for the CPU only).
+    if (m->cuda && entry.communicator)
+      return fail(DLC_ERR_FORMAT, "entry '" + entry.name +
+                                      "' reduces over ranks, which its CUDA "
+                                      "code cannot: run it on the CPU");
     if (m->cuda) {
       std::lock_guard<std::mutex> lock(m->running);
       if (dlc_status s = syncDevice(*m))

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestUtil.h"
 #include "comm.h"
+#include "TestUtil.h"
 #include "internal.h"
 
 #include <gtest/gtest.h>
@@ -73,7 +73,7 @@ const char *const kText = "dlc-model 2\n"
                           "in x f32 4\n"
                           "end\n";
 const dlc_entry_fn kEntries[] = {forward, step};
-const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText, 2, kEntries, nullptr,
+const dlc_model_desc kDesc = {DLC_ABI_VERSION, kText,   2, kEntries, nullptr,
                               nullptr,         nullptr, 0, nullptr};
 
 TEST(CommTest, EntryNeedsACommunicator) {
@@ -87,8 +87,7 @@ TEST(CommTest, EntryNeedsACommunicator) {
   float x[4] = {};
   const void *in[] = {x};
   StepCalls = 0;
-  EXPECT_EQ(dlc_model_run(m.get(), 1, in, nullptr),
-            DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlc_model_run(m.get(), 1, in, nullptr), DLC_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(errorContains("entry 'train_step' reduces over the ranks"));
   EXPECT_TRUE(errorContains("dlc_model_set_comm"));
   EXPECT_EQ(StepCalls, 0);
