@@ -268,6 +268,7 @@ dlc::driver::codegenOptions(const CompileOptions &o, TargetMachine &tm) {
   opts.registerTile = o.registerTile;
   opts.cacheTile = o.cacheTile;
   opts.bf16Dot = mlir::dlc::hasBf16DotOf(tm);
+  opts.overlapComm = o.overlapComm;
   return opts;
 }
 

@@ -245,7 +245,9 @@ void mlir::dlc::buildCpuCodegenPipeline(OpPassManager &pm,
                                         const CpuCodegenOptions &options) {
   buildMemoryPlanPipeline(pm, options);
   // Collectives on planned buffers: calls of the runtime's communicator.
-  pm.addPass(createDlcLowerCollectivesPass());
+  DlcLowerCollectivesPassOptions collectives;
+  collectives.overlap = options.overlapComm;
+  pm.addPass(createDlcLowerCollectivesPass(collectives));
   addCpuLowering(pm);
 }
 

@@ -244,11 +244,22 @@ void dlc_comm_abort(dlc_comm *c, int32_t code) {
     c->api.abort(c->api.world, code);
 }
 
+dlc::rt::CommContext::~CommContext() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  if (worker.joinable())
+    worker.join();
+}
+
 //===-- Called by generated code ------------------------------------------===//
 
 void dlc_comm_bucket_add(void *ctx, int64_t address, int64_t count,
                          int32_t dtype) {
   auto &c = *static_cast<CommContext *>(ctx);
+  std::lock_guard<std::mutex> lock(c.mutex); // the thread may fail a bucket
   if (c.status != DLC_OK)
     return;
   if (dtype != DLC_F32 || count < 0) {
@@ -261,16 +272,15 @@ void dlc_comm_bucket_add(void *ctx, int64_t address, int64_t count,
   c.bucket.push_back({reinterpret_cast<void *>(address), count, dtype});
 }
 
-void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
-  auto &c = *static_cast<CommContext *>(ctx);
-  std::vector<CommContext::Piece> bucket;
-  bucket.swap(c.bucket);
-  if (c.status != DLC_OK)
-    return;
+/// Reduces the buffers of `bucket` in place over the ranks; a failure goes
+/// to `status` and `message`.
+static void reduceBucket(CommContext &c,
+                         const std::vector<CommContext::Piece> &bucket,
+                         int32_t op, dlc_status &status, std::string &message) {
   float ranks = static_cast<float>(c.comm->size);
   auto failed = [&](dlc_status s) {
-    c.status = s;
-    c.message = dlc_last_error();
+    status = s;
+    message = dlc_last_error();
   };
   // The small buffers travel packed in one message, the large ones (and a
   // bucket of one) where they are, in pieces like every message.
@@ -285,9 +295,9 @@ void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
     try {
       c.staging.resize(static_cast<size_t>(packed));
     } catch (const std::bad_alloc &) {
-      c.status = DLC_ERR_OUT_OF_MEMORY;
-      c.message = "out of memory for an all-reduce of " +
-                  std::to_string(packed) + " values";
+      status = DLC_ERR_OUT_OF_MEMORY;
+      message = "out of memory for an all-reduce of " + std::to_string(packed) +
+                " values";
       return;
     }
     float *at = c.staging.data();
@@ -320,6 +330,72 @@ void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
       for (int64_t i = 0; i < p.count; ++i)
         data[i] /= ranks;
   }
+}
+
+void dlc_comm_bucket_reduce(void *ctx, int32_t op) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::vector<CommContext::Piece> bucket;
+  bucket.swap(c.bucket);
+  if (c.status != DLC_OK)
+    return;
+  reduceBucket(c, bucket, op, c.status, c.message);
+}
+
+void dlc_comm_bucket_start(void *ctx, int32_t op) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::vector<CommContext::Piece> bucket;
+  bucket.swap(c.bucket);
+  std::unique_lock<std::mutex> lock(c.mutex);
+  if (c.status != DLC_OK)
+    return;
+  if (!c.worker.joinable()) {
+    try {
+      c.worker = std::thread([&c] {
+        std::unique_lock<std::mutex> lock(c.mutex);
+        for (;;) {
+          c.wake.wait(lock, [&] { return c.stopping || !c.jobs.empty(); });
+          if (c.jobs.empty())
+            return;
+          CommContext::Job job = std::move(c.jobs.front());
+          c.jobs.pop_front();
+          c.busy = true;
+          bool skip = c.status != DLC_OK;
+          lock.unlock();
+          dlc_status status = DLC_OK;
+          std::string message;
+          if (!skip)
+            reduceBucket(c, job.pieces, job.op, status, message);
+          lock.lock();
+          if (status != DLC_OK && c.status == DLC_OK) {
+            c.status = status;
+            c.message = std::move(message);
+          }
+          c.busy = false;
+          c.done.notify_all();
+        }
+      });
+    } catch (const std::system_error &) {
+      // No thread: the bucket is reduced here, without overlap.
+      lock.unlock();
+      dlc_status status = DLC_OK;
+      std::string message;
+      reduceBucket(c, bucket, op, status, message);
+      lock.lock();
+      if (status != DLC_OK) {
+        c.status = status;
+        c.message = std::move(message);
+      }
+      return;
+    }
+  }
+  c.jobs.push_back({std::move(bucket), op});
+  c.wake.notify_one();
+}
+
+void dlc_comm_wait(void *ctx) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::unique_lock<std::mutex> lock(c.mutex);
+  c.done.wait(lock, [&] { return c.jobs.empty() && !c.busy; });
 }
 
 } // extern "C"

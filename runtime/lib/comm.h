@@ -11,7 +11,11 @@
 
 #include "dlc/dlc_runtime.h"
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -22,13 +26,19 @@ extern "C" {
 DLC_API void dlc_comm_bucket_add(void *ctx, int64_t address, int64_t count,
                                  int32_t dtype);
 DLC_API void dlc_comm_bucket_reduce(void *ctx, int32_t op);
+/// The same reduction on the context's communication thread, overlapping
+/// the code that follows; dlc_comm_wait returns once every bucket started
+/// is reduced (the generated code calls it before it reads them again).
+DLC_API void dlc_comm_bucket_start(void *ctx, int32_t op);
+DLC_API void dlc_comm_wait(void *ctx);
 }
 
 namespace dlc::rt {
 
-/// The per-model context of dlc_comm_bucket_add / dlc_comm_bucket_reduce:
-/// the buffers of the bucket being filled, and the first failure of the
-/// current run (sticky: later collectives of the run do nothing).
+/// The per-model context of the generated code's calls: the buffers of the
+/// bucket being filled, the buckets the communication thread reduces
+/// (dlc_comm_bucket_start), and the first failure of the current run
+/// (sticky: later collectives of the run do nothing).
 struct CommContext {
   dlc_comm *comm = nullptr;
   struct Piece {
@@ -41,7 +51,23 @@ struct CommContext {
   dlc_status status = DLC_OK;
   std::string message;
 
-  /// Clears the failure before a run.
+  /// The communication thread, started with the first bucket it gets.
+  struct Job {
+    std::vector<Piece> pieces;
+    int32_t op;
+  };
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  std::deque<Job> jobs;
+  bool busy = false, stopping = false;
+  std::thread worker;
+
+  CommContext() = default;
+  CommContext(const CommContext &) = delete;
+  CommContext &operator=(const CommContext &) = delete;
+  ~CommContext();
+
+  /// Clears the failure before a run (no bucket is in flight).
   void reset() {
     bucket.clear();
     status = DLC_OK;

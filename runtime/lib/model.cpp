@@ -776,8 +776,12 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
       m->lastEntryUs = std::chrono::duration<double, std::micro>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-    if (entry.communicator && m->comm.status != DLC_OK)
-      return fail(m->comm.status, m->comm.message);
+    if (entry.communicator) {
+      // Buckets the code left in flight (it waits before it reads them).
+      dlc_comm_wait(&m->comm);
+      if (m->comm.status != DLC_OK)
+        return fail(m->comm.status, m->comm.message);
+    }
     return DLC_OK;
   });
 }

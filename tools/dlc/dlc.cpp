@@ -223,6 +223,11 @@ static cl::opt<double>
              cl::desc("--data-parallel: the most MiB of gradients one "
                       "all-reduce carries (default 25, as PyTorch DDP)"),
              cl::init(25.0), cl::cat(dlcCat));
+static cl::opt<bool> overlapComm(
+    "overlap-comm",
+    cl::desc("--data-parallel: reduce each bucket of gradients on a "
+             "communication thread while the backward pass goes on"),
+    cl::cat(dlcCat));
 // Memory.
 static cl::opt<std::string>
     memoryReport("memory-report", cl::ValueOptional,
@@ -389,6 +394,7 @@ static dlc::driver::CompileOptions compileOptions() {
   o.language = inputLang;
   o.batch = batch;
   o.ranks = std::max<int64_t>(1, dataParallelRanks);
+  o.overlapComm = overlapComm;
   o.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   o.train = train;
   // Class labels of the data's element type (dlc run and dlc train find it
@@ -534,8 +540,8 @@ static int checkFlags(bool run, bool trainMode) {
   if ((dataParallel || bucketMb.getNumOccurrences()) && !train)
     return fail("--data-parallel and --bucket-mb apply to the training step",
                 "add --train");
-  if (bucketMb.getNumOccurrences() && !dataParallel)
-    return fail("--bucket-mb applies to --data-parallel");
+  if ((bucketMb.getNumOccurrences() || overlapComm) && !dataParallel)
+    return fail("--bucket-mb and --overlap-comm apply to --data-parallel");
   // The ranks talk through MPI on the CPU; NCCL on CUDA is not built yet.
   if (dataParallel && target.getNumOccurrences() && target != CodeTarget::X86)
     return fail("--data-parallel compiles CPU code only",

@@ -164,6 +164,14 @@ def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> 
     sum), which reduces every buffer of the bucket in place. A buffer that
     is not contiguous is reduced through a contiguous copy.
 
+    With `overlap`, the bucket is started instead
+    (`dlc_comm_bucket_start`: the runtime's communication thread reduces
+    it while the code goes on, the rest of the backward pass) and
+    `dlc_comm_wait(ctx)` goes right before the first later op that uses
+    one of the bucket's buffers or a view of it (the optimizer update), or
+    before the return. The memory plan keeps the buffers live until then:
+    that op reads them.
+
     ```mlir
     dlc.all_reduce %g {reduction = #dlc.reduction<mean>} : memref<4xf32>
     // becomes
@@ -173,6 +181,11 @@ def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> 
     call @dlc_comm_bucket_reduce(%comm_ctx, %c0_i32) : (!llvm.ptr, i32) -> ()
     ```
   }];
+  let options = [
+    Option<"overlap", "overlap", "bool", /*default=*/"false",
+           "Reduce each bucket on the runtime's communication thread while "
+           "the code goes on; wait before its buffers are used again">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",

@@ -61,6 +61,9 @@ struct CompileOptions {
   /// --data-parallel=N: compiled for one of N ranks, each with batch / N
   /// rows (1: one process; dlc run gives the rows itself).
   int64_t ranks = 1;
+  /// --overlap-comm: each gradient bucket is reduced on the runtime's
+  /// communication thread while the backward pass goes on.
+  bool overlapComm = false;
   std::vector<std::string> inputShapes; ///< --input-shape NAME=D0,D1,...
   /// --train: also compile the training step, with the options that
   /// trainOptions returns; it is called once the model is imported (its

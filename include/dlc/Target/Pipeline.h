@@ -80,6 +80,9 @@ struct CpuCodegenOptions {
   llvm::SmallVector<int64_t> cacheTile;
   /// The target has AVX512_BF16: bf16 matmuls run on vdpbf16ps.
   bool bf16Dot = false;
+  /// Data parallelism: buckets reduced on the runtime's communication
+  /// thread while the backward pass goes on (dlc-lower-collectives).
+  bool overlapComm = false;
 };
 
 /// Adds the placement and lowering to linalg of runLinalgPipeline to `pm`.

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Conversion/RuntimeCalls.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
@@ -27,6 +28,29 @@ namespace {
 
 constexpr StringLiteral kBucketAdd = "dlc_comm_bucket_add";
 constexpr StringLiteral kBucketReduce = "dlc_comm_bucket_reduce";
+constexpr StringLiteral kBucketStart = "dlc_comm_bucket_start";
+constexpr StringLiteral kWait = "dlc_comm_wait";
+
+/// The first op after `from` in its block that uses one of `buffers` or a
+/// view of one (in a nested region too), else the block's terminator.
+Operation *firstUseAfter(Operation *from, ValueRange buffers) {
+  llvm::DenseSet<Value> aliases;
+  for (Value b : buffers)
+    for (Value v : bufferAndViews(b))
+      aliases.insert(v);
+  for (Operation *op = from->getNextNode(); op; op = op->getNextNode()) {
+    bool uses = false;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (aliases.contains(v))
+          uses = true;
+      return uses ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (uses || op->hasTrait<OpTrait::IsTerminator>())
+      return op;
+  }
+  return nullptr;
+}
 
 /// The communicator context argument of `func`, added last if missing.
 FailureOr<Value> commContext(func::FuncOp func) {
@@ -102,8 +126,8 @@ struct DlcLowerCollectivesPass
     Type i64Ty = b.getI64Type(), i32Ty = b.getI32Type();
     func::FuncOp add =
         declare(module, kBucketAdd, {ctx.getType(), i64Ty, i64Ty, i32Ty});
-    func::FuncOp reduce =
-        declare(module, kBucketReduce, {ctx.getType(), i32Ty});
+    func::FuncOp reduce = declare(
+        module, overlap ? kBucketStart : kBucketReduce, {ctx.getType(), i32Ty});
     // Buffers that are not one block go through a contiguous copy.
     SmallVector<std::pair<Value, Value>> copies;
     for (Value buffer : op.getInputs()) {
@@ -126,6 +150,17 @@ struct DlcLowerCollectivesPass
     func::CallOp::create(
         b, loc, reduce,
         ValueRange{ctx, i32(b, loc, static_cast<int32_t>(op.getReduction()))});
+    // The copies back wait for the bucket; the buffers reduced in place
+    // are waited for before their next use.
+    if (overlap) {
+      func::FuncOp wait = declare(module, kWait, {ctx.getType()});
+      if (!copies.empty()) {
+        func::CallOp::create(b, loc, wait, ValueRange{ctx});
+      } else if (Operation *next = firstUseAfter(op, op.getInputs())) {
+        OpBuilder wb(next);
+        func::CallOp::create(wb, loc, wait, ValueRange{ctx});
+      }
+    }
     for (auto [dense, buffer] : copies) {
       memref::CopyOp::create(b, loc, dense, buffer);
       memref::DeallocOp::create(b, loc, dense);
