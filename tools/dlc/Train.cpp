@@ -595,14 +595,15 @@ int Training::runEpoch(int64_t epoch) {
   double dt = std::chrono::duration<double>(Clock::now() - t0).count();
   double meanLoss = total / double(std::max<int64_t>(seen, 1));
   double rate = dt > 0 ? double(seen) / dt : INFINITY;
-  // Every rank holds the same weights: rank 0 evaluates, reports and
-  // saves, the others go on to the next epoch's first all-reduce.
-  if (rank != 0)
-    return 0;
+  // Every rank holds the same weights and evaluates them, so that the
+  // ranks stay in step (a long validation on rank 0 alone would make the
+  // others' next all-reduce wait for it); rank 0 reports and saves.
   EvalResult ev;
   if (!valFile.empty() &&
       !evaluate(model.m, B, val, setup.label, crossEntropy, setup.classDim, ev))
     return 1;
+  if (rank != 0)
+    return 0;
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // The epoch's line: Python's plain progress line.
