@@ -382,35 +382,27 @@ bool ModelTextParser::parseBody() {
         Model.cpuFeatures.emplace_back(f);
         start = end + 1;
       }
-    } else if (keyword == "concurrent") {
-      // Version 2: calls of the entry only read the params, so several may
-      // run at once (each with its own workspace).
+    } else if (keyword == "communicator" || keyword == "concurrent") {
+      // Version 2 entry flags, before the entry's tensors: `communicator`
+      // (the entry reduces over the ranks of a data-parallel job and takes
+      // the communicator's context after the workspace), then `concurrent`
+      // (calls only read the params, so several may run at once, each with
+      // its own workspace).
+      bool comm = keyword == "communicator";
       if (Version < 2)
-        return error("'concurrent' needs version 2 of the description");
+        return error(quote(keyword) + " needs version 2 of the description");
       if (!inEntry)
-        return error("'concurrent' outside an entry block");
-      if (!expectFieldCount(1, "concurrent"))
+        return error(quote(keyword) + " outside an entry block");
+      if (!expectFieldCount(1, comm ? "communicator" : "concurrent"))
         return false;
       EntryDecl &entry = Model.entries.back();
-      if (!entry.inputs.empty() || !entry.outputs.empty() || entry.concurrent)
-        return error("'concurrent' must come once, before the entry's 'in' "
-                     "and 'out' lines");
-      entry.concurrent = true;
-    } else if (keyword == "communicator") {
-      // Version 2: the entry reduces over the ranks of a data-parallel job
-      // and takes the communicator's context after the workspace.
-      if (Version < 2)
-        return error("'communicator' needs version 2 of the description");
-      if (!inEntry)
-        return error("'communicator' outside an entry block");
-      if (!expectFieldCount(1, "communicator"))
-        return false;
-      EntryDecl &entry = Model.entries.back();
-      if (!entry.inputs.empty() || !entry.outputs.empty() ||
-          entry.communicator || entry.concurrent)
-        return error("'communicator' must come once, before 'concurrent' "
-                     "and the entry's 'in' and 'out' lines");
-      entry.communicator = true;
+      bool &flag = comm ? entry.communicator : entry.concurrent;
+      if (!entry.inputs.empty() || !entry.outputs.empty() || flag ||
+          (comm && entry.concurrent))
+        return error(quote(keyword) + " must come once, before " +
+                     (comm ? "'concurrent' and " : "") +
+                     "the entry's 'in' and 'out' lines");
+      flag = true;
     } else if (keyword == "in" || keyword == "out") {
       bool isOut = keyword == "out";
       if (!inEntry)

@@ -1,7 +1,8 @@
 //===- CommTest.cpp - data-parallel entries without MPI ------------------===//
 //
-// The descriptor's `communicator` line, and what the C API does with an
-// entry that reduces over ranks when the model has no communicator. The
+// What the C API does with an entry that reduces over ranks (the
+// descriptor's `communicator` line: ModelTextTest.cpp) when the model has
+// no communicator. The
 // collectives themselves run under mpirun (test/e2e/distributed/): MPI is
 // not loaded here, so that the sanitizer builds of these tests stay clean.
 //
@@ -9,7 +10,6 @@
 
 #include "comm.h"
 #include "TestUtil.h"
-#include "internal.h"
 
 #include <gtest/gtest.h>
 
@@ -18,42 +18,6 @@
 using namespace dlc::test;
 
 namespace {
-
-TEST(CommTest, CommunicatorLine) {
-  dlc::rt::ModelDecl model;
-  std::string err;
-  ASSERT_TRUE(dlc::rt::parseModelText(
-      "dlc-model 2\nname m\nparam w f32 4 zeros 0\n"
-      "entry forward\nworkspace 64\nconcurrent\nin x f32 4\nend\n"
-      "entry train_step\nworkspace 64\ncommunicator\nin x f32 4\n"
-      "out loss f32 -\nend\n",
-      model, err))
-      << err;
-  ASSERT_EQ(model.entries.size(), 2u);
-  EXPECT_FALSE(model.entries[0].communicator);
-  EXPECT_TRUE(model.entries[1].communicator);
-  EXPECT_FALSE(model.entries[1].concurrent);
-
-  const std::pair<const char *, const char *> bad[] = {
-      {"dlc-model 1\nname m\nentry f\ncommunicator\nend\n",
-       "'communicator' needs version 2"},
-      {"dlc-model 2\nname m\ncommunicator\n",
-       "'communicator' outside an entry block"},
-      {"dlc-model 2\nname m\nentry f\nin x f32 4\ncommunicator\nend\n",
-       "'communicator' must come once, before 'concurrent'"},
-      {"dlc-model 2\nname m\nentry f\nconcurrent\ncommunicator\nend\n",
-       "'communicator' must come once, before 'concurrent'"},
-      {"dlc-model 2\nname m\nentry f\ncommunicator\ncommunicator\nend\n",
-       "'communicator' must come once"},
-      {"dlc-model 2\nname m\nentry f\ncommunicator 2\nend\n",
-       "expected 'communicator'"}};
-  for (auto [text, message] : bad) {
-    dlc::rt::ModelDecl m;
-    std::string e;
-    EXPECT_FALSE(dlc::rt::parseModelText(text, m, e)) << text;
-    EXPECT_NE(e.find(message), std::string::npos) << text << ": " << e;
-  }
-}
 
 int StepCalls = 0;
 void step(void *const *) { ++StepCalls; }

@@ -158,6 +158,23 @@ TEST_P(BadModelTextTest, IsRejectedWithItsLine) {
   EXPECT_NE(err.find(bad.message), std::string::npos) << err;
 }
 
+// A data-parallel entry: `communicator` before `concurrent` and the tensors.
+TEST(ModelTextTest, CommunicatorEntries) {
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText(
+      "dlc-model 2\nname m\nparam w f32 4 zeros 0\n"
+      "entry forward\nworkspace 64\nconcurrent\nin x f32 4\nend\n"
+      "entry train_step\nworkspace 64\ncommunicator\nin x f32 4\n"
+      "out loss f32 -\nend\n",
+      model, err))
+      << err;
+  ASSERT_EQ(model.entries.size(), 2u);
+  EXPECT_FALSE(model.entries[0].communicator);
+  EXPECT_TRUE(model.entries[1].communicator);
+  EXPECT_FALSE(model.entries[1].concurrent);
+}
+
 #define HEAD "dlc-model 1\nname m\n"
 
 const BadText kBadTexts[] = {
@@ -180,6 +197,18 @@ const BadText kBadTexts[] = {
      "'concurrent' must come once"},
     {"dlc-model 2\nname m\nentry f\nconcurrent x\nend\n", 4,
      "expected 'concurrent'"},
+    {"dlc-model 1\nname m\nentry f\ncommunicator\nend\n", 4,
+     "'communicator' needs version 2"},
+    {"dlc-model 2\nname m\ncommunicator\n", 3,
+     "'communicator' outside an entry block"},
+    {"dlc-model 2\nname m\nentry f\nin x f32 4\ncommunicator\nend\n", 5,
+     "'communicator' must come once, before 'concurrent' and the entry's"},
+    {"dlc-model 2\nname m\nentry f\nconcurrent\ncommunicator\nend\n", 5,
+     "'communicator' must come once, before 'concurrent'"},
+    {"dlc-model 2\nname m\nentry f\ncommunicator\ncommunicator\nend\n", 5,
+     "'communicator' must come once"},
+    {"dlc-model 2\nname m\nentry f\ncommunicator 2\nend\n", 4,
+     "expected 'communicator'"},
     {"dlc-modl 1\nname m\n", 1, "expected 'dlc-model 1'"},
     {"dlc-model 1 x\nname m\n", 1, "got 3 fields"},
     {"dlc-model 1\n", 2, "missing the 'name NAME' line"},
