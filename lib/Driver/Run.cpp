@@ -544,10 +544,6 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
       return fail("the batch of " + Twine(rows) + " rows does not split over " +
                       Twine(run.ranks) + " ranks",
                   "use a batch that is a multiple of the number of ranks");
-    if (o.compile.ranks > 1 && o.compile.ranks != run.ranks)
-      return fail("--data-parallel=" + Twine(o.compile.ranks) +
-                      " in a job of " + Twine(run.ranks) + " ranks",
-                  "drop the number: dlc run takes the job's");
     batch = rows / run.ranks;
   }
   std::unique_ptr<JitModel> jitted =
@@ -615,12 +611,23 @@ int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
                 "that CPU is");
   if (!o.dataParallel)
     return runRank(ctx, o, nullptr);
+  return runInJob(o.compile.ranks > 1 ? o.compile.ranks : 0, "dlc run",
+                  [&](dlc_comm *comm) { return runRank(ctx, o, comm); });
+}
+
+int dlc::driver::runInJob(int64_t ranksGiven, StringRef command,
+                          function_ref<int(dlc_comm *)> body) {
   CommHandle comm;
   if (dlc_comm_create_mpi(&comm.comm) != DLC_OK)
     return failRuntime("cannot join the data-parallel job");
-  int status = runRank(ctx, o, comm.comm);
+  int32_t ranks = dlc_comm_size(comm.comm);
+  int status = ranksGiven && ranksGiven != ranks
+                   ? fail("--data-parallel=" + Twine(ranksGiven) +
+                              " in a job of " + Twine(ranks) + " ranks",
+                          "drop the number: " + command + " takes the job's")
+                   : body(comm.comm);
   // A rank that fails ends the job: the others would wait for it.
-  if (status && dlc_comm_size(comm.comm) > 1)
+  if (status && ranks > 1)
     dlc_comm_abort(comm.comm, status);
   return status;
 }

@@ -474,24 +474,12 @@ static int trainMain(mlir::MLIRContext &ctx) {
     return dlc::driver::trainMain(setup);
   // One rank of an MPI job: the model's batch (or --batch-size) is split
   // over the job's ranks.
-  dlc_comm *comm = nullptr;
-  if (dlc_comm_create_mpi(&comm) != DLC_OK)
-    return dlc::driver::failRuntime("cannot join the data-parallel job");
-  int32_t ranks = dlc_comm_size(comm);
-  if (dataParallelRanks && dataParallelRanks != ranks) {
-    dlc_comm_destroy(comm);
-    return fail("--data-parallel=" + Twine(dataParallelRanks) +
-                    " in a job of " + Twine(ranks) + " ranks",
-                "drop the number: dlc train takes the job's");
-  }
-  run.compile.ranks = ranks;
-  setup.comm = comm;
-  int status = dlc::driver::trainMain(setup);
-  // A rank that fails ends the job: the others would wait for it.
-  if (status && ranks > 1)
-    dlc_comm_abort(comm, status);
-  dlc_comm_destroy(comm);
-  return status;
+  return dlc::driver::runInJob(dataParallelRanks, "dlc train",
+                               [&](dlc_comm *comm) {
+                                 run.compile.ranks = dlc_comm_size(comm);
+                                 setup.comm = comm;
+                                 return dlc::driver::trainMain(setup);
+                               });
 }
 
 /// The flags that belong to another mode than the one run, and values that

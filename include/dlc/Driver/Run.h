@@ -13,6 +13,7 @@
 #include "dlc/Driver/Options.h"
 #include "dlc/dlc_runtime.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
@@ -47,6 +48,14 @@ std::unique_ptr<JitModel> jitCompile(mlir::MLIRContext &ctx,
 
 /// `dlc run`; returns the exit status.
 int runModel(mlir::MLIRContext &ctx, const RunOptions &options);
+
+/// --data-parallel (`dlc run`, `dlc train`): joins the MPI job the process
+/// was started in, checks a given --data-parallel=N (`ranksGiven`; 0: none)
+/// against the job's size, and runs `body` with the communicator. A
+/// failure on a job of several ranks ends the job (the other ranks would
+/// wait for this one). Returns the exit status.
+int runInJob(int64_t ranksGiven, llvm::StringRef command,
+             llvm::function_ref<int(dlc_comm *)> body);
 
 /// "f32[16, 10]".
 std::string describe(const dlc_tensor_info &t);
