@@ -76,6 +76,14 @@ struct EntryCall {
 };
 } // namespace
 
+/// NAME=FILE, or a bare FILE (NAME empty), of --input and --output.
+static std::pair<StringRef, StringRef> fileSpec(StringRef spec) {
+  auto [name, path] = spec.split('=');
+  if (path.empty())
+    return {StringRef(), name};
+  return {name, path};
+}
+
 std::string dlc::driver::describe(const dlc_tensor_info &t) {
   std::string s = std::string(dlc_dtype_name(t.dtype)) + "[";
   for (int i = 0; i < t.rank; ++i)
@@ -316,9 +324,7 @@ static int readInputs(const RunOptions &o, EntryCall &run) {
     dlc_model_entry_input_info(run.model, run.e, i, &want);
     bool found = false;
     for (size_t f = 0; f < inputs.size() && !found; ++f) {
-      auto [name, path] = StringRef(inputs[f]).split('=');
-      if (path.empty())
-        std::swap(name, path); // a bare FILE.safetensors
+      auto [name, path] = fileSpec(inputs[f]);
       if (!name.empty() && !namesInput(name, want.name))
         continue;
       if (!files[f].list &&
@@ -458,9 +464,7 @@ static void benchmark(const RunOptions &o, EntryCall &run) {
 /// NAME=FILE. Returns the exit status of an error, or 0.
 static int writeOutputs(const RunOptions &o, EntryCall &run) {
   for (const std::string &spec : o.outputs) {
-    auto [name, path] = StringRef(spec).split('=');
-    if (path.empty())
-      std::swap(name, path);
+    auto [name, path] = fileSpec(spec);
     TensorList sel;
     if (name.empty() && StringRef(path).ends_with(".safetensors")) {
       if (dlc_tensor_file_write(path.str().c_str(), DLC_FILE_AUTO,
@@ -508,9 +512,7 @@ static void printOutputs(const EntryCall &run) {
 /// tensor of the input files. Returns the exit status of an error, or 0.
 static int globalBatch(const RunOptions &o, int64_t &rows) {
   for (const std::string &spec : o.inputs) {
-    auto [name, path] = StringRef(spec).split('=');
-    if (path.empty())
-      std::swap(name, path);
+    auto [name, path] = fileSpec(spec);
     TensorList file;
     dlc_tensor_info info;
     if (dlc_tensor_file_read(path.str().c_str(), DLC_FILE_AUTO, &file.list) !=
