@@ -245,6 +245,8 @@ dlc::driver::loadModel(mlir::MLIRContext &ctx, SourceMgr &sm,
                                : mlir::dlc::TrainOptions();
     if (!trainOpts)
       return std::nullopt;
+    if (o.shardOptimizerState)
+      trainOpts->shard.ranks = o.ranks;
   }
   Precision prec = precisionOverride.value_or(o.precision);
   if (failed(mlir::dlc::runDlcPipeline(

@@ -160,7 +160,10 @@ static void noteFewestRanks(mlir::InFlightDiagnostic &diag,
   for (int64_t n = o.ranks * 2; n <= globalBatch; n += o.ranks) {
     if (globalBatch % n)
       continue;
-    std::optional<int64_t> need = neededAtBatch(ctx, tm, o, globalBatch / n);
+    // A sharded optimizer state is planned for its n ranks too.
+    CompileOptions on = o;
+    on.ranks = n;
+    std::optional<int64_t> need = neededAtBatch(ctx, tm, on, globalBatch / n);
     if (need && *need <= budget) {
       diag.attachNote(c.module->getLoc())
           << "hint: " << n << " ranks fit (--data-parallel=" << n
@@ -168,6 +171,16 @@ static void noteFewestRanks(mlir::InFlightDiagnostic &diag,
           << globalBatch / n << " rows";
       return;
     }
+  }
+  if (o.shardOptimizerState) {
+    int64_t replicated = u.weights + u.stepCount + u.gradients;
+    diag.attachNote(c.module->getLoc())
+        << "hint: no number of ranks fits: every rank holds the weights ("
+        << humanBytes(u.weights) << ") and their gradients ("
+        << humanBytes(u.gradients) << "), " << humanBytes(replicated)
+        << " in all, whatever its share of the batch and of the optimizer "
+           "state";
+    return;
   }
   int64_t replicated = u.weights + u.optimizerState + u.stepCount +
                        u.gradients + u.communication;
@@ -178,8 +191,8 @@ static void noteFewestRanks(mlir::InFlightDiagnostic &diag,
       << humanBytes(u.optimizerState + u.stepCount)
       << ") and an all-reduce bucket (" << humanBytes(u.communication) << "), "
       << humanBytes(replicated)
-      << " in all, whatever its share of the batch; sharding the optimizer "
-         "state over the ranks (ZeRO-1) is not built yet";
+      << " in all, whatever its share of the batch; --shard-optimizer-state "
+         "divides the optimizer state over the ranks (ZeRO-1)";
 }
 
 mlir::LogicalResult dlc::driver::checkBudget(mlir::MLIRContext &ctx,

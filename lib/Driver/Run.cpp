@@ -548,8 +548,11 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
                   "use a batch that is a multiple of the number of ranks");
     batch = rows / run.ranks;
   }
+  // The rank's share of the batch, for the job's ranks.
+  CompileOptions compile = o.compile;
+  compile.ranks = run.ranks;
   std::unique_ptr<JitModel> jitted =
-      jitCompile(ctx, o.compile, o.device, batch, labelTypeOfFiles(o));
+      jitCompile(ctx, compile, o.device, batch, labelTypeOfFiles(o));
   if (!jitted)
     return 1;
 
@@ -594,11 +597,18 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
       return fail("the ranks' params differ after training",
                   "this is a bug in dlc: please report it");
   }
+  // Rank 0 writes the checkpoint; a sharded optimizer's state is gathered
+  // from every rank for it.
+  bool save =
+      !o.save.empty() && (run.rank == 0 || o.compile.shardOptimizerState);
+  if (run.rank != 0 && save &&
+      dlc_model_save(model.model, o.save.c_str()) != DLC_OK)
+    return failRuntime("cannot save '" + o.save + "'");
   if (run.rank != 0)
     return 0;
   if (int status = writeOutputs(o, run))
     return status;
-  if (!o.save.empty() && dlc_model_save(model.model, o.save.c_str()) != DLC_OK)
+  if (save && dlc_model_save(model.model, o.save.c_str()) != DLC_OK)
     return failRuntime("cannot save '" + o.save + "'");
   if (o.outputs.empty() && !o.benchmark && !o.printLoss)
     printOutputs(run);

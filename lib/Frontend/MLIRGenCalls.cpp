@@ -486,7 +486,8 @@ Value MLIRGenImpl::declareParameter(Call &c, StringRef name,
     mlir::dlc::ParameterOp::create(builder, loc(c.loc()), name, type, init,
                                    llvm::APFloat(bound),
                                    mlir::dlc::ParameterRole::weight,
-                                   /*value=*/nullptr);
+                                   /*value=*/nullptr, /*shard_of=*/nullptr,
+                                   /*shard_ranks=*/nullptr);
   }
   return mlir::dlc::ParamOp::create(builder, loc(c.loc()), type, name)
       .getResult();

@@ -48,7 +48,7 @@ const Row kRows[] = {
     {"inputs + outputs", "inputs_outputs", &MemoryUse::io,
      "  (the caller's buffers)"},
     {"communication", "communication", &MemoryUse::communication,
-     "  (the largest all-reduce bucket)"},
+     "  (staging of the largest bucket)"},
     {"peak", "peak", &MemoryUse::peak, ""},
 };
 } // namespace

@@ -88,7 +88,7 @@ static int64_t bytesOf(Type t) {
   return tt.getNumElements() * ((tt.getElementTypeBitWidth() + 7) / 8);
 }
 
-/// The gradients (operands of the optimizer update) and the saved
+/// The gradients (operands of the optimizer update, whole) and the saved
 /// activations (values computed before the backward pass's seed and read
 /// after it) of a training step.
 static void trainingBytes(func::FuncOp f, EntryInfo &e) {
@@ -98,8 +98,12 @@ static void trainingBytes(func::FuncOp f, EntryInfo &e) {
     if (op.hasAttr(mlir::dlc::kGradSeedAttrName))
       seed = &op;
     if (auto update = dyn_cast<mlir::dlc::OptimizerUpdateOp>(op))
-      for (Value g : update.getGrads())
+      for (Value g : update.getGrads()) {
+        // A sharded optimizer reads shards of the whole gradients.
+        if (auto scatter = g.getDefiningOp<mlir::dlc::ReduceScatterOp>())
+          g = scatter.getInputs()[cast<OpResult>(g).getResultNumber()];
         e.gradientBytes += bytesOf(g.getType());
+      }
   }
   if (!seed)
     return;
@@ -133,6 +137,10 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     if (p.getValueAttr())
       pi.value = p.getValueAttr();
     pi.optimizerState = p.getRole() == ParameterRole::optimizer_state;
+    if (auto whole = p.getShardOfAttr()) {
+      pi.shardOf.assign(whole.asArrayRef().begin(), whole.asArrayRef().end());
+      pi.shardRanks = *p.getShardRanks();
+    }
     info.params.push_back(std::move(pi));
   }
 
@@ -197,6 +205,26 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
           bytes += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
       e.commBytes = std::max(e.commBytes, bytes);
     });
+    // A sharded bucket's small tensors travel packed too: the shards of
+    // every rank, and this rank's once more.
+    auto staging = [&](ValueRange wholes, ValueRange shards, int64_t ranks) {
+      e.usesComm = true;
+      int64_t bytes = 0;
+      for (auto [whole, shard] : llvm::zip(wholes, shards)) {
+        auto w = cast<ShapedType>(whole.getType());
+        auto t = cast<ShapedType>(shard.getType());
+        if (wholes.size() > 1 && w.getNumElements() < DLC_COMM_PACK_ELEMENTS)
+          bytes += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+      }
+      e.commBytes = std::max(e.commBytes, (ranks + 1) * bytes);
+    };
+    f.walk([&](mlir::dlc::ReduceScatterOp op) {
+      staging(op.getInputs(), op.getInits(), op.getRanks());
+    });
+    f.walk([&](mlir::dlc::AllGatherOp op) {
+      staging(op.getInits(), op.getInputs(), op.getRanks());
+    });
+    f.walk([&](mlir::dlc::ShardOp) { e.usesComm = true; });
     info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())
@@ -299,6 +327,10 @@ std::string ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
     if (p.optimizerState) {
       os << "state " << p.name << " " << p.dtype << " ";
       printShape(os, p.shape);
+      if (p.shardRanks > 0) {
+        os << " shard " << p.shardRanks << " ";
+        printShape(os, p.shardOf);
+      }
       os << "\n";
       continue;
     }

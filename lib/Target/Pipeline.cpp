@@ -84,8 +84,11 @@ void mlir::dlc::buildDlcPipeline(OpPassManager &pm, StringRef precision,
       pm.addPass(createCanonicalizerPass());
     }
     // Data parallelism: gradients and loss reduced over the ranks.
-    if (train->dataParallel)
+    if (train->dataParallel) {
       pm.addPass(createDlcInsertGradientAllreducePass(train->allreduce));
+      if (train->shard.ranks > 0)
+        pm.addPass(createDlcShardOptimizerStatePass(train->shard));
+    }
   }
   pm.addPass(createDlcFuseLayersPass());
   pm.addPass(createCSEPass());

@@ -12,6 +12,7 @@
 #include "comm.h"
 #include "internal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -34,6 +35,12 @@ struct MpiApi {
   int (*commSize)(void *, int *) = nullptr;
   int (*iallreduce)(const void *, void *, int, void *, void *, void *,
                     void **) = nullptr;
+  int (*ireduceScatter)(const void *, void *, const int *, void *, void *,
+                        void *, void **) = nullptr;
+  int (*iallgatherv)(const void *, int, void *, void *, const int *,
+                     const int *, void *, void *, void **) = nullptr;
+  int (*igather)(const void *, int, void *, void *, int, void *, int, void *,
+                 void **) = nullptr;
   int (*test)(void **, int *, void *) = nullptr;
   int (*abort)(void *, int) = nullptr;
   int (*finalize)() = nullptr;
@@ -74,8 +81,10 @@ std::string loadMpi(MpiApi &api) {
             sym(api.commRank, "MPI_Comm_rank") &&
             sym(api.commSize, "MPI_Comm_size") &&
             sym(api.iallreduce, "MPI_Iallreduce") &&
-            sym(api.test, "MPI_Test") && sym(api.abort, "MPI_Abort") &&
-            sym(api.finalize, "MPI_Finalize");
+            sym(api.ireduceScatter, "MPI_Ireduce_scatter") &&
+            sym(api.iallgatherv, "MPI_Iallgatherv") &&
+            sym(api.igather, "MPI_Igather") && sym(api.test, "MPI_Test") &&
+            sym(api.abort, "MPI_Abort") && sym(api.finalize, "MPI_Finalize");
   if (!ok)
     return "the MPI library lacks an MPI-3 function";
   api.world = dlsym(api.lib, "ompi_mpi_comm_world");
@@ -102,16 +111,59 @@ double timeoutSeconds() {
 
 } // namespace
 
+uint64_t dlc::rt::fnv1a(const void *data, size_t bytes, uint64_t hash) {
+  for (size_t i = 0; i < bytes; ++i)
+    hash =
+        (hash ^ static_cast<const unsigned char *>(data)[i]) * 0x100000001b3ULL;
+  return hash;
+}
+
 struct dlc_comm {
   MpiApi api;
   int rank = 0, size = 1;
   bool initialisedMpi = false; ///< MPI_Finalize is ours to call.
   double timeout = 300;
 
+  /// Polls `request` until it completes or the deadline passes (`what`
+  /// names the collective in the error). Non-blocking collectives progress
+  /// only inside MPI calls: it polls without pause for a while (the other
+  /// ranks are usually close), then backs off so that a long wait does not
+  /// take a core.
+  dlc_status wait(void *request, const char *what) {
+    auto start = std::chrono::steady_clock::now();
+    auto deadline = start + std::chrono::duration<double>(timeout);
+    auto patience = start + std::chrono::milliseconds(200);
+    for (;;) {
+      int done = 0;
+      if (int rc = api.test(&request, &done, nullptr))
+        return fail(DLC_ERR_COMMUNICATION,
+                    "MPI_Test failed (MPI error " + std::to_string(rc) + ")");
+      if (done)
+        return DLC_OK;
+      auto now = std::chrono::steady_clock::now();
+      if (now > deadline)
+        return fail(DLC_ERR_COMMUNICATION,
+                    "rank " + std::to_string(rank) + " of " +
+                        std::to_string(size) + ": " + what + " waited " +
+                        std::to_string(static_cast<int64_t>(timeout)) +
+                        " s for the other ranks: one of them died or "
+                        "hangs (DLC_COMM_TIMEOUT sets the limit)");
+      if (now > patience)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  static dlc_status started(int rc, const char *call) {
+    return rc ? fail(DLC_ERR_COMMUNICATION, std::string(call) +
+                                                " failed (MPI error " +
+                                                std::to_string(rc) + ")")
+              : DLC_OK;
+  }
+
   /// An in-place all-reduce of `count` elements of `type` with `op`, in
-  /// pieces of 256 KiB, each polled until done or the deadline (Open MPI's
-  /// non-blocking all-reduce of a 23 MB message takes 1.5 times the
-  /// blocking one's time; in pieces of 256 KiB, 0.7 times).
+  /// pieces of 256 KiB (Open MPI's non-blocking all-reduce of a 23 MB
+  /// message takes 1.5 times the blocking one's time; in pieces of 256 KiB,
+  /// 0.7 times).
   dlc_status allReduce(void *data, int64_t count, size_t elementBytes,
                        void *type, void *op) {
     auto *bytes = static_cast<char *>(data);
@@ -120,38 +172,125 @@ struct dlc_comm {
     for (int64_t at = 0; at < count; at += kPiece) {
       int n = static_cast<int>(std::min(kPiece, count - at));
       void *request = nullptr;
-      if (int rc = api.iallreduce(kInPlace, bytes + at * elementBytes, n, type,
-                                  op, api.world, &request))
-        return fail(DLC_ERR_COMMUNICATION, "MPI_Iallreduce failed (MPI error " +
-                                               std::to_string(rc) + ")");
-      auto start = std::chrono::steady_clock::now();
-      auto deadline = start + std::chrono::duration<double>(timeout);
-      // Non-blocking collectives progress only inside MPI calls: poll
-      // without pause for a while (the other ranks are usually close), then
-      // back off so that a long wait does not take a core.
-      auto patience = start + std::chrono::milliseconds(200);
-      for (;;) {
-        int done = 0;
-        if (int rc = api.test(&request, &done, nullptr))
-          return fail(DLC_ERR_COMMUNICATION,
-                      "MPI_Test failed (MPI error " + std::to_string(rc) + ")");
-        if (done)
-          break;
-        auto now = std::chrono::steady_clock::now();
-        if (now > deadline)
-          return fail(DLC_ERR_COMMUNICATION,
-                      "rank " + std::to_string(rank) + " of " +
-                          std::to_string(size) + ": an all-reduce waited " +
-                          std::to_string(static_cast<int64_t>(timeout)) +
-                          " s for the other ranks: one of them died or "
-                          "hangs (DLC_COMM_TIMEOUT sets the limit)");
-        if (now > patience)
-          std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
+      if (dlc_status s =
+              started(api.iallreduce(kInPlace, bytes + at * elementBytes, n,
+                                     type, op, api.world, &request),
+                      "MPI_Iallreduce"))
+        return s;
+      if (dlc_status s = wait(request, "an all-reduce"))
+        return s;
     }
     return DLC_OK;
   }
+
+  /// The counts of the ranks' shards of `whole` values, `shard` each (the
+  /// last ones shorter or empty), and where they start; false when a count
+  /// exceeds MPI's int.
+  bool shardCounts(int64_t whole, int64_t shard, std::vector<int> &counts,
+                   std::vector<int> &starts) const {
+    if (whole > INT_MAX)
+      return false;
+    counts.resize(static_cast<size_t>(size));
+    starts.resize(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      starts[r] = static_cast<int>(std::min(whole, r * shard));
+      counts[r] =
+          static_cast<int>(std::clamp<int64_t>(whole - r * shard, 0, shard));
+    }
+    return true;
+  }
+
+  dlc_status tooLarge(const char *what, int64_t count) {
+    return fail(DLC_ERR_COMMUNICATION,
+                std::string(what) + " of " + std::to_string(count) +
+                    " values is larger than MPI's counts");
+  }
+
+  /// Sums the `whole` floats of `send` over the ranks; this rank receives
+  /// its shard of the sum (`shard` values, its part of them) in `recv`.
+  dlc_status reduceScatter(const float *send, float *recv, int64_t whole,
+                           int64_t shard) {
+    std::vector<int> counts, starts;
+    if (!shardCounts(whole, shard, counts, starts))
+      return tooLarge("a reduce-scatter", whole);
+    void *request = nullptr;
+    if (dlc_status s =
+            started(api.ireduceScatter(send, recv, counts.data(), api.f32,
+                                       api.sum, api.world, &request),
+                    "MPI_Ireduce_scatter"))
+      return s;
+    return wait(request, "a reduce-scatter");
+  }
+
+  /// Every rank's part of its shard (`shard` floats at `send`) into its
+  /// place in `recv`, the `whole` floats, on every rank.
+  dlc_status allGather(const float *send, float *recv, int64_t whole,
+                       int64_t shard) {
+    std::vector<int> counts, starts;
+    if (!shardCounts(whole, shard, counts, starts))
+      return tooLarge("an all-gather", whole);
+    void *request = nullptr;
+    if (dlc_status s =
+            started(api.iallgatherv(send, counts[static_cast<size_t>(rank)],
+                                    api.f32, recv, counts.data(), starts.data(),
+                                    api.f32, api.world, &request),
+                    "MPI_Iallgatherv"))
+      return s;
+    return wait(request, "an all-gather");
+  }
+
+  /// Every rank's `count` floats of `send`, in rank order, into `recv` on
+  /// rank `root`.
+  dlc_status gather(const float *send, float *recv, int64_t count, int root) {
+    if (count > INT_MAX)
+      return tooLarge("a gather", count);
+    int n = static_cast<int>(count);
+    void *request = nullptr;
+    if (dlc_status s = started(api.igather(send, n, api.f32, recv, n, api.f32,
+                                           root, api.world, &request),
+                               "MPI_Igather"))
+      return s;
+    return wait(request, "a gather");
+  }
 };
+
+dlc_status dlc::rt::sameOnEveryRank(dlc_comm *c, uint64_t hash, int32_t *same) {
+  uint64_t hi = hash, lo = hash;
+  if (dlc_status s = c->allReduce(&hi, 1, 8, c->api.u64, c->api.max))
+    return s;
+  if (dlc_status s = c->allReduce(&lo, 1, 8, c->api.u64, c->api.min))
+    return s;
+  *same = hi == lo;
+  return DLC_OK;
+}
+
+/// The elements of rank `rank`'s shard of `count` elements that are inside
+/// the whole tensor (the rest of the shard is padding).
+static int64_t shardPart(int64_t count, int64_t shard, int64_t rank) {
+  return std::clamp<int64_t>(count - rank * shard, 0, shard);
+}
+
+dlc_status dlc::rt::gatherShards(dlc_comm *c, const float *shard,
+                                 int64_t shardCount, float *whole,
+                                 int64_t wholeCount) {
+  std::vector<float> all;
+  if (c->rank == 0)
+    all.resize(static_cast<size_t>(shardCount * c->size));
+  if (dlc_status s = c->gather(shard, all.data(), shardCount, /*root=*/0))
+    return s;
+  if (c->rank == 0)
+    std::memcpy(whole, all.data(), static_cast<size_t>(wholeCount) * 4);
+  return DLC_OK;
+}
+
+void dlc::rt::takeShard(const dlc_comm *c, const float *whole,
+                        int64_t wholeCount, float *shard, int64_t shardCount) {
+  int64_t part = shardPart(wholeCount, shardCount, c->rank);
+  if (part > 0)
+    std::memcpy(shard, whole + c->rank * shardCount,
+                static_cast<size_t>(part) * sizeof(float));
+  std::fill(shard + part, shard + shardCount, 0.0f);
+}
 
 extern "C" {
 
@@ -224,18 +363,7 @@ dlc_status dlc_comm_same_bytes(dlc_comm *c, const void *data, size_t bytes,
   return guardStatus([&] {
     if (!c || (!data && bytes) || !same)
       return fail(DLC_ERR_INVALID_ARGUMENT, "NULL argument");
-    // FNV-1a of the bytes: equal everywhere iff its maximum and minimum
-    // over the ranks agree (up to a collision).
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < bytes; ++i)
-      h = (h ^ static_cast<const unsigned char *>(data)[i]) * 0x100000001b3ULL;
-    uint64_t hi = h, lo = h;
-    if (dlc_status s = c->allReduce(&hi, 1, 8, c->api.u64, c->api.max))
-      return s;
-    if (dlc_status s = c->allReduce(&lo, 1, 8, c->api.u64, c->api.min))
-      return s;
-    *same = hi == lo;
-    return DLC_OK;
+    return sameOnEveryRank(c, fnv1a(data, bytes), same);
   });
 }
 
@@ -396,6 +524,180 @@ void dlc_comm_wait(void *ctx) {
   auto &c = *static_cast<CommContext *>(ctx);
   std::unique_lock<std::mutex> lock(c.mutex);
   c.done.wait(lock, [&] { return c.jobs.empty() && !c.busy; });
+}
+
+void dlc_comm_bucket_add_pair(void *ctx, int64_t source, int64_t sourceCount,
+                              int64_t dest, int64_t destCount, int32_t dtype) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (c.status != DLC_OK)
+    return;
+  if (dtype != DLC_F32 || sourceCount < 0 || destCount < 0) {
+    c.status = DLC_ERR_INTERNAL;
+    c.message = "a sharded collective of a " +
+                std::string(dlc_dtype_name(static_cast<dlc_dtype>(dtype))) +
+                " buffer: only f32 is supported (a compiler bug)";
+    return;
+  }
+  c.bucket.push_back({reinterpret_cast<void *>(source), sourceCount, dtype,
+                      reinterpret_cast<void *>(dest), destCount});
+}
+
+/// Takes the bucket of pairs for a sharded collective once the
+/// communication thread is idle, and checks that one side of every pair is
+/// the shard of the other over the job's ranks (`wholeSources`: the
+/// sources are whole). False (the bucket dropped) after a failure.
+static bool takePairs(CommContext &c, bool wholeSources,
+                      std::vector<CommContext::Piece> &pairs) {
+  pairs.swap(c.bucket);
+  dlc_comm_wait(&c);
+  if (c.status != DLC_OK)
+    return false;
+  int64_t ranks = c.comm->size;
+  for (CommContext::Piece &p : pairs) {
+    int64_t whole = wholeSources ? p.count : p.destCount;
+    int64_t shard = wholeSources ? p.destCount : p.count;
+    if (shard != whole / ranks + (whole % ranks != 0)) {
+      c.status = DLC_ERR_INVALID_ARGUMENT;
+      c.message =
+          "the model was compiled for another number of ranks: a "
+          "shard of " +
+          std::to_string(whole) + " values over " + std::to_string(ranks) +
+          " ranks is not " + std::to_string(shard) +
+          " (compile with --data-parallel=" + std::to_string(ranks) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Like an all-reduce's (reduceBucket), a bucket's small tensors travel
+/// packed in one message, in the staging buffer: `ranks` blocks, each the
+/// shards of one rank, then one block more (`shards` floats each). The
+/// others, and a bucket of one, are communicated where they are.
+static bool isPackedPair(const std::vector<CommContext::Piece> &pairs,
+                         int64_t whole) {
+  return pairs.size() > 1 && whole < DLC_COMM_PACK_ELEMENTS;
+}
+
+static bool stage(CommContext &c, int64_t ranks, int64_t shards) {
+  try {
+    c.staging.resize(static_cast<size_t>((ranks + 1) * shards));
+    return true;
+  } catch (const std::bad_alloc &) {
+    c.status = DLC_ERR_OUT_OF_MEMORY;
+    c.message = "out of memory for a collective of " +
+                std::to_string((ranks + 1) * shards) + " values";
+    return false;
+  }
+}
+
+static void failed(CommContext &c, dlc_status s) {
+  c.status = s;
+  c.message = dlc_last_error();
+}
+
+/// Divides the reduced shard by the ranks for a mean, and zeroes the
+/// shard's padding past the whole tensor's end.
+static void finishShard(float *shard, int64_t part, int64_t count, int32_t op,
+                        int64_t ranks) {
+  if (op == DLC_REDUCE_MEAN)
+    for (int64_t i = 0; i < part; ++i)
+      shard[i] /= static_cast<float>(ranks);
+  std::fill(shard + part, shard + count, 0.0f);
+}
+
+void dlc_comm_bucket_reduce_scatter(void *ctx, int32_t op) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::vector<CommContext::Piece> pairs;
+  if (!takePairs(c, /*wholeSources=*/true, pairs))
+    return;
+  int64_t ranks = c.comm->size, rank = c.comm->rank, shards = 0;
+  for (const CommContext::Piece &p : pairs) {
+    if (isPackedPair(pairs, p.count)) {
+      shards += p.destCount;
+      continue;
+    }
+    if (dlc_status s = c.comm->reduceScatter(static_cast<const float *>(p.data),
+                                             static_cast<float *>(p.dest),
+                                             p.count, p.destCount))
+      return failed(c, s);
+    finishShard(static_cast<float *>(p.dest),
+                shardPart(p.count, p.destCount, rank), p.destCount, op, ranks);
+  }
+  if (shards == 0 || !stage(c, ranks, shards))
+    return;
+  // Block r of the message holds the r-th shard of every packed source.
+  float *send = c.staging.data(), *recv = send + ranks * shards;
+  for (int64_t r = 0; r < ranks; ++r) {
+    float *block = send + r * shards;
+    for (const CommContext::Piece &p : pairs) {
+      if (!isPackedPair(pairs, p.count))
+        continue;
+      int64_t part = shardPart(p.count, p.destCount, r);
+      std::copy_n(static_cast<const float *>(p.data) + r * p.destCount, part,
+                  block);
+      std::fill(block + part, block + p.destCount, 0.0f);
+      block += p.destCount;
+    }
+  }
+  if (dlc_status s = c.comm->reduceScatter(send, recv, ranks * shards, shards))
+    return failed(c, s);
+  for (const CommContext::Piece &p : pairs) {
+    if (!isPackedPair(pairs, p.count))
+      continue;
+    auto *out = static_cast<float *>(p.dest);
+    std::copy_n(recv, p.destCount, out);
+    finishShard(out, shardPart(p.count, p.destCount, rank), p.destCount, op,
+                ranks);
+    recv += p.destCount;
+  }
+}
+
+void dlc_comm_bucket_all_gather(void *ctx) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::vector<CommContext::Piece> pairs;
+  if (!takePairs(c, /*wholeSources=*/false, pairs))
+    return;
+  int64_t ranks = c.comm->size, shards = 0;
+  for (const CommContext::Piece &p : pairs) {
+    if (isPackedPair(pairs, p.destCount)) {
+      shards += p.count;
+      continue;
+    }
+    if (dlc_status s = c.comm->allGather(static_cast<const float *>(p.data),
+                                         static_cast<float *>(p.dest),
+                                         p.destCount, p.count))
+      return failed(c, s);
+  }
+  if (shards == 0 || !stage(c, ranks, shards))
+    return;
+  float *recv = c.staging.data(), *send = recv + ranks * shards, *at = send;
+  for (const CommContext::Piece &p : pairs)
+    if (isPackedPair(pairs, p.destCount))
+      at = std::copy_n(static_cast<const float *>(p.data), p.count, at);
+  if (dlc_status s = c.comm->allGather(send, recv, ranks * shards, shards))
+    return failed(c, s);
+  for (int64_t r = 0; r < ranks; ++r) {
+    const float *block = recv + r * shards;
+    for (const CommContext::Piece &p : pairs) {
+      if (!isPackedPair(pairs, p.destCount))
+        continue;
+      int64_t part = shardPart(p.destCount, p.count, r);
+      std::copy_n(block, part, static_cast<float *>(p.dest) + r * p.count);
+      block += p.count;
+    }
+  }
+}
+
+void dlc_comm_bucket_shard(void *ctx) {
+  auto &c = *static_cast<CommContext *>(ctx);
+  std::vector<CommContext::Piece> pairs;
+  if (!takePairs(c, /*wholeSources=*/true, pairs))
+    return;
+  for (const CommContext::Piece &p : pairs)
+    takeShard(c.comm, static_cast<const float *>(p.data), p.count,
+              static_cast<float *>(p.dest), p.destCount);
 }
 
 } // extern "C"

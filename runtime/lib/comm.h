@@ -31,9 +31,35 @@ DLC_API void dlc_comm_bucket_reduce(void *ctx, int32_t op);
 /// is reduced (the generated code calls it before it reads them again).
 DLC_API void dlc_comm_bucket_start(void *ctx, int32_t op);
 DLC_API void dlc_comm_wait(void *ctx);
+/// A sharded optimizer's collectives (dlc.reduce_scatter, dlc.all_gather,
+/// dlc.shard): the bucket is of (source, destination) pairs, one side
+/// whole tensors of n elements and the other their shards of ceil(n / N)
+/// elements; each runs once every bucket started is done.
+DLC_API void dlc_comm_bucket_add_pair(void *ctx, int64_t source,
+                                      int64_t sourceCount, int64_t dest,
+                                      int64_t destCount, int32_t dtype);
+DLC_API void dlc_comm_bucket_reduce_scatter(void *ctx, int32_t op);
+DLC_API void dlc_comm_bucket_all_gather(void *ctx);
+DLC_API void dlc_comm_bucket_shard(void *ctx);
 }
 
 namespace dlc::rt {
+
+/// Whether the `count` values of every rank's `hash` agree (they are equal
+/// everywhere iff their maximum and minimum over the ranks are).
+dlc_status sameOnEveryRank(dlc_comm *c, uint64_t hash, int32_t *same);
+
+/// FNV-1a of `bytes` bytes at `data`, continuing from `hash`.
+uint64_t fnv1a(const void *data, size_t bytes,
+               uint64_t hash = 0xcbf29ce484222325ULL);
+
+/// A sharded state's collectives, for dlc_model_save and dlc_model_load:
+/// every rank's shard of `shardCount` floats, in rank order, into `whole`
+/// (`wholeCount` floats) on rank 0 only; and this rank's shard of `whole`.
+dlc_status gatherShards(dlc_comm *c, const float *shard, int64_t shardCount,
+                        float *whole, int64_t wholeCount);
+void takeShard(const dlc_comm *c, const float *whole, int64_t wholeCount,
+               float *shard, int64_t shardCount);
 
 /// The per-model context of the generated code's calls: the buffers of the
 /// bucket being filled, the buckets the communication thread reduces
@@ -41,10 +67,14 @@ namespace dlc::rt {
 /// (sticky: later collectives of the run do nothing).
 struct CommContext {
   dlc_comm *comm = nullptr;
+  /// A buffer of the bucket; for the sharded collectives, with the buffer
+  /// its result goes to.
   struct Piece {
     void *data;
     int64_t count;
     int32_t dtype;
+    void *dest = nullptr;
+    int64_t destCount = 0;
   };
   std::vector<Piece> bucket;
   std::vector<float> staging;

@@ -189,6 +189,11 @@ struct ParamDecl : TensorDecl {
   /// A `state` line: optimizer state, zero-initialised, optional in the
   /// files dlc_model_load reads.
   bool isState = false;
+  /// `shard RANKS SHAPE` (a sharded optimizer's state): the model holds
+  /// its rank's shard of a tensor `whole` over `shardRanks` ranks; files
+  /// hold the whole tensor. 0: not sharded.
+  int64_t shardRanks = 0;
+  TensorDecl whole;
 };
 
 struct EntryDecl {

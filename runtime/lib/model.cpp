@@ -12,6 +12,7 @@
 #include "cuda_backend.h"
 #include "internal.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -460,19 +461,27 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
         continue;
       }
       const TensorDecl &found = it->second->decl;
+      // A sharded state: the file holds the whole tensor.
+      const TensorDecl &expected = param.shardRanks ? param.whole : param;
+      if (param.shardRanks && !m->comm.comm)
+        return fail(DLC_ERR_INVALID_ARGUMENT,
+                    "the model's optimizer state is sharded over the ranks: "
+                    "set its communicator (dlc_model_set_comm) before "
+                    "loading a checkpoint");
       if (found.dtype != param.dtype)
         return fail(DLC_ERR_FORMAT, modelFile(*m, path) + ": tensor " +
                                         quote(param.name) + " has dtype " +
                                         safetensorsDTypeName(found.dtype) +
                                         ", the model needs " +
                                         safetensorsDTypeName(param.dtype));
-      if (found.shape != param.shape)
-        return fail(DLC_ERR_FORMAT,
-                    modelFile(*m, path) + ": tensor " + quote(param.name) +
-                        " has shape " +
-                        shapeString(found.shape.data(), found.shape.size()) +
-                        ", the model needs " +
-                        shapeString(param.shape.data(), param.shape.size()));
+      if (found.shape != expected.shape)
+        return fail(
+            DLC_ERR_FORMAT,
+            modelFile(*m, path) + ": tensor " + quote(param.name) +
+                " has shape " +
+                shapeString(found.shape.data(), found.shape.size()) +
+                ", the model needs " +
+                shapeString(expected.shape.data(), expected.shape.size()));
       sources.push_back(file.data() + dataStart + it->second->begin);
     }
     if (missing > 0)
@@ -483,14 +492,70 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
                       " params are missing)");
 
     for (size_t i = 0; i < m->decl.params.size(); ++i) {
-      size_t n = static_cast<size_t>(m->decl.params[i].nbytes);
-      if (sources[i])
+      const ParamDecl &param = m->decl.params[i];
+      size_t n = static_cast<size_t>(param.nbytes), from = 0;
+      if (sources[i] && param.shardRanks) {
+        // This rank's part of the whole tensor; the shard's tail past its
+        // end is zero.
+        int64_t rank = dlc_comm_rank(m->comm.comm);
+        int64_t part = std::clamp<int64_t>(
+            param.whole.numel - rank * param.numel, 0, param.numel);
+        size_t elementBytes = static_cast<size_t>(param.nbytes / param.numel);
+        from = static_cast<size_t>(part) * elementBytes;
+        file.copyOut(m->data(i),
+                     sources[i] +
+                         static_cast<size_t>(rank * param.numel) * elementBytes,
+                     from);
+      } else if (sources[i]) {
         file.copyOut(m->data(i), sources[i], n);
-      else
-        std::memset(m->data(i), 0, n);
+        from = n;
+      }
+      std::memset(static_cast<uint8_t *>(m->data(i)) + from, 0, n - from);
     }
     return paramsWritten(*m);
   });
+}
+
+/// dlc_model_save of a model with sharded optimizer state, on every rank:
+/// the shards are gathered on rank 0, which writes the file of a model
+/// that is not sharded; the other ranks learn whether it could.
+static dlc_status saveSharded(const dlc_model &m, const char *path) {
+  dlc_comm *comm = m.comm.comm;
+  if (!comm)
+    return fail(DLC_ERR_INVALID_ARGUMENT,
+                "the model's optimizer state is sharded over the ranks: set "
+                "its communicator (dlc_model_set_comm) and save on every "
+                "rank");
+  bool root = dlc_comm_rank(comm) == 0;
+  std::vector<TensorRef> tensors;
+  std::vector<std::vector<float>> wholes;
+  wholes.reserve(m.decl.params.size());
+  for (size_t i = 0; i < m.decl.params.size(); ++i) {
+    const ParamDecl &param = m.decl.params[i];
+    if (!param.shardRanks) {
+      tensors.push_back({&param, m.data(i)});
+      continue;
+    }
+    wholes.emplace_back(root ? static_cast<size_t>(param.whole.numel) : 0);
+    if (dlc_status s =
+            gatherShards(comm, static_cast<const float *>(m.data(i)),
+                         param.numel, wholes.back().data(), param.whole.numel))
+      return s;
+    tensors.push_back({&param.whole, wholes.back().data()});
+  }
+  dlc_status written =
+      root ? writeSafetensors(path, std::move(tensors)) : DLC_OK;
+  std::string why = written ? dlc_last_error() : "";
+  int32_t same = 0;
+  if (dlc_status s =
+          sameOnEveryRank(comm, static_cast<uint64_t>(written), &same))
+    return s;
+  if (written)
+    return fail(written, why);
+  if (!same)
+    return fail(DLC_ERR_IO,
+                "rank 0 could not write the checkpoint " + quote(path));
+  return DLC_OK;
 }
 
 dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
@@ -504,11 +569,17 @@ dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
       if (dlc_status s = syncHost(*m))
         return s;
     }
-    std::vector<TensorRef> tensors;
-    tensors.reserve(m->decl.params.size());
-    for (size_t i = 0; i < m->decl.params.size(); ++i)
-      tensors.push_back({&m->decl.params[i], m->data(i)});
-    return writeSafetensors(safetensors_path, std::move(tensors));
+    bool sharded =
+        std::any_of(m->decl.params.begin(), m->decl.params.end(),
+                    [](const ParamDecl &p) { return p.shardRanks > 0; });
+    if (!sharded) {
+      std::vector<TensorRef> tensors;
+      tensors.reserve(m->decl.params.size());
+      for (size_t i = 0; i < m->decl.params.size(); ++i)
+        tensors.push_back({&m->decl.params[i], m->data(i)});
+      return writeSafetensors(safetensors_path, std::move(tensors));
+    }
+    return saveSharded(*m, safetensors_path);
   });
 }
 
@@ -790,6 +861,15 @@ dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c) {
   return guardStatus([&] {
     if (!m)
       return fail(DLC_ERR_INVALID_ARGUMENT, "model is NULL");
+    for (const ParamDecl &param : m->decl.params)
+      if (c && param.shardRanks && param.shardRanks != dlc_comm_size(c))
+        return fail(DLC_ERR_INVALID_ARGUMENT,
+                    "the model's optimizer state is sharded over " +
+                        std::to_string(param.shardRanks) +
+                        " ranks, the job has " +
+                        std::to_string(dlc_comm_size(c)) +
+                        " (compile with --data-parallel=" +
+                        std::to_string(dlc_comm_size(c)) + ")");
     m->comm.comm = c;
     return DLC_OK;
   });
@@ -813,8 +893,13 @@ dlc_status dlc_model_check_replicas(dlc_model *m, int32_t *same) {
     if (m->cuda)
       if (dlc_status s = syncHost(*m))
         return s;
-    return dlc_comm_same_bytes(m->comm.comm, m->arena.get(),
-                               static_cast<size_t>(m->decl.paramBytes), same);
+    // Every tensor but the shards of a sharded optimizer's state.
+    uint64_t hash = fnv1a(nullptr, 0);
+    for (size_t i = 0; i < m->decl.params.size(); ++i)
+      if (!m->decl.params[i].shardRanks)
+        hash = fnv1a(m->data(i), static_cast<size_t>(m->decl.params[i].nbytes),
+                     hash);
+    return sameOnEveryRank(m->comm.comm, hash, same);
   });
 }
 

@@ -5,6 +5,7 @@
 //   dlc-model 1
 //   name NAME
 //   param NAME DTYPE SHAPE INIT BOUND     (zero or more)
+//   state NAME DTYPE SHAPE [shard RANKS SHAPE]   (zero or more)
 //   entry NAME                            (zero or more blocks of:)
 //   in NAME DTYPE SHAPE                     (zero or more)
 //   out NAME DTYPE SHAPE                    (zero or more)
@@ -79,6 +80,7 @@ private:
   bool parseHeader();
   bool parseBody();
   bool parseParam(bool isState);
+  bool parseShard(ParamDecl &param);
   bool parseTensor(TensorDecl &tensor, const char *syntax);
   bool parseDType(std::string_view field, dlc_dtype &dtype);
   bool parseShape(std::string_view field, TensorDecl &tensor);
@@ -241,8 +243,9 @@ bool ModelTextParser::parseHeader() {
 
 bool ModelTextParser::parseParam(bool isState) {
   ParamDecl param;
-  if (!expectFieldCount(isState ? 4 : 6,
-                        isState ? "state NAME DTYPE SHAPE"
+  bool sharded = isState && Fields.size() == 7;
+  if (!expectFieldCount(isState ? (sharded ? 7 : 4) : 6,
+                        isState ? "state NAME DTYPE SHAPE [shard RANKS SHAPE]"
                                 : "param NAME DTYPE SHAPE INIT BOUND"))
     return false;
   if (!isTensorName(Fields[1]))
@@ -253,6 +256,8 @@ bool ModelTextParser::parseParam(bool isState) {
   if (!parseDType(Fields[2], param.dtype) || !parseShape(Fields[3], param))
     return false;
   param.isState = isState;
+  if (sharded && !parseShard(param))
+    return false;
 
   std::string_view init = isState ? std::string_view("zeros") : Fields[4];
   if (init == "uniform")
@@ -281,6 +286,31 @@ bool ModelTextParser::parseParam(bool isState) {
   param.offset = offset;
   Model.paramBytes = roundUp(offset + param.nbytes, kArenaAlignment);
   Model.params.push_back(std::move(param));
+  return true;
+}
+
+bool ModelTextParser::parseShard(ParamDecl &param) {
+  if (Version < 2)
+    return error("'shard' needs version 2 of the description");
+  int64_t ranks = 0;
+  std::string_view field = Fields[5];
+  auto [end, ec] =
+      std::from_chars(field.data(), field.data() + field.size(), ranks);
+  if (Fields[4] != "shard" || ec != std::errc() ||
+      end != field.data() + field.size() || ranks < 1 || field[0] == '0')
+    return error("expected 'shard RANKS SHAPE' after the state's shape, with "
+                 "a positive number of ranks");
+  param.whole.name = param.name;
+  param.whole.dtype = param.dtype;
+  if (!parseShape(Fields[6], param.whole))
+    return false;
+  int64_t shard = param.whole.numel / ranks + (param.whole.numel % ranks != 0);
+  if (param.shape.size() != 1 || param.shape[0] != shard)
+    return error("state " + quote(param.name) + ": a shard of " +
+                 std::to_string(param.whole.numel) + " elements over " +
+                 std::to_string(ranks) + " ranks has shape " +
+                 std::to_string(shard));
+  param.shardRanks = ranks;
   return true;
 }
 

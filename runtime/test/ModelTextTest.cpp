@@ -175,6 +175,27 @@ TEST(ModelTextTest, CommunicatorEntries) {
   EXPECT_FALSE(model.entries[1].concurrent);
 }
 
+// A sharded optimizer's state: the rank's shard, and the whole tensor.
+TEST(ModelTextTest, ShardedState) {
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText("dlc-model 2\nname m\nparam w f32 3,3 zeros 0\n"
+                             "state optimizer.step f32 -\n"
+                             "state optimizer.w.exp_avg f32 5 shard 2 3,3\n",
+                             model, err))
+      << err;
+  ASSERT_EQ(model.params.size(), 3u);
+  EXPECT_EQ(model.params[1].shardRanks, 0);
+  const ParamDecl &m = model.params[2];
+  EXPECT_TRUE(m.isState);
+  EXPECT_EQ(m.shardRanks, 2);
+  EXPECT_EQ(m.shape, std::vector<int64_t>{5});
+  EXPECT_EQ(m.nbytes, 20);
+  EXPECT_EQ(m.whole.shape, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(m.whole.nbytes, 36);
+  EXPECT_EQ(m.whole.name, "optimizer.w.exp_avg");
+}
+
 #define HEAD "dlc-model 1\nname m\n"
 
 const BadText kBadTexts[] = {
@@ -209,6 +230,19 @@ const BadText kBadTexts[] = {
      "'communicator' must come once"},
     {"dlc-model 2\nname m\nentry f\ncommunicator 2\nend\n", 4,
      "expected 'communicator'"},
+    {"dlc-model 1\nname m\nstate s f32 5 shard 2 3,3\n", 3,
+     "'shard' needs version 2"},
+    {"dlc-model 2\nname m\nstate s f32 5 shard 2 3,3 x\n", 3,
+     "state NAME DTYPE SHAPE [shard RANKS SHAPE]"},
+    {"dlc-model 2\nname m\nstate s f32 5 shard 0 3,3\n", 3,
+     "expected 'shard RANKS SHAPE'"},
+    {"dlc-model 2\nname m\nstate s f32 5 shards 2 3,3\n", 3,
+     "expected 'shard RANKS SHAPE'"},
+    {"dlc-model 2\nname m\nstate s f32 5 shard 2x 3,3\n", 3,
+     "expected 'shard RANKS SHAPE'"},
+    {"dlc-model 2\nname m\nstate s f32 4 shard 2 3,3\n", 3,
+     "a shard of 9 elements over 2 ranks has shape 5"},
+    {"dlc-model 2\nname m\nstate s f32 5 shard 2 3,0\n", 3, "bad shape"},
     {"dlc-modl 1\nname m\n", 1, "expected 'dlc-model 1'"},
     {"dlc-model 1 x\nname m\n", 1, "got 3 fields"},
     {"dlc-model 1\n", 2, "missing the 'name NAME' line"},

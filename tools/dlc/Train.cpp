@@ -603,7 +603,7 @@ int Training::runEpoch(int64_t epoch) {
       !evaluate(model.m, B, val, setup.label, crossEntropy, setup.classDim, ev))
     return 1;
   if (rank != 0)
-    return 0;
+    return saveEpoch(epoch, meanLoss);
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // The epoch's line: Python's plain progress line.
@@ -651,13 +651,16 @@ int Training::logEpoch(int64_t epoch, double meanLoss, double rate,
 
 /// --save-every-epoch: the epoch's checkpoint and its JSON sidecar.
 int Training::saveEpoch(int64_t epoch, double meanLoss) {
-  if (saveDir.empty())
+  // Rank 0 writes; the other ranks give it a sharded optimizer's state.
+  if (saveDir.empty() || (rank != 0 && !setup.shardedState))
     return 0;
   SmallString<256> ckpt(saveDir), side(saveDir);
   sys::path::append(ckpt, "epoch-" + Twine(epoch) + ".safetensors");
   sys::path::append(side, "epoch-" + Twine(epoch) + ".json");
   if (dlc_model_save(model.m, ckpt.c_str()) != DLC_OK)
     return failRuntime("cannot save '" + ckpt + "'");
+  if (rank != 0)
+    return 0;
   std::string text;
   raw_string_ostream os(text);
   json::OStream j(os, /*IndentSize=*/2);
@@ -717,7 +720,7 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
       return fail("the ranks' params differ after training",
                   "this is a bug in dlc: please report it");
   }
-  if (t.rank == 0 && !setup.save.empty() &&
+  if ((t.rank == 0 || setup.shardedState) && !setup.save.empty() &&
       dlc_model_save(t.model.m, setup.save.c_str()) != DLC_OK)
     return failRuntime("cannot save '" + setup.save + "'");
   return 0;

@@ -228,6 +228,11 @@ static cl::opt<bool> overlapComm(
     cl::desc("--data-parallel: reduce each bucket of gradients on a "
              "communication thread while the backward pass goes on"),
     cl::cat(dlcCat));
+static cl::opt<bool> shardOptimizerState(
+    "shard-optimizer-state",
+    cl::desc("--data-parallel: ZeRO stage 1, each rank updates and keeps "
+             "1/N of the optimizer state (checkpoints hold all of it)"),
+    cl::cat(dlcCat));
 // Memory.
 static cl::opt<std::string>
     memoryReport("memory-report", cl::ValueOptional,
@@ -395,6 +400,7 @@ static dlc::driver::CompileOptions compileOptions() {
   o.batch = batch;
   o.ranks = std::max<int64_t>(1, dataParallelRanks);
   o.overlapComm = overlapComm;
+  o.shardOptimizerState = shardOptimizerState;
   o.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   o.train = train;
   // Class labels of the data's element type (dlc run and dlc train find it
@@ -465,6 +471,7 @@ static int trainMain(mlir::MLIRContext &ctx) {
   setup.seed = seed;
   setup.seedGiven = seed.getNumOccurrences() > 0;
   setup.weights = weights;
+  setup.shardedState = shardOptimizerState;
   setup.save = saveFile;
   setup.batch = batch;
   setup.compile = [&ctx, &run](int64_t b, StringRef type) {
@@ -528,8 +535,10 @@ static int checkFlags(bool run, bool trainMode) {
   if ((dataParallel || bucketMb.getNumOccurrences()) && !train)
     return fail("--data-parallel and --bucket-mb apply to the training step",
                 "add --train");
-  if ((bucketMb.getNumOccurrences() || overlapComm) && !dataParallel)
-    return fail("--bucket-mb and --overlap-comm apply to --data-parallel");
+  if ((bucketMb.getNumOccurrences() || overlapComm || shardOptimizerState) &&
+      !dataParallel)
+    return fail("--bucket-mb, --overlap-comm and --shard-optimizer-state "
+                "apply to --data-parallel");
   // The ranks talk through MPI on the CPU; NCCL on CUDA is not built yet.
   if (dataParallel && target.getNumOccurrences() && target != CodeTarget::X86)
     return fail("--data-parallel compiles CPU code only",

@@ -64,6 +64,8 @@ struct CompileOptions {
   /// --overlap-comm: each gradient bucket is reduced on the runtime's
   /// communication thread while the backward pass goes on.
   bool overlapComm = false;
+  /// --shard-optimizer-state: ZeRO stage 1 over the `ranks` ranks.
+  bool shardOptimizerState = false;
   std::vector<std::string> inputShapes; ///< --input-shape NAME=D0,D1,...
   /// --train: also compile the training step, with the options that
   /// trainOptions returns; it is called once the model is imported (its

@@ -33,6 +33,10 @@ struct ParamInfo : TensorInfo {
   mlir::ElementsAttr value;
   double bound = 0;
   bool optimizerState = false; ///< role optimizer_state: a `state` line
+  /// A sharded optimizer's state (dlc-shard-optimizer-state): the rank's
+  /// shard of a tensor of shape `shardOf` over `shardRanks` ranks (0: whole).
+  llvm::SmallVector<int64_t> shardOf;
+  int64_t shardRanks = 0;
 };
 
 struct EntryInfo {
@@ -63,10 +67,12 @@ struct EntryInfo {
   /// Whether it reduces over the ranks of a data-parallel job
   /// (dlc.all_reduce; the descriptor's `communicator` line).
   bool usesComm = false;
-  /// The runtime's staging buffer for its all-reduces, in bytes: the
-  /// largest sum of the small buffers (DLC_COMM_PACK_ELEMENTS) of a
-  /// bucket of several; the others are reduced in place. Not in the
-  /// workspace.
+  /// The runtime's staging buffer for its collectives, in bytes, not in
+  /// the workspace: for an all-reduce, the sum of the small buffers
+  /// (DLC_COMM_PACK_ELEMENTS) of a bucket of several (the others are
+  /// reduced in place); for a reduce-scatter or all-gather over N ranks,
+  /// (N + 1) times the shards of the same small tensors of a bucket of
+  /// several. The largest bucket's.
   int64_t commBytes = 0;
   int64_t ioBytes() const;
 };

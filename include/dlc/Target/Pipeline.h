@@ -44,13 +44,17 @@ struct TrainOptions {
   /// options.
   bool dataParallel = false;
   DlcInsertGradientAllreducePassOptions allreduce;
+  /// ZeRO stage 1 (--shard-optimizer-state): dlc-shard-optimizer-state
+  /// after the all-reduce, when its `ranks` is set (> 0).
+  DlcShardOptimizerStatePassOptions shard;
 };
 
 /// Adds the dlc-level pipeline to `pm`: inlining of helper calls,
 /// canonicalisation, dlc-raise-decompositions; with `precision` bf16 or
 /// fp16, dlc-insert-autocast; with `train`, dlc-build-train-step (and, in
 /// fp16, dlc-insert-loss-scaling; data-parallel, dlc-insert-gradient-
-/// allreduce); then dlc-fuse-layers.
+/// allreduce and, sharded, dlc-shard-optimizer-state); then
+/// dlc-fuse-layers.
 void buildDlcPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
                       const TrainOptions *train = nullptr);
 

@@ -1,7 +1,8 @@
 //===- LowerCollectives.cpp - dlc-lower-collectives -----------------------===//
 //
-// The buffer form of dlc.all_reduce becomes calls of libdlcrt's
-// communicator, through a context argument the entry gains. See Passes.td
+// The buffer forms of dlc.all_reduce, dlc.reduce_scatter, dlc.all_gather
+// and dlc.shard become calls of libdlcrt's communicator, through a context
+// argument the entry gains. See Passes.td
 // and docs/runtime-abi.md.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCLOWERCOLLECTIVESPASS
@@ -30,6 +32,10 @@ constexpr StringLiteral kBucketAdd = "dlc_comm_bucket_add";
 constexpr StringLiteral kBucketReduce = "dlc_comm_bucket_reduce";
 constexpr StringLiteral kBucketStart = "dlc_comm_bucket_start";
 constexpr StringLiteral kWait = "dlc_comm_wait";
+constexpr StringLiteral kBucketAddPair = "dlc_comm_bucket_add_pair";
+constexpr StringLiteral kBucketReduceScatter = "dlc_comm_bucket_reduce_scatter";
+constexpr StringLiteral kBucketAllGather = "dlc_comm_bucket_all_gather";
+constexpr StringLiteral kBucketShard = "dlc_comm_bucket_shard";
 
 /// The first op after `from` in its block that uses one of `buffers` or a
 /// view of one (in a nested region too), else the block's terminator.
@@ -97,30 +103,75 @@ func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args) {
   return f;
 }
 
+/// A buffer of a collective made one dense block: `dense` is `buffer`, or
+/// a copy of it when it is a strided view.
+struct DenseBuffer {
+  Value buffer, dense;
+  bool copied() const { return buffer != dense; }
+};
+
+/// `buffer` as one dense block; a copy in (`read`) is made before the
+/// collective. Null when its type cannot be communicated.
+FailureOr<DenseBuffer> denseBuffer(OpBuilder &b, Location loc, Value buffer,
+                                   bool read) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!dtypeCode(type.getElementType()) || !type.hasStaticShape())
+    return failure();
+  if (isContiguous(type))
+    return DenseBuffer{buffer, buffer};
+  Value dense = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  if (read)
+    memref::CopyOp::create(b, loc, buffer, dense);
+  return DenseBuffer{buffer, dense};
+}
+
+Value elementCount(OpBuilder &b, Location loc, Value buffer) {
+  return i64(b, loc, cast<MemRefType>(buffer.getType()).getNumElements());
+}
+
 struct DlcLowerCollectivesPass
     : dlc::impl::DlcLowerCollectivesPassBase<DlcLowerCollectivesPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<AllReduceOp> reduces;
-    module.walk([&](AllReduceOp op) { reduces.push_back(op); });
-    for (AllReduceOp op : reduces)
-      if (failed(lower(module, op)))
+    SmallVector<Operation *> collectives;
+    module.walk([&](Operation *op) {
+      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, ShardOp>(op))
+        collectives.push_back(op);
+    });
+    for (Operation *op : collectives) {
+      FailureOr<Value> ctx = contextFor(op);
+      if (failed(ctx))
         return signalPassFailure();
+      LogicalResult lowered =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](AllReduceOp r) { return lower(module, *ctx, r); })
+              .Default(
+                  [&](Operation *) { return lowerSharding(module, *ctx, op); });
+      if (failed(lowered))
+        return signalPassFailure();
+    }
   }
 
-  LogicalResult lower(ModuleOp module, AllReduceOp op) {
-    if (op.getNumResults() != 0)
-      return op.emitOpError("must be bufferized before dlc-lower-collectives");
-    auto func = op->getParentOfType<func::FuncOp>();
-    FailureOr<Value> ctxArg = failure();
-    if (func)
-      ctxArg = commContext(func);
-    if (failed(ctxArg))
-      return op.emitOpError("is not in a function that can take the "
-                            "communicator context");
-    Value ctx = *ctxArg;
+  /// The communicator context of the entry `op` is in; an error on `op`
+  /// when it is still on tensors or outside a function.
+  FailureOr<Value> contextFor(Operation *op) {
+    if (op->getNumResults() != 0) {
+      op->emitOpError("must be bufferized before dlc-lower-collectives");
+      return failure();
+    }
+    FailureOr<Value> ctx = failure();
+    if (auto func = op->getParentOfType<func::FuncOp>())
+      ctx = commContext(func);
+    if (failed(ctx))
+      op->emitOpError("is not in a function that can take the communicator "
+                      "context");
+    return ctx;
+  }
+
+  LogicalResult lower(ModuleOp module, Value ctx, AllReduceOp op) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     Type i64Ty = b.getI64Type(), i32Ty = b.getI32Type();
@@ -129,23 +180,19 @@ struct DlcLowerCollectivesPass
     func::FuncOp reduce = declare(
         module, overlap ? kBucketStart : kBucketReduce, {ctx.getType(), i32Ty});
     // Buffers that are not one block go through a contiguous copy.
-    SmallVector<std::pair<Value, Value>> copies;
+    SmallVector<DenseBuffer> copies;
     for (Value buffer : op.getInputs()) {
-      auto type = cast<MemRefType>(buffer.getType());
-      std::optional<int32_t> dtype = dtypeCode(type.getElementType());
-      if (!dtype || !type.hasStaticShape())
-        return op.emitOpError("cannot reduce a buffer of type ") << type;
-      Value dense = buffer;
-      if (!isContiguous(type)) {
-        dense = memref::AllocOp::create(
-            b, loc, MemRefType::get(type.getShape(), type.getElementType()));
-        memref::CopyOp::create(b, loc, buffer, dense);
-        copies.emplace_back(dense, buffer);
-      }
-      func::CallOp::create(b, loc, add,
-                           ValueRange{ctx, addressOf(b, loc, dense, 0),
-                                      i64(b, loc, type.getNumElements()),
-                                      i32(b, loc, *dtype)});
+      FailureOr<DenseBuffer> dense = denseBuffer(b, loc, buffer, /*read=*/true);
+      if (failed(dense))
+        return op.emitOpError("cannot reduce a buffer of type ")
+               << buffer.getType();
+      if (dense->copied())
+        copies.push_back(*dense);
+      func::CallOp::create(
+          b, loc, add,
+          ValueRange{ctx, addressOf(b, loc, dense->dense, 0),
+                     elementCount(b, loc, buffer),
+                     i32(b, loc, *dtypeCode(getElementTypeOrSelf(buffer)))});
     }
     func::CallOp::create(
         b, loc, reduce,
@@ -161,12 +208,64 @@ struct DlcLowerCollectivesPass
         func::CallOp::create(wb, loc, wait, ValueRange{ctx});
       }
     }
-    for (auto [dense, buffer] : copies) {
-      memref::CopyOp::create(b, loc, dense, buffer);
-      memref::DeallocOp::create(b, loc, dense);
-    }
+    copyBack(b, loc, copies);
     op.erase();
     return success();
+  }
+
+  /// dlc.reduce_scatter, dlc.all_gather and dlc.shard: one bucket of
+  /// (input, init) pairs, then the call that runs it (always synchronous).
+  LogicalResult lowerSharding(ModuleOp module, Value ctx, Operation *op) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type i64Ty = b.getI64Type(), i32Ty = b.getI32Type();
+    func::FuncOp add =
+        declare(module, kBucketAddPair,
+                {ctx.getType(), i64Ty, i64Ty, i64Ty, i64Ty, i32Ty});
+    unsigned numInputs = op->getNumOperands() / 2;
+    SmallVector<DenseBuffer> copies;
+    for (unsigned i = 0; i < numInputs; ++i) {
+      Value in = op->getOperand(i), init = op->getOperand(numInputs + i);
+      FailureOr<DenseBuffer> denseIn = denseBuffer(b, loc, in, /*read=*/true);
+      FailureOr<DenseBuffer> denseInit =
+          denseBuffer(b, loc, init, /*read=*/false);
+      if (failed(denseIn) || failed(denseInit))
+        return op->emitOpError("cannot communicate buffers of type ")
+               << in.getType() << " and " << init.getType();
+      if (denseInit->copied())
+        copies.push_back(*denseInit);
+      func::CallOp::create(
+          b, loc, add,
+          ValueRange{ctx, addressOf(b, loc, denseIn->dense, 0),
+                     elementCount(b, loc, in),
+                     addressOf(b, loc, denseInit->dense, 0),
+                     elementCount(b, loc, init),
+                     i32(b, loc, *dtypeCode(getElementTypeOrSelf(in)))});
+    }
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+      func::FuncOp run =
+          declare(module, kBucketReduceScatter, {ctx.getType(), i32Ty});
+      func::CallOp::create(
+          b, loc, run,
+          ValueRange{
+              ctx, i32(b, loc, static_cast<int32_t>(scatter.getReduction()))});
+    } else {
+      func::FuncOp run = declare(
+          module, isa<AllGatherOp>(op) ? kBucketAllGather : kBucketShard,
+          {ctx.getType()});
+      func::CallOp::create(b, loc, run, ValueRange{ctx});
+    }
+    copyBack(b, loc, copies);
+    op->erase();
+    return success();
+  }
+
+  /// The results of the dense copies go back into their strided buffers.
+  void copyBack(OpBuilder &b, Location loc, ArrayRef<DenseBuffer> copies) {
+    for (const DenseBuffer &c : copies) {
+      memref::CopyOp::create(b, loc, c.dense, c.buffer);
+      memref::DeallocOp::create(b, loc, c.dense);
+    }
   }
 };
 

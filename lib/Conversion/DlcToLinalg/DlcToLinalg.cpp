@@ -52,7 +52,8 @@ struct DlcLowerToLinalgPass
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect>();
     target.addIllegalDialect<DlcDialect>();
-    target.addLegalOp<ParamOp, ParameterOp, AssignOp, AllReduceOp>();
+    target.addLegalOp<ParamOp, ParameterOp, AssignOp, AllReduceOp,
+                      ReduceScatterOp, AllGatherOp, ShardOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

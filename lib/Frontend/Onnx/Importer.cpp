@@ -720,7 +720,8 @@ FailureOr<Value> OnnxImporter::materialize(const std::string &name, Item &item,
                               ddlc::ParameterInit::data, llvm::APFloat(0.0),
                               isTrainable(c) ? ddlc::ParameterRole::weight
                                              : ddlc::ParameterRole::constant,
-                              value);
+                              value, /*shard_of=*/nullptr,
+                              /*shard_ranks=*/nullptr);
   }
   item.value = ddlc::ParamOp::create(builder, loc, type, sym).getResult();
   return item.value;

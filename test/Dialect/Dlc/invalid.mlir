@@ -568,3 +568,60 @@ func.func @cumsum_axis(%a: tensor<4xi32>) -> tensor<4xi32> {
   %0 = dlc.cumsum %a {axis = 1 : i64} : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// The sharding collectives: inputs and inits pair up; a shard over N ranks
+// is 1-D with ceil(n / N) elements.
+func.func @reduce_scatter_count(%g: tensor<4x8xf32>, %s: tensor<16xf32>) {
+  // expected-error @+1 {{'dlc.reduce_scatter' op has 2 inputs but 1 inits}}
+  %0 = dlc.reduce_scatter %g, %g into %s {ranks = 2 : i64} : tensor<4x8xf32>, tensor<4x8xf32> into tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_shard(%g: tensor<3x3xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.reduce_scatter' op pair 0: a shard of 'tensor<3x3xf32>' over 2 ranks has shape [5], not 'tensor<4xf32>'}}
+  %0 = dlc.reduce_scatter %g into %s {ranks = 2 : i64} : tensor<3x3xf32> into tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_types(%s: tensor<5xf32>, %w: tensor<3x3xbf16>) {
+  // expected-error @+1 {{'dlc.all_gather' op pair 0 mixes element types 'bf16' and 'f32'}}
+  %0 = dlc.all_gather %s into %w {ranks = 2 : i64} : tensor<5xf32> into tensor<3x3xbf16>
+  return
+}
+
+// -----
+
+func.func @shard_mixed(%w: tensor<3x3xf32>, %s: memref<5xf32>) {
+  // expected-error @+1 {{'dlc.shard' op takes tensors or buffers, not both}}
+  dlc.shard %w into %s {ranks = 2 : i64} : tensor<3x3xf32> into memref<5xf32>
+  return
+}
+
+// -----
+
+func.func @shard_ranks(%w: tensor<3x3xf32>, %s: tensor<9xf32>) {
+  // expected-error @+1 {{attribute 'ranks' failed to satisfy constraint}}
+  %0 = dlc.shard %w into %s {ranks = 0 : i64} : tensor<3x3xf32> into tensor<9xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.parameter' op is a shard over 2 ranks of a tensor of 9 elements: its type must be 'tensor<5xf32>'}}
+dlc.parameter @m : tensor<4xf32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>, shard_of = array<i64: 3, 3>, shard_ranks = 2 : i64}
+
+// -----
+
+// expected-error @+1 {{'dlc.parameter' op is sharded, but only optimizer state can be}}
+dlc.parameter @w : tensor<5xf32> {init = #dlc.init<zeros>, shard_of = array<i64: 3, 3>, shard_ranks = 2 : i64}
+
+// -----
+
+// expected-error @+1 {{'dlc.parameter' op needs both 'shard_of' and 'shard_ranks', or neither}}
+dlc.parameter @m : tensor<5xf32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>, shard_of = array<i64: 3, 3>}

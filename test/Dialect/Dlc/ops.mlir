@@ -216,3 +216,17 @@ func.func @optimizer_kinds(%s: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32> 
   %v:2 = dlc.optimizer_update step(%s : tensor<f32>) params(%u#1 : tensor<4xf32>) grads(%w : tensor<4xf32>) states() config {kind = #dlc.optimizer<sgd>, lr = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
   return %v#1 : tensor<4xf32>
 }
+
+// The sharding collectives, on tensors and on buffers.
+// CHECK-LABEL: func.func @sharding
+// CHECK: dlc.reduce_scatter %{{.*}} into %{{.*}} {ranks = 2 : i64, reduction = #dlc.reduction<sum>} : tensor<3x3xf32> into tensor<5xf32>
+// CHECK: dlc.shard %{{.*}} into %{{.*}} {ranks = 2 : i64} : tensor<3x3xf32> into tensor<5xf32>
+// CHECK: dlc.all_gather %{{.*}} into %{{.*}} {ranks = 2 : i64} : tensor<5xf32> into tensor<3x3xf32>
+// CHECK: dlc.all_gather %{{.*}} into %{{.*}} {ranks = 2 : i64} : memref<5xf32> into memref<3x3xf32>
+func.func @sharding(%w: tensor<3x3xf32>, %s: tensor<5xf32>, %bs: memref<5xf32>, %bw: memref<3x3xf32>) -> tensor<3x3xf32> {
+  %0 = dlc.reduce_scatter %w into %s {ranks = 2 : i64, reduction = #dlc.reduction<sum>} : tensor<3x3xf32> into tensor<5xf32>
+  %1 = dlc.shard %w into %s {ranks = 2 : i64} : tensor<3x3xf32> into tensor<5xf32>
+  %2 = dlc.all_gather %1 into %w {ranks = 2 : i64} : tensor<5xf32> into tensor<3x3xf32>
+  dlc.all_gather %bs into %bw {ranks = 2 : i64} : memref<5xf32> into memref<3x3xf32>
+  return %2 : tensor<3x3xf32>
+}

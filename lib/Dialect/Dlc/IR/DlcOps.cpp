@@ -21,6 +21,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cmath>
+#include <cstdint>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -66,6 +67,28 @@ LogicalResult ParameterOp::verify() {
     return emitOpError("must have a static shape");
   if (getBound().convertToDouble() < 0)
     return emitOpError("has a negative bound");
+  if (bool(getShardOfAttr()) != bool(getShardRanksAttr()))
+    return emitOpError("needs both 'shard_of' and 'shard_ranks', or neither");
+  if (auto whole = getShardOfAttr()) {
+    if (getRole() != ParameterRole::optimizer_state)
+      return emitOpError("is sharded, but only optimizer state can be");
+    int64_t ranks = *getShardRanks(), elements = 1;
+    if (ranks < 1)
+      return emitOpError("has 'shard_ranks' ") << ranks << ", not positive";
+    for (int64_t d : whole.asArrayRef()) {
+      if (d < 0 || (d > 0 && elements > INT64_MAX / d))
+        return emitOpError("has a bad 'shard_of' shape");
+      elements *= d;
+    }
+    int64_t expected = shardElements(elements, ranks);
+    if (getTensorType().getRank() != 1 ||
+        getTensorType().getDimSize(0) != expected)
+      return emitOpError("is a shard over ")
+             << ranks << " ranks of a tensor of " << elements
+             << " elements: its type must be "
+             << RankedTensorType::get({expected},
+                                      getTensorType().getElementType());
+  }
   return success();
 }
 

@@ -245,3 +245,104 @@ AllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
       inferred.push_back(v.getType());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Sharding collectives: ReduceScatterOp, AllGatherOp, ShardOp
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::dlc::shardElements(int64_t elements, int64_t ranks) {
+  return ranks > 0 ? (elements + ranks - 1) / ranks : 0;
+}
+
+/// The checks the three ops share: inputs and inits pair up, all tensors or
+/// all buffers, one side whole (`wholeInputs`: the inputs) and the other
+/// its 1-D shards over `ranks`.
+static LogicalResult verifySharding(Operation *op, ValueRange inputs,
+                                    ValueRange inits, int64_t ranks,
+                                    bool wholeInputs) {
+  if (inputs.empty())
+    return op->emitOpError("needs at least one input");
+  if (inputs.size() != inits.size())
+    return op->emitOpError("has ")
+           << inputs.size() << " inputs but " << inits.size() << " inits";
+  bool tensors = isa<RankedTensorType>(inputs[0].getType());
+  for (Value v : llvm::concat<const Value>(inputs, inits))
+    if (isa<RankedTensorType>(v.getType()) != tensors)
+      return op->emitOpError("takes tensors or buffers, not both");
+  for (auto [i, in, init] : llvm::enumerate(inputs, inits)) {
+    auto whole = cast<ShapedType>((wholeInputs ? in : init).getType());
+    auto shard = cast<ShapedType>((wholeInputs ? init : in).getType());
+    if (whole.getElementType() != shard.getElementType())
+      return op->emitOpError("pair ")
+             << i << " mixes element types " << whole.getElementType()
+             << " and " << shard.getElementType();
+    if (!whole.hasStaticShape() || !shard.hasStaticShape())
+      return op->emitOpError("pair ") << i << " has a dynamic shape";
+    int64_t expected = shardElements(whole.getNumElements(), ranks);
+    if (shard.getRank() != 1 || shard.getDimSize(0) != expected)
+      return op->emitOpError("pair ")
+             << i << ": a shard of " << whole << " over " << ranks
+             << " ranks has shape [" << expected << "], not " << shard;
+  }
+  return success();
+}
+
+/// On tensors, one result per init, of its type; none on buffers.
+static void inferShardingResults(ValueRange inits,
+                                 SmallVectorImpl<Type> &inferred) {
+  for (Value v : inits)
+    if (isa<RankedTensorType>(v.getType()))
+      inferred.push_back(v.getType());
+}
+
+template <typename Op>
+static LogicalResult
+inferSharding(ValueRange operands, DictionaryAttr attributes,
+              OpaqueProperties properties, RegionRange regions,
+              SmallVectorImpl<Type> &inferred) {
+  typename Op::Adaptor adaptor(operands, attributes, properties, regions);
+  inferShardingResults(adaptor.getInits(), inferred);
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifySharding(*this, getInputs(), getInits(), getRanks(),
+                        /*wholeInputs=*/true);
+}
+
+LogicalResult ReduceScatterOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  return inferSharding<ReduceScatterOp>(operands, attributes, properties,
+                                        regions, inferred);
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifySharding(*this, getInputs(), getInits(), getRanks(),
+                        /*wholeInputs=*/false);
+}
+
+LogicalResult
+AllGatherOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                              ValueRange operands, DictionaryAttr attributes,
+                              OpaqueProperties properties, RegionRange regions,
+                              SmallVectorImpl<Type> &inferred) {
+  return inferSharding<AllGatherOp>(operands, attributes, properties, regions,
+                                    inferred);
+}
+
+LogicalResult ShardOp::verify() {
+  return verifySharding(*this, getInputs(), getInits(), getRanks(),
+                        /*wholeInputs=*/true);
+}
+
+LogicalResult ShardOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                        ValueRange operands,
+                                        DictionaryAttr attributes,
+                                        OpaqueProperties properties,
+                                        RegionRange regions,
+                                        SmallVectorImpl<Type> &inferred) {
+  return inferSharding<ShardOp>(operands, attributes, properties, regions,
+                                inferred);
+}

@@ -457,7 +457,8 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
     auto p =
         ParameterOp::create(mb, loc, name, type, ParameterInit::zeros,
                             llvm::APFloat(0.0), ParameterRole::optimizer_state,
-                            /*value=*/nullptr);
+                            /*value=*/nullptr, /*shard_of=*/nullptr,
+                            /*shard_ranks=*/nullptr);
     mb.setInsertionPointAfter(p);
     return p;
   };

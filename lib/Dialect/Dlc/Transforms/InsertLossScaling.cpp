@@ -65,7 +65,8 @@ struct DlcInsertLossScalingPass
       auto p = ParameterOp::create(mb, func.getLoc(), name, scalarTy,
                                    ParameterInit::zeros, llvm::APFloat(0.0),
                                    ParameterRole::optimizer_state,
-                                   /*value=*/nullptr);
+                                   /*value=*/nullptr, /*shard_of=*/nullptr,
+                                   /*shard_ranks=*/nullptr);
       mb.setInsertionPointAfter(p);
       decls.push_back(p);
     }

@@ -45,6 +45,10 @@ std::optional<Device> deviceOf(Value value);
 /// a transfer: the same device, or host and cpu (one memory).
 bool sharesMemory(Device owner, Device user);
 
+/// The elements of one rank's shard of a tensor of `elements` elements
+/// sharded over `ranks` ranks: ceil(elements / ranks) (dlc.reduce_scatter).
+int64_t shardElements(int64_t elements, int64_t ranks);
+
 /// The largest kernel, stride, dilation or padding a convolution or pool
 /// accepts. Every window computation from these and a tensor dimension then
 /// fits in int64_t, so user input cannot make it overflow.

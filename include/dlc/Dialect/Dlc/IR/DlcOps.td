@@ -41,6 +41,11 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
     count and moments, zero-initialised, saved in checkpoints and optional
     when weights are loaded).
 
+    An `optimizer_state` of a sharded optimizer (`dlc-shard-optimizer-state`)
+    is one rank's shard of a tensor of shape `shard_of` over `shard_ranks`
+    ranks: a 1-D tensor of `ceil(n / shard_ranks)` elements (see
+    `dlc.reduce_scatter`); files hold the whole tensor.
+
     ```mlir
     dlc.parameter @"fc1.weight" : tensor<256x784xf32> {bound = 0.0357 : f64, init = #dlc.init<uniform>}
     dlc.parameter @"fc.bias" : tensor<2xf32> {init = #dlc.init<data>, value = dense<[0.5, -1.0]> : tensor<2xf32>}
@@ -52,7 +57,9 @@ def Dlc_ParameterOp : Dlc_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">
                        DefaultValuedAttr<F64Attr, "0.0">:$bound,
                        DefaultValuedAttr<Dlc_ParameterRoleAttr,
                                          "::mlir::dlc::ParameterRole::weight">:$role,
-                       OptionalAttr<ElementsAttr>:$value);
+                       OptionalAttr<ElementsAttr>:$value,
+                       OptionalAttr<DenseI64ArrayAttr>:$shard_of,
+                       OptionalAttr<I64Attr>:$shard_ranks);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1148,6 +1155,84 @@ def Dlc_AllReduceOp : Dlc_Op<"all_reduce",
   let results = (outs Variadic<Dlc_FloatTensor>:$results);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;
+}
+
+/// The collectives of a sharded optimizer (`dlc-shard-optimizer-state`):
+/// each pairs its `inputs` with `inits` of the same element type, one side
+/// whole tensors, the other their shards, and writes the `inits`. A shard
+/// of a tensor of `n` elements over `ranks` ranks is a 1-D tensor of
+/// `ceil(n / ranks)` elements: rank `r` holds the row-major elements
+/// `[r * c, (r + 1) * c)` of the whole, the ones past its end are zero. On
+/// tensors each has one result per init, of the init's type (the init
+/// written); the buffer form (memrefs) has no results.
+class Dlc_ShardingOp<string mnemonic, list<Trait> traits = []>
+    : Dlc_Op<mnemonic, traits # [AttrSizedOperandSegments,
+                                 DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let results = (outs Variadic<Dlc_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $inputs `into` $inits attr-dict `:` type($inputs) `into` type($inits)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_ReduceScatterOp : Dlc_ShardingOp<"reduce_scatter"> {
+  let summary = "Reduces tensors over the ranks, each rank keeping its shard";
+  let description = [{
+    The sum (`#dlc.reduction<sum>`) or mean (`mean`) over the ranks of
+    every input, like `dlc.all_reduce`, of which each rank only receives
+    its own shard, written into the matching init. The inputs form one
+    bucket: one collective call carries them all. A sharded optimizer
+    reduces its gradients with it.
+
+    ```mlir
+    %s:2 = dlc.reduce_scatter %gw, %gb into %ew, %eb
+        {ranks = 2 : i64, reduction = #dlc.reduction<mean>}
+        : tensor<4x8xf32>, tensor<3xf32> into tensor<16xf32>, tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inputs,
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inits,
+      ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks,
+      DefaultValuedAttr<Dlc_LossReductionAttr,
+                        "::mlir::dlc::LossReduction::mean">:$reduction);
+}
+
+def Dlc_AllGatherOp : Dlc_ShardingOp<"all_gather"> {
+  let summary = "Assembles whole tensors from every rank's shard";
+  let description = [{
+    Every rank gives its shard of each tensor (the inputs); each init
+    receives the whole tensor, the shards of all ranks in rank order. A
+    sharded optimizer gathers the updated parameters with it, into the
+    parameters' own buffers.
+
+    ```mlir
+    %w:2 = dlc.all_gather %sw, %sb into %w, %b {ranks = 2 : i64}
+        : tensor<16xf32>, tensor<2xf32> into tensor<4x8xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inputs,
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inits,
+      ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks);
+}
+
+def Dlc_ShardOp : Dlc_ShardingOp<"shard"> {
+  let summary = "This rank's shard of tensors every rank holds whole";
+  let description = [{
+    Copies the rank's own shard of each input into the matching init,
+    without communication (every rank holds the same inputs): a sharded
+    optimizer takes its part of the parameters with it.
+
+    ```mlir
+    %p = dlc.shard %w into %e {ranks = 2 : i64}
+        : tensor<4x8xf32> into tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inputs,
+      Variadic<AnyTypeOf<[Dlc_FloatTensor, MemRefOf<[AnyFloat]>]>>:$inits,
+      ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks);
 }
 
 //===----------------------------------------------------------------------===//

@@ -102,6 +102,56 @@ def DlcInsertGradientAllreducePass
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcShardOptimizerStatePass
+    : Pass<"dlc-shard-optimizer-state", "::mlir::ModuleOp"> {
+  let summary = "ZeRO stage 1: each rank updates and stores its shard of the optimizer";
+  let description = [{
+    In a data-parallel training step (after `dlc-insert-gradient-allreduce`),
+    shards the optimizer over the `ranks` ranks of the job, like ZeRO stage
+    1 (DeepSpeed) and PyTorch's `ZeroRedundancyOptimizer`: every bucket of
+    gradients is reduce-scattered instead of all-reduced (`dlc.reduce_scatter`,
+    same buckets, same places), the fused `dlc.optimizer_update` updates the
+    rank's shard of every parameter (`dlc.shard`) with its shard of the
+    optimizer state, and the updated shards are gathered back into the
+    parameters (`dlc.all_gather`, in the same buckets). Each optimizer-state
+    parameter becomes the rank's shard, a 1-D tensor of `ceil(n / ranks)`
+    elements marked with `shard_of` and `shard_ranks`, so that the state per
+    rank is 1/`ranks` of the whole; the step count stays whole. Every rank
+    ends the step with the same parameters, gathered from their owners.
+
+    Before (one bucket):
+    ```mlir
+    %r:2 = dlc.all_reduce %gb, %gw {reduction = #dlc.reduction<mean>}
+        : tensor<3xf32>, tensor<3x4xf32>
+    %u:7 = dlc.optimizer_update step(%s : tensor<f32>)
+        params(%w, %b : tensor<3x4xf32>, tensor<3xf32>)
+        grads(%r#1, %r#0 : tensor<3x4xf32>, tensor<3xf32>)
+        states(%m1, %m2, %v1, %v2 : ...) config {...}
+    ```
+    After (`ranks=2`):
+    ```mlir
+    %e0 = bufferization.alloc_tensor() : tensor<2xf32>
+    %e1 = bufferization.alloc_tensor() : tensor<6xf32>
+    %r:2 = dlc.reduce_scatter %gb, %gw into %e0, %e1
+        {ranks = 2 : i64, reduction = #dlc.reduction<mean>}
+        : tensor<3xf32>, tensor<3x4xf32> into tensor<2xf32>, tensor<6xf32>
+    %p:2 = dlc.shard %w, %b into ... {ranks = 2 : i64}
+    %u:7 = dlc.optimizer_update step(%s : tensor<f32>)
+        params(%p#0, %p#1 : tensor<6xf32>, tensor<2xf32>)
+        grads(%r#1, %r#0 : tensor<6xf32>, tensor<2xf32>)
+        states(%m1, %m2, %v1, %v2 : tensor<6xf32>, tensor<2xf32>, ...) config {...}
+    %g:2 = dlc.all_gather %u#2, %u#1 into %b, %w {ranks = 2 : i64}
+        : tensor<2xf32>, tensor<6xf32> into tensor<3xf32>, tensor<3x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "The number of ranks of the job (at least 1)">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let summary = "Fuse a layer's activation into the layer";
   let description = [{
