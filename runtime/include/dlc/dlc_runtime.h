@@ -297,12 +297,17 @@ DLC_API dlc_status dlc_model_init(dlc_model *m, uint64_t seed);
 /* Loads the params from a .safetensors file. Every param must be present
  * with exactly its dtype and shape; other tensors are ignored. The file is
  * fully validated before any param is written, so on any error the params
- * are unchanged. */
+ * are unchanged. A model whose optimizer state is sharded over the ranks
+ * (--shard-optimizer-state) keeps its rank's part of each whole state
+ * tensor of the file; its communicator must be set first. */
 DLC_API dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path);
 
 /* Saves the params as a .safetensors file (names sorted, metadata
  * {"format":"pt"}). Atomic: writes "<path>.tmp.<pid>", fsyncs it and renames
- * it over `path`. */
+ * it over `path`. With its optimizer state sharded over the ranks, the call
+ * is collective: every rank calls it with the same path, rank 0 gathers the
+ * shards and writes the whole state (the file of an unsharded model), and
+ * every rank returns rank 0's success or DLC_ERR_IO. */
 DLC_API dlc_status dlc_model_save(const dlc_model *m,
                                   const char *safetensors_path);
 
@@ -446,7 +451,9 @@ DLC_API dlc_status dlc_comm_same_bytes(dlc_comm *c, const void *data,
 DLC_API void dlc_comm_abort(dlc_comm *c, int32_t code);
 
 /* Gives the model the communicator its data-parallel entries reduce over
- * (NULL: none); `c` must outlive the model's runs. Running such an entry
+ * (NULL: none); `c` must outlive the model's runs. A model whose optimizer
+ * state is sharded needs a job of the ranks it was compiled for
+ * (DLC_ERR_INVALID_ARGUMENT otherwise). Running such an entry
  * without one is DLC_ERR_INVALID_ARGUMENT; its collectives' failures are
  * dlc_model_run's status (DLC_ERR_COMMUNICATION). Whether entry `e` needs
  * one: dlc_model_entry_uses_comm. */
@@ -456,8 +463,9 @@ DLC_API dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c);
  * --data-parallel), 0 when not, -1 for a bad model or index. */
 DLC_API int32_t dlc_model_entry_uses_comm(const dlc_model *m, int32_t e);
 
-/* Sets *same to 1 when the params (and optimizer state) are bit-identical
- * on every rank of the model's communicator, else 0. */
+/* Sets *same to 1 when the params (and optimizer state, but for the ranks'
+ * own shards of a sharded one) are bit-identical on every rank of the
+ * model's communicator, else 0. */
 DLC_API dlc_status dlc_model_check_replicas(dlc_model *m, int32_t *same);
 
 #ifdef __cplusplus
