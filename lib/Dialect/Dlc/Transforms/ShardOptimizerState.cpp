@@ -58,9 +58,9 @@ struct DlcShardOptimizerStatePass
     return out;
   }
 
-  /// Makes the optimizer-state parameter `state` reads one rank's shard,
-  /// and returns its value as the shard.
-  FailureOr<Value> shardState(ModuleOp module, Value state) {
+  /// Makes the optimizer-state parameter that `state` reads one rank's
+  /// shard (`state` and every other read of it then have the shard's type).
+  LogicalResult shardState(ModuleOp module, Value state) {
     auto read = state.getDefiningOp<ParamOp>();
     auto decl =
         read ? module.lookupSymbol<ParameterOp>(read.getNameAttr()) : nullptr;
@@ -78,7 +78,7 @@ struct DlcShardOptimizerStatePass
           if (auto p = dyn_cast<ParamOp>(use.getUser()))
             p.getResult().setType(shard);
     }
-    return state;
+    return success();
   }
 
   LogicalResult rewrite(ModuleOp module, func::FuncOp func) {
@@ -126,11 +126,10 @@ struct DlcShardOptimizerStatePass
     for (Value g : update.getGrads())
       grads.push_back(gradShards.lookup(g));
     for (Value s : update.getStates()) {
-      FailureOr<Value> shard = shardState(module, s);
-      if (failed(shard))
+      if (failed(shardState(module, s)))
         return update.emitOpError("reads optimizer state that is not a "
                                   "dlc.param of an optimizer_state parameter");
-      states.push_back(*shard);
+      states.push_back(s);
     }
     auto sharded = OptimizerUpdateOp::create(
         b, loc, update.getStep(), params.getResults(), grads, states,
