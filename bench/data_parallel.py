@@ -7,9 +7,11 @@ each rank pinned to its own core, in one run:
   dlc, 1 rank      dlc run M --train --benchmark R             (taskset -c 0)
   dlc, 2 ranks     mpirun -np 2 --bind-to core dlc run M --train --data-parallel
                    (and with --overlap-comm: buckets of 4 MiB reduced on a
-                   communication thread while the backward pass goes on)
+                   communication thread while the backward pass goes on;
+                   and with --shard-optimizer-state: ZeRO stage 1)
   PyTorch, 1 rank  an nn.Sequential twin, torch.optim.Adam, eager
   PyTorch DDP      torchrun --nproc-per-node 2, DistributedDataParallel, gloo
+                   (and with torch.distributed.optim.ZeroRedundancyOptimizer)
 
 and prints the time per step (minimum and median over the rounds' minima
 and medians), the throughput per rank (rows per second), the scaling from
@@ -64,7 +66,12 @@ model = nn.Sequential(*layers)
 if world > 1:
     dist.init_process_group("gloo")
     model = nn.parallel.DistributedDataParallel(model)
-opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+if world > 1 and len(sys.argv) > 4 and sys.argv[4] == "zero":
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    opt = ZeroRedundancyOptimizer(model.parameters(),
+                                  optimizer_class=torch.optim.Adam, lr=1e-3)
+else:
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 g = torch.Generator().manual_seed(rank)
 x = torch.rand(batch, sizes[0], generator=g)
 y = torch.randint(0, sizes[-1], (batch,), generator=g)
@@ -155,7 +162,8 @@ def main():
                             os.path.join(work, "%s_y%d.npy" % (name, ranks)))
             np.save(files[ranks][0], x)
             np.save(files[ranks][1], y)
-        times = {k: [] for k in ("dlc1", "dlc2", "dlc2o", "torch1", "ddp2")}
+        times = {k: [] for k in ("dlc1", "dlc2", "dlc2o", "dlc2z", "torch1",
+                                 "ddp2", "zero2")}
         for _ in range(args.rounds):
             x1, y1 = files[1]
             x2, y2 = files[2]
@@ -178,16 +186,30 @@ def main():
                  "--data-parallel", "--overlap-comm", "--bucket-mb", "4",
                  "--input", "x=" + x2, "--input", "y=" + y2] + common,
                 MPI_ENV), dlc_re))
+            times["dlc2z"].append(parse(run(
+                ["mpirun", "--oversubscribe", "--bind-to", "core", "-np", "2",
+                 "-x", "DLC_NUM_THREADS=1", args.dlc, "run", model,
+                 "--data-parallel", "--shard-optimizer-state",
+                 "--input", "x=" + x2, "--input", "y=" + y2] + common,
+                MPI_ENV), dlc_re))
             times["ddp2"].append(parse(run(
                 [torchrun, "--nproc-per-node", "2", "--master-port", "29517",
                  script, ",".join(map(str, sizes)), str(batch), str(reps)],
                 {"OMP_NUM_THREADS": "1"}), torch_re))
+            times["zero2"].append(parse(run(
+                [torchrun, "--nproc-per-node", "2", "--master-port", "29517",
+                 script, ",".join(map(str, sizes)), str(batch), str(reps),
+                 "zero"], {"OMP_NUM_THREADS": "1"}), torch_re))
         best = {k: (min(t[0] for t in v),
                     statistics.median(t[1] for t in v))
                 for k, v in times.items()}
         for side, one, two in (("dlc", "dlc1", "dlc2"),
                                ("dlc, --overlap-comm", "dlc1", "dlc2o"),
-                               ("PyTorch DDP (gloo)", "torch1", "ddp2")):
+                               ("dlc, --shard-optimizer-state", "dlc1",
+                                "dlc2z"),
+                               ("PyTorch DDP (gloo)", "torch1", "ddp2"),
+                               ("DDP + ZeroRedundancyOptimizer", "torch1",
+                                "zero2")):
             t1, t2 = best[one][0], best[two][0]
             print("| %s | %d | %s | %.3f / %.3f | %.3f / %.3f | %.0f | %.2fx "
                   "| %.0f%% |" % (
@@ -196,6 +218,8 @@ def main():
                       2 * t1 / t2, 100 * max(t2 - t1, 0) / t2))
         print("| %s | | dlc / DDP, 2 ranks (min) | | %.2f | | | |" % (
             name, best["dlc2"][0] / best["ddp2"][0]))
+        print("| %s | | dlc ZeRO-1 / DDP ZeRO, 2 ranks (min) | | %.2f | | | |"
+              % (name, best["dlc2z"][0] / best["zero2"][0]))
 
 
 if __name__ == "__main__":
