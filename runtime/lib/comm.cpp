@@ -109,6 +109,31 @@ double timeoutSeconds() {
   return end && *end == '\0' && std::isfinite(v) && v > 0 ? v : -1;
 }
 
+/// A job that torchrun (or another launcher that sets RANK and
+/// WORLD_SIZE) started is not an MPI job: each process would be a job of
+/// one rank, training alone on its data. Returns why, or "".
+std::string launcherMismatch(int rank, int size) {
+  auto value = [](const char *name) -> long {
+    const char *env = std::getenv(name);
+    if (!env || !*env)
+      return -1;
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    return end && *end == '\0' ? v : -1;
+  };
+  long worldSize = value("WORLD_SIZE"), worldRank = value("RANK");
+  if ((worldSize < 0 || worldSize == size) &&
+      (worldRank < 0 || worldRank == rank))
+    return "";
+  return "the environment says rank " + std::to_string(worldRank) + " of " +
+         std::to_string(worldSize) +
+         " (RANK, WORLD_SIZE: torchrun's), but MPI says rank " +
+         std::to_string(rank) + " of " + std::to_string(size) +
+         ": dlc's ranks talk through MPI, so start them with mpirun -np " +
+         std::to_string(worldSize > 0 ? worldSize : size) +
+         " (torchrun starts processes that MPI does not join)";
+}
+
 } // namespace
 
 uint64_t dlc::rt::fnv1a(const void *data, size_t bytes, uint64_t hash) {
@@ -322,6 +347,8 @@ dlc_status dlc_comm_create_mpi(dlc_comm **out) {
     }
     c->api.commRank(c->api.world, &c->rank);
     c->api.commSize(c->api.world, &c->size);
+    if (std::string why = launcherMismatch(c->rank, c->size); !why.empty())
+      return fail(DLC_ERR_COMMUNICATION, why);
     *out = c.release();
     return DLC_OK;
   });

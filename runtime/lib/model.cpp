@@ -883,6 +883,17 @@ int32_t dlc_model_entry_uses_comm(const dlc_model *m, int32_t e) {
   });
 }
 
+int32_t dlc_model_state_shards(const dlc_model *m) {
+  return guardValue<int32_t>(-1, [&]() -> int32_t {
+    if (checkModel(m))
+      return -1;
+    for (const ParamDecl &param : m->decl.params)
+      if (param.shardRanks)
+        return static_cast<int32_t>(param.shardRanks);
+    return 0;
+  });
+}
+
 dlc_status dlc_model_check_replicas(dlc_model *m, int32_t *same) {
   return guardStatus([&] {
     if (!m || !same)

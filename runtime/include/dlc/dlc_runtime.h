@@ -463,6 +463,11 @@ DLC_API dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c);
  * --data-parallel), 0 when not, -1 for a bad model or index. */
 DLC_API int32_t dlc_model_entry_uses_comm(const dlc_model *m, int32_t e);
 
+/* The ranks the model's optimizer state is sharded over (compiled with
+ * --shard-optimizer-state: its job must have that many, and every rank
+ * calls dlc_model_save), 0 when it is not sharded, -1 for a bad model. */
+DLC_API int32_t dlc_model_state_shards(const dlc_model *m);
+
 /* Sets *same to 1 when the params (and optimizer state, but for the ranks'
  * own shards of a sharded one) are bit-identical on every rank of the
  * model's communicator, else 0. */
