@@ -599,8 +599,8 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
   }
   // Rank 0 writes the checkpoint; a sharded optimizer's state is gathered
   // from every rank for it.
-  bool save =
-      !o.save.empty() && (run.rank == 0 || o.compile.shardOptimizerState);
+  bool save = !o.save.empty() &&
+              (run.rank == 0 || dlc_model_state_shards(model.model) > 0);
   if (run.rank != 0 && save &&
       dlc_model_save(model.model, o.save.c_str()) != DLC_OK)
     return failRuntime("cannot save '" + o.save + "'");

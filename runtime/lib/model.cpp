@@ -516,6 +516,14 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
   });
 }
 
+/// The ranks the model's optimizer state is sharded over; 0: not sharded.
+static int64_t stateShards(const dlc_model &m) {
+  for (const ParamDecl &param : m.decl.params)
+    if (param.shardRanks)
+      return param.shardRanks;
+  return 0;
+}
+
 /// dlc_model_save of a model with sharded optimizer state, on every rank:
 /// the shards are gathered on rank 0, which writes the file of a model
 /// that is not sharded; the other ranks learn whether it could.
@@ -569,17 +577,13 @@ dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
       if (dlc_status s = syncHost(*m))
         return s;
     }
-    bool sharded =
-        std::any_of(m->decl.params.begin(), m->decl.params.end(),
-                    [](const ParamDecl &p) { return p.shardRanks > 0; });
-    if (!sharded) {
-      std::vector<TensorRef> tensors;
-      tensors.reserve(m->decl.params.size());
-      for (size_t i = 0; i < m->decl.params.size(); ++i)
-        tensors.push_back({&m->decl.params[i], m->data(i)});
-      return writeSafetensors(safetensors_path, std::move(tensors));
-    }
-    return saveSharded(*m, safetensors_path);
+    if (stateShards(*m))
+      return saveSharded(*m, safetensors_path);
+    std::vector<TensorRef> tensors;
+    tensors.reserve(m->decl.params.size());
+    for (size_t i = 0; i < m->decl.params.size(); ++i)
+      tensors.push_back({&m->decl.params[i], m->data(i)});
+    return writeSafetensors(safetensors_path, std::move(tensors));
   });
 }
 
@@ -861,15 +865,14 @@ dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c) {
   return guardStatus([&] {
     if (!m)
       return fail(DLC_ERR_INVALID_ARGUMENT, "model is NULL");
-    for (const ParamDecl &param : m->decl.params)
-      if (c && param.shardRanks && param.shardRanks != dlc_comm_size(c))
-        return fail(DLC_ERR_INVALID_ARGUMENT,
-                    "the model's optimizer state is sharded over " +
-                        std::to_string(param.shardRanks) +
-                        " ranks, the job has " +
-                        std::to_string(dlc_comm_size(c)) +
-                        " (compile with --data-parallel=" +
-                        std::to_string(dlc_comm_size(c)) + ")");
+    int64_t shards = stateShards(*m);
+    if (c && shards && shards != dlc_comm_size(c))
+      return fail(DLC_ERR_INVALID_ARGUMENT,
+                  "the model's optimizer state is sharded over " +
+                      std::to_string(shards) + " ranks, the job has " +
+                      std::to_string(dlc_comm_size(c)) +
+                      " (compile with --data-parallel=" +
+                      std::to_string(dlc_comm_size(c)) + ")");
     m->comm.comm = c;
     return DLC_OK;
   });
@@ -885,12 +888,7 @@ int32_t dlc_model_entry_uses_comm(const dlc_model *m, int32_t e) {
 
 int32_t dlc_model_state_shards(const dlc_model *m) {
   return guardValue<int32_t>(-1, [&]() -> int32_t {
-    if (checkModel(m))
-      return -1;
-    for (const ParamDecl &param : m->decl.params)
-      if (param.shardRanks)
-        return static_cast<int32_t>(param.shardRanks);
-    return 0;
+    return checkModel(m) ? -1 : static_cast<int32_t>(stateShards(*m));
   });
 }
 

@@ -652,7 +652,7 @@ int Training::logEpoch(int64_t epoch, double meanLoss, double rate,
 /// --save-every-epoch: the epoch's checkpoint and its JSON sidecar.
 int Training::saveEpoch(int64_t epoch, double meanLoss) {
   // Rank 0 writes; the other ranks give it a sharded optimizer's state.
-  if (saveDir.empty() || (rank != 0 && !setup.shardedState))
+  if (saveDir.empty() || (rank != 0 && dlc_model_state_shards(model.m) <= 0))
     return 0;
   SmallString<256> ckpt(saveDir), side(saveDir);
   sys::path::append(ckpt, "epoch-" + Twine(epoch) + ".safetensors");
@@ -720,7 +720,8 @@ int dlc::driver::trainMain(const TrainSetup &setup) {
       return fail("the ranks' params differ after training",
                   "this is a bug in dlc: please report it");
   }
-  if ((t.rank == 0 || setup.shardedState) && !setup.save.empty() &&
+  if ((t.rank == 0 || dlc_model_state_shards(t.model.m) > 0) &&
+      !setup.save.empty() &&
       dlc_model_save(t.model.m, setup.save.c_str()) != DLC_OK)
     return failRuntime("cannot save '" + setup.save + "'");
   return 0;

@@ -47,9 +47,6 @@ struct TrainSetup {
   /// `compile` takes one rank's share (0: the model's batch over the
   /// ranks).
   dlc_comm *comm = nullptr;
-  /// --shard-optimizer-state: checkpoints are saved by every rank together
-  /// (rank 0 writes them).
-  bool shardedState = false;
   /// Compiles the model and its training step at batch `batch` (0: as the
   /// model says), with class labels of `labelType` ("" : as the flags say);
   /// prints the diagnostics and returns null on failure.

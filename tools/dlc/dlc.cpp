@@ -471,7 +471,6 @@ static int trainMain(mlir::MLIRContext &ctx) {
   setup.seed = seed;
   setup.seedGiven = seed.getNumOccurrences() > 0;
   setup.weights = weights;
-  setup.shardedState = shardOptimizerState;
   setup.save = saveFile;
   setup.batch = batch;
   setup.compile = [&ctx, &run](int64_t b, StringRef type) {
