@@ -207,6 +207,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     });
     // A sharded bucket's small tensors travel packed too: the shards of
     // every rank, and this rank's once more.
+    int64_t reduceScatterPieceBytes = 0;
     auto staging = [&](ValueRange wholes, ValueRange shards, int64_t ranks) {
       e.usesComm = true;
       int64_t bytes = 0;
@@ -220,11 +221,17 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     };
     f.walk([&](mlir::dlc::ReduceScatterOp op) {
       staging(op.getInputs(), op.getInits(), op.getRanks());
+      // And one piece of every rank's shard (DLC_COMM_SHARD_PIECE), which
+      // the communicator keeps.
+      reduceScatterPieceBytes = std::max<int64_t>(
+          reduceScatterPieceBytes,
+          op.getRanks() * DLC_COMM_SHARD_PIECE * int64_t(sizeof(float)));
     });
     f.walk([&](mlir::dlc::AllGatherOp op) {
       staging(op.getInits(), op.getInputs(), op.getRanks());
     });
     f.walk([&](mlir::dlc::ShardOp) { e.usesComm = true; });
+    e.commBytes += reduceScatterPieceBytes;
     info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())

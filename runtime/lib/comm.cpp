@@ -144,7 +144,11 @@ uint64_t dlc::rt::fnv1a(const void *data, size_t bytes, uint64_t hash) {
 }
 
 struct dlc_comm {
+  /// The values of each rank's shard one piece of a reduce-scatter or
+  /// all-gather carries (256 KiB of f32, like an all-reduce's pieces).
+  static constexpr int64_t kShardPiece = DLC_COMM_SHARD_PIECE;
   MpiApi api;
+  std::vector<float> pieceStaging; ///< One reduce-scatter piece's blocks.
   int rank = 0, size = 1;
   bool initialisedMpi = false; ///< MPI_Finalize is ours to call.
   double timeout = 300;
@@ -208,60 +212,78 @@ struct dlc_comm {
     return DLC_OK;
   }
 
-  /// The counts of the ranks' shards of `whole` values, `shard` each (the
-  /// last ones shorter or empty), and where they start; false when a count
-  /// exceeds MPI's int.
-  bool shardCounts(int64_t whole, int64_t shard, std::vector<int> &counts,
-                   std::vector<int> &starts) const {
-    if (whole > INT_MAX)
-      return false;
+  /// The values of piece `piece` of every rank's shard of `whole` values
+  /// (`shard` each, the last ones shorter or empty, in pieces of
+  /// kShardPiece), and where they start in the whole tensor.
+  void pieceCounts(int64_t whole, int64_t shard, int64_t piece,
+                   std::vector<int> &counts, std::vector<int> &starts) const {
     counts.resize(static_cast<size_t>(size));
     starts.resize(static_cast<size_t>(size));
     for (int r = 0; r < size; ++r) {
-      starts[r] = static_cast<int>(std::min(whole, r * shard));
-      counts[r] =
-          static_cast<int>(std::clamp<int64_t>(whole - r * shard, 0, shard));
+      int64_t part = std::clamp<int64_t>(whole - r * shard, 0, shard);
+      int64_t at = std::min(part, piece * kShardPiece);
+      counts[r] = static_cast<int>(std::min(part - at, kShardPiece));
+      starts[r] = static_cast<int>(std::min(whole, r * shard + at));
     }
-    return true;
   }
 
-  dlc_status tooLarge(const char *what, int64_t count) {
+  static dlc_status tooLarge(const char *what, int64_t count) {
     return fail(DLC_ERR_COMMUNICATION,
                 std::string(what) + " of " + std::to_string(count) +
                     " values is larger than MPI's counts");
   }
 
   /// Sums the `whole` floats of `send` over the ranks; this rank receives
-  /// its shard of the sum (`shard` values, its part of them) in `recv`.
+  /// its shard of the sum (`shard` values, its part of them) in `recv`. In
+  /// pieces of kShardPiece values of every rank's shard, like the
+  /// all-reduce's: each piece's blocks are copied into `pieceStaging` in
+  /// rank order, since a reduce-scatter sends one contiguous buffer.
   dlc_status reduceScatter(const float *send, float *recv, int64_t whole,
                            int64_t shard) {
-    std::vector<int> counts, starts;
-    if (!shardCounts(whole, shard, counts, starts))
+    if (whole > INT_MAX)
       return tooLarge("a reduce-scatter", whole);
-    void *request = nullptr;
-    if (dlc_status s =
-            started(api.ireduceScatter(send, recv, counts.data(), api.f32,
-                                       api.sum, api.world, &request),
-                    "MPI_Ireduce_scatter"))
-      return s;
-    return wait(request, "a reduce-scatter");
+    pieceStaging.resize(static_cast<size_t>(size * kShardPiece));
+    std::vector<int> counts, starts;
+    for (int64_t k = 0; k * kShardPiece < std::max<int64_t>(shard, 1); ++k) {
+      pieceCounts(whole, shard, k, counts, starts);
+      float *at = pieceStaging.data();
+      for (int r = 0; r < size; ++r)
+        at = std::copy_n(send + starts[r], counts[r], at);
+      void *request = nullptr;
+      if (dlc_status s =
+              started(api.ireduceScatter(pieceStaging.data(),
+                                         recv + k * kShardPiece, counts.data(),
+                                         api.f32, api.sum, api.world, &request),
+                      "MPI_Ireduce_scatter"))
+        return s;
+      if (dlc_status s = wait(request, "a reduce-scatter"))
+        return s;
+    }
+    return DLC_OK;
   }
 
   /// Every rank's part of its shard (`shard` floats at `send`) into its
-  /// place in `recv`, the `whole` floats, on every rank.
+  /// place in `recv`, the `whole` floats, on every rank; in pieces of
+  /// kShardPiece values of every shard.
   dlc_status allGather(const float *send, float *recv, int64_t whole,
                        int64_t shard) {
-    std::vector<int> counts, starts;
-    if (!shardCounts(whole, shard, counts, starts))
+    if (whole > INT_MAX)
       return tooLarge("an all-gather", whole);
-    void *request = nullptr;
-    if (dlc_status s =
-            started(api.iallgatherv(send, counts[static_cast<size_t>(rank)],
-                                    api.f32, recv, counts.data(), starts.data(),
-                                    api.f32, api.world, &request),
-                    "MPI_Iallgatherv"))
-      return s;
-    return wait(request, "an all-gather");
+    std::vector<int> counts, starts;
+    for (int64_t k = 0; k * kShardPiece < std::max<int64_t>(shard, 1); ++k) {
+      pieceCounts(whole, shard, k, counts, starts);
+      void *request = nullptr;
+      if (dlc_status s = started(
+              api.iallgatherv(send + k * kShardPiece,
+                              counts[static_cast<size_t>(rank)], api.f32, recv,
+                              counts.data(), starts.data(), api.f32, api.world,
+                              &request),
+              "MPI_Iallgatherv"))
+        return s;
+      if (dlc_status s = wait(request, "an all-gather"))
+        return s;
+    }
+    return DLC_OK;
   }
 
   /// Every rank's `count` floats of `send`, in rank order, into `recv` on

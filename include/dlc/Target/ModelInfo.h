@@ -72,7 +72,8 @@ struct EntryInfo {
   /// (DLC_COMM_PACK_ELEMENTS) of a bucket of several (the others are
   /// reduced in place); for a reduce-scatter or all-gather over N ranks,
   /// (N + 1) times the shards of the same small tensors of a bucket of
-  /// several. The largest bucket's.
+  /// several. The largest bucket's; with reduce-scatters, plus N times
+  /// DLC_COMM_SHARD_PIECE values (one piece of every rank's shard).
   int64_t commBytes = 0;
   int64_t ioBytes() const;
 };

@@ -419,6 +419,11 @@ typedef enum { DLC_REDUCE_MEAN = 0, DLC_REDUCE_SUM = 1 } dlc_reduce_op;
  * larger ones, and a bucket of one, are reduced in place. */
 #define DLC_COMM_PACK_ELEMENTS 65536
 
+/* A sharded optimizer's reduce-scatters and all-gathers carry this many
+ * values of every rank's shard per message; a reduce-scatter's pieces go
+ * through a buffer of the runtime of this many values per rank. */
+#define DLC_COMM_SHARD_PIECE 65536
+
 /* Joins the MPI job the process was started in (`mpirun -np N prog`; a
  * process started alone is a job of one rank): loads libmpi at run time
  * (DLC_MPI_LIBRARY, else Open MPI's libmpi.so.40; a program that never
