@@ -39,6 +39,17 @@ func.func @step(%a: memref<4x8xf32>, %b: memref<8xf32>, %ws: memref<64xi8>) {
 // CHECK-NEXT: call @dlc_comm_bucket_shard(%[[CTX]])
 // CHECK: call @dlc_comm_bucket_add_pair(%[[CTX]], %{{.*}}, %c5_i64{{[_0-9]*}}, %{{.*}}, %c9_i64{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
 // CHECK-NEXT: call @dlc_comm_bucket_all_gather(%[[CTX]])
+// A strided input goes through a contiguous copy, freed after the call; a
+// strided init gets the result through one, copied back.
+// CHECK: %[[CI:.*]] = memref.alloc() : memref<3x2xf32>
+// CHECK: memref.copy %{{.*}}, %[[CI]]
+// CHECK: %[[CO:.*]] = memref.alloc() : memref<3xf32>
+// CHECK-NOT: memref.copy
+// CHECK: call @dlc_comm_bucket_add_pair(%[[CTX]], %{{.*}}, %c6_i64, %{{.*}}, %c3_i64, %c0_i32{{[_0-9]*}})
+// CHECK: call @dlc_comm_bucket_reduce_scatter(%[[CTX]], %c0_i32{{[_0-9]*}})
+// CHECK-NEXT: memref.dealloc %[[CI]]
+// CHECK-NEXT: memref.copy %[[CO]], %{{.*}}
+// CHECK-NEXT: memref.dealloc %[[CO]]
 // CHECK-NOT: dlc.
 // The runtime's functions are declared once, at the end.
 // CHECK: func.func private @dlc_comm_bucket_add(!llvm.ptr, i64, i64, i32)
@@ -51,5 +62,8 @@ func.func @sharded(%w: memref<3x3xf32>, %g: memref<3x3xf32>, %s: memref<5xf32>, 
   dlc.reduce_scatter %g into %s {ranks = 2 : i64, reduction = #dlc.reduction<sum>} : memref<3x3xf32> into memref<5xf32>
   dlc.shard %w into %s {ranks = 2 : i64} : memref<3x3xf32> into memref<5xf32>
   dlc.all_gather %s into %w {ranks = 2 : i64} : memref<5xf32> into memref<3x3xf32>
+  %wi = memref.subview %w[0, 0] [3, 2] [1, 1] : memref<3x3xf32> to memref<3x2xf32, strided<[3, 1]>>
+  %so = memref.subview %g[0, 0] [3, 1] [1, 1] : memref<3x3xf32> to memref<3xf32, strided<[3]>>
+  dlc.reduce_scatter %wi into %so {ranks = 2 : i64} : memref<3x2xf32, strided<[3, 1]>> into memref<3xf32, strided<[3]>>
   return
 }

@@ -223,7 +223,7 @@ struct DlcLowerCollectivesPass
         declare(module, kBucketAddPair,
                 {ctx.getType(), i64Ty, i64Ty, i64Ty, i64Ty, i32Ty});
     unsigned numInputs = op->getNumOperands() / 2;
-    SmallVector<DenseBuffer> copies;
+    SmallVector<DenseBuffer> copies, inputCopies;
     for (unsigned i = 0; i < numInputs; ++i) {
       Value in = op->getOperand(i), init = op->getOperand(numInputs + i);
       FailureOr<DenseBuffer> denseIn = denseBuffer(b, loc, in, /*read=*/true);
@@ -232,6 +232,8 @@ struct DlcLowerCollectivesPass
       if (failed(denseIn) || failed(denseInit))
         return op->emitOpError("cannot communicate buffers of type ")
                << in.getType() << " and " << init.getType();
+      if (denseIn->copied())
+        inputCopies.push_back(*denseIn);
       if (denseInit->copied())
         copies.push_back(*denseInit);
       func::CallOp::create(
@@ -255,6 +257,8 @@ struct DlcLowerCollectivesPass
           {ctx.getType()});
       func::CallOp::create(b, loc, run, ValueRange{ctx});
     }
+    for (const DenseBuffer &c : inputCopies)
+      memref::DeallocOp::create(b, loc, c.dense);
     copyBack(b, loc, copies);
     op->erase();
     return success();
