@@ -300,6 +300,10 @@ bool ModelTextParser::parseShard(ParamDecl &param) {
       end != field.data() + field.size() || ranks < 1 || field[0] == '0')
     return error("expected 'shard RANKS SHAPE' after the state's shape, with "
                  "a positive number of ranks");
+  if (param.dtype != DLC_F32)
+    return error("state " + quote(param.name) +
+                 ": a sharded state must be f32, not " +
+                 dtypeName(param.dtype));
   param.whole.name = param.name;
   param.whole.dtype = param.dtype;
   if (!parseShape(Fields[6], param.whole))

@@ -243,6 +243,8 @@ const BadText kBadTexts[] = {
     {"dlc-model 2\nname m\nstate s f32 4 shard 2 3,3\n", 3,
      "a shard of 9 elements over 2 ranks has shape 5"},
     {"dlc-model 2\nname m\nstate s f32 5 shard 2 3,0\n", 3, "bad shape"},
+    {"dlc-model 2\nname m\nstate s f64 5 shard 2 3,3\n", 3,
+     "a sharded state must be f32, not f64"},
     {"dlc-modl 1\nname m\n", 1, "expected 'dlc-model 1'"},
     {"dlc-model 1 x\nname m\n", 1, "got 3 fields"},
     {"dlc-model 1\n", 2, "missing the 'name NAME' line"},
