@@ -220,7 +220,7 @@ struct dlc_comm {
     counts.resize(static_cast<size_t>(size));
     starts.resize(static_cast<size_t>(size));
     for (int r = 0; r < size; ++r) {
-      int64_t part = std::clamp<int64_t>(whole - r * shard, 0, shard);
+      int64_t part = shardPart(whole, shard, r);
       int64_t at = std::min(part, piece * kShardPiece);
       counts[r] = static_cast<int>(std::min(part - at, kShardPiece));
       starts[r] = static_cast<int>(std::min(whole, r * shard + at));
@@ -309,12 +309,6 @@ dlc_status dlc::rt::sameOnEveryRank(dlc_comm *c, uint64_t hash, int32_t *same) {
     return s;
   *same = hi == lo;
   return DLC_OK;
-}
-
-/// The elements of rank `rank`'s shard of `count` elements that are inside
-/// the whole tensor (the rest of the shard is padding).
-static int64_t shardPart(int64_t count, int64_t shard, int64_t rank) {
-  return std::clamp<int64_t>(count - rank * shard, 0, shard);
 }
 
 dlc_status dlc::rt::gatherShards(dlc_comm *c, const float *shard,
@@ -606,7 +600,7 @@ static bool takePairs(CommContext &c, bool wholeSources,
   for (CommContext::Piece &p : pairs) {
     int64_t whole = wholeSources ? p.count : p.destCount;
     int64_t shard = wholeSources ? p.destCount : p.count;
-    if (shard != whole / ranks + (whole % ranks != 0)) {
+    if (shard != shardElements(whole, ranks)) {
       c.status = DLC_ERR_INVALID_ARGUMENT;
       c.message =
           "the model was compiled for another number of ranks: a "

@@ -13,6 +13,7 @@
 #include "dlc/dlc_io.h"
 #include "dlc/dlc_runtime.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -181,6 +182,16 @@ dlc_status writeFileAtomic(const char *path, const std::vector<Chunk> &chunks);
 //===-- Model description ------------------------------------------------===//
 
 enum class InitKind { Uniform, Zeros, Ones, Data };
+
+/// Sharded optimizer state: the values of one rank's shard of a tensor of
+/// `whole` values over `ranks` ranks, ceil(whole / ranks); and how many of
+/// rank `rank`'s `shard` values lie inside the tensor (the rest is padding).
+inline int64_t shardElements(int64_t whole, int64_t ranks) {
+  return whole / ranks + (whole % ranks != 0);
+}
+inline int64_t shardPart(int64_t whole, int64_t shard, int64_t rank) {
+  return std::clamp<int64_t>(whole - rank * shard, 0, shard);
+}
 
 struct ParamDecl : TensorDecl {
   InitKind init = InitKind::Zeros;

@@ -498,8 +498,7 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
         // This rank's part of the whole tensor; the shard's tail past its
         // end is zero.
         int64_t rank = dlc_comm_rank(m->comm.comm);
-        int64_t part = std::clamp<int64_t>(
-            param.whole.numel - rank * param.numel, 0, param.numel);
+        int64_t part = shardPart(param.whole.numel, param.numel, rank);
         size_t elementBytes = static_cast<size_t>(param.nbytes / param.numel);
         from = static_cast<size_t>(part) * elementBytes;
         file.copyOut(m->data(i),

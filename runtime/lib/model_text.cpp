@@ -308,7 +308,7 @@ bool ModelTextParser::parseShard(ParamDecl &param) {
   param.whole.dtype = param.dtype;
   if (!parseShape(Fields[6], param.whole))
     return false;
-  int64_t shard = param.whole.numel / ranks + (param.whole.numel % ranks != 0);
+  int64_t shard = shardElements(param.whole.numel, ranks);
   if (param.shape.size() != 1 || param.shape[0] != shard)
     return error("state " + quote(param.name) + ": a shard of " +
                  std::to_string(param.whole.numel) + " elements over " +
