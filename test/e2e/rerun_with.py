@@ -7,8 +7,9 @@ against the PyTorch references whatever CPU the suite runs on.
 
 Each `<model>.test` file's RUN lines (of this directory, or of DIR) are
 executed with %s, %S, %t, %dlc_src and %python substituted and FLAGs appended
-to the `dlc run` command. Prints one line per model; exit status 1 if any
-failed."""
+to the `dlc run` command; a test that REQUIRES a CPU feature this machine
+lacks (avx512bf16, x86-64-v4) is skipped, as lit skips it. Prints one line
+per model; exit status 1 if any failed."""
 import glob
 import os
 import shlex
@@ -17,6 +18,30 @@ import sys
 
 # What ends the arguments of a command on a RUN line.
 REDIRECTS = (">", ">>", "<", "|", "2>&1")
+
+
+def cpu_features():
+    """The lit features of this CPU (test/lit.cfg.py's rule): a test that
+    REQUIRES one it lacks is skipped, as lit skips it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split()
+                          for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return {"avx512bf16": "avx512_bf16" in flags,
+            "x86-64-v4": all(f in flags for f in
+                             ("avx512f", "avx512dq", "avx512bw", "avx512vl"))}
+
+
+def missing_cpu_feature(test, have):
+    """The CPU feature a test REQUIRES that this machine lacks, or None."""
+    for line in open(test):
+        if line.startswith("# REQUIRES:"):
+            for feature in line.split(":", 1)[1].replace(",", " ").split():
+                if feature in have and not have[feature]:
+                    return feature
+    return None
 
 
 def run_lines(test):
@@ -47,7 +72,9 @@ def main():
         tests_dir, flags = os.path.abspath(flags[1]), flags[2:]
     os.makedirs(tmp, exist_ok=True)
     failed = []
-    tests = sorted(glob.glob(os.path.join(tests_dir, "*.test")))
+    have = cpu_features()
+    tests = [t for t in sorted(glob.glob(os.path.join(tests_dir, "*.test")))
+             if not missing_cpu_feature(t, have)]
     for test in tests:
         name = os.path.splitext(os.path.basename(test))[0]
         runs = run_lines(test)
