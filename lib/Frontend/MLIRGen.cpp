@@ -429,6 +429,8 @@ Value MLIRGenImpl::emitCall(const CallExprAST &ast) {
     return emitPool2d(c);
   case OpKind::BatchNorm2d:
     return emitBatchNorm2d(c);
+  case OpKind::Recurrent:
+    return emitRecurrent(c);
   case OpKind::Reshape:
     return emitReshape(c);
   case OpKind::Flatten:

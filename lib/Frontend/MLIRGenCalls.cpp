@@ -81,6 +81,15 @@ constexpr ParamSpec kBatchNorm2dParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"name", ArgKind::LayerName, true, true, "NAME"},
     {"eps", ArgKind::Float, false, true, "1e-5"}};
+constexpr ParamSpec kRecurrentParams[] = {
+    {"x", ArgKind::Tensor, true, false, ""},
+    {"hidden", ArgKind::Int, true, false, ""},
+    {"name", ArgKind::LayerName, true, true, "NAME"},
+    {"layers", ArgKind::Int, false, true, "1"},
+    {"bidirectional", ArgKind::Bool, false, true, "false"},
+    {"batch_first", ArgKind::Bool, false, true, "false"},
+    {"last", ArgKind::Bool, false, true, "false"},
+    {"bias", ArgKind::Bool, false, true, "true"}};
 constexpr ParamSpec kReshapeParams[] = {
     {"x", ArgKind::Tensor, true, false, ""},
     {"shape", ArgKind::IntList, true, false, ""}};
@@ -131,6 +140,8 @@ const OpSpec kOps[] = {
     {"max_pool2d", OpKind::Pool2d, kMaxPool2dParams},
     {"avg_pool2d", OpKind::Pool2d, kAvgPool2dParams},
     {"batch_norm2d", OpKind::BatchNorm2d, kBatchNorm2dParams},
+    {"lstm", OpKind::Recurrent, kRecurrentParams},
+    {"gru", OpKind::Recurrent, kRecurrentParams},
     {"reshape", OpKind::Reshape, kReshapeParams},
     {"flatten", OpKind::Flatten, kFlattenParams},
     {"transpose", OpKind::Transpose, kTransposeParams},

@@ -8,6 +8,7 @@
 //                       parameters and reading each argument;
 //   MLIRGenLayers.cpp   the elementwise ops and the layers (linear, matmul,
 //                       softmax, normalisations, convolution, pools);
+//   MLIRGenRecurrent.cpp the recurrent layers (lstm, gru);
 //   MLIRGenShapes.cpp   reshape, flatten, transpose, permute, sum and mean;
 //   MLIRGenTraining.cpp the loss statement, the losses and the optimizer.
 // Private to lib/Frontend.
@@ -91,6 +92,7 @@ enum class OpKind {
   Conv2d,
   Pool2d,
   BatchNorm2d,
+  Recurrent,
   Reshape,
   Flatten,
   Transpose,
@@ -225,6 +227,7 @@ private:
   Value emitConv2d(Call &c);
   Value emitPool2d(Call &c);
   Value emitBatchNorm2d(Call &c);
+  Value emitRecurrent(Call &c);
   Value emitReshape(Call &c);
   Value emitFlatten(Call &c);
   Value emitTranspose(Call &c);

@@ -50,6 +50,14 @@ static FailureOr<TensorInfo> tensorInfo(Location loc, StringRef name,
   return info;
 }
 
+/// The recurrent GEMMs of every step of a recurrent op or its gradient: the
+/// gates' elements times the hidden size.
+template <typename OpTy> static int64_t recurrentMultiplyAdds(OpTy op) {
+  auto w = cast<RankedTensorType>(op.getRecurrentWeight().getType());
+  auto gates = cast<RankedTensorType>(op.getGates().getType());
+  return gates.getNumElements() * w.getDimSize(1);
+}
+
 /// Multiply-adds of one op (contractions only; elementwise work is not
 /// counted, as in the lesson's estimate).
 static int64_t multiplyAdds(Operation *op) {
@@ -73,6 +81,16 @@ static int64_t multiplyAdds(Operation *op) {
     int64_t lk = k.getShape().drop_back().back();
     return q.getNumElements() * lk + out.getNumElements() * lk;
   }
+  // A recurrent op's steps: [B, H] x [H, G*H] forward, [B, G*H] x [G*H, H]
+  // backward (the input projection is a dlc.linear of its own).
+  if (auto r = dyn_cast<mlir::dlc::LstmOp>(op))
+    return recurrentMultiplyAdds(r);
+  if (auto r = dyn_cast<mlir::dlc::LstmGradOp>(op))
+    return recurrentMultiplyAdds(r);
+  if (auto r = dyn_cast<mlir::dlc::GruOp>(op))
+    return recurrentMultiplyAdds(r);
+  if (auto r = dyn_cast<mlir::dlc::GruGradOp>(op))
+    return recurrentMultiplyAdds(r);
   if (auto mm = dyn_cast<mlir::dlc::MatmulOp>(op)) {
     auto a = cast<RankedTensorType>(mm.getLhs().getType());
     auto c = cast<RankedTensorType>(mm.getResult().getType());

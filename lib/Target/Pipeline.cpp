@@ -119,6 +119,10 @@ LogicalResult mlir::dlc::runPlacementPipeline(ModuleOp module,
 //===----------------------------------------------------------------------===//
 
 void mlir::dlc::buildLinalgPipeline(OpPassManager &pm, StringRef device) {
+  // The CUDA mapping launches kernels from straight-line entries: recurrent
+  // layers run step by step there (the CPU loops over the steps).
+  if (device == "cuda")
+    pm.addPass(createDlcUnrollRecurrentPass());
   buildPlacementPipeline(pm, device);
   // The loss function is kept for training; inference compiles entries and
   // the helpers they call, which become private to the object.
@@ -161,6 +165,11 @@ static void addFuseAndBufferize(OpPassManager &pm) {
 void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
                                         const CpuCodegenOptions &options) {
   addFuseAndBufferize(pm);
+  // CSE merges the equal subviews of a slice written in place and the
+  // canonicalizer then drops the copy of it onto itself (a recurrent
+  // step's slice of its sequence; the CUDA code has no loop over steps).
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
   // plan: hoisting the accumulators out of the K loop needs to see that the
   // operands are distinct buffers, not views of one workspace.

@@ -328,6 +328,10 @@ def DlcFuseElementwisePass : Pass<"dlc-fuse-elementwise", "::mlir::ModuleOp"> {
     convolution collapsed to the GEMM's shape, would then run as scalar
     loops.
 
+    Nothing inside an `scf.for` is rewritten: the steps of a recurrent
+    layer write their results in place into slices of the sequences the
+    loop threads through, destinations that fusion would replace.
+
     ```mlir
     %c = tensor.collapse_shape %x [[0], [1, 2, 3]] : tensor<64x16x3x3xf32> into tensor<64x144xf32>
     %y = linalg.matmul ins(%c, %w : ...) outs(%acc : ...)   // stays a matmul

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -27,6 +28,10 @@ namespace mlir::dlc {
 using namespace mlir;
 
 namespace {
+/// Rounds of the patterns over every op, at most (the greedy driver's own
+/// default bound on its iterations).
+constexpr int kMaxRounds = 10;
+
 /// A matmul-like op: the one thing the tiling recognises.
 bool isContraction(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
@@ -68,9 +73,25 @@ struct DlcFuseElementwisePass
     ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
         patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, fuseOnlyUse);
-    // Top-down, as upstream, for compile time.
-    (void)applyPatternsGreedily(getOperation(), std::move(patterns),
-                                GreedyRewriteConfig().setUseTopDownTraversal());
+    // Not inside loops: a recurrent layer's steps (dlc-lower-to-linalg)
+    // write their results into slices of sequences threaded through the
+    // loop, and the fusion patterns would replace those destinations, which
+    // their payloads do not read, with new tensors, each step's then copied
+    // in. So the ops outside loops, top-down, again after every round that
+    // changed something, as the region-wide driver does.
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    bool changed = true;
+    for (int round = 0; changed && round < kMaxRounds; ++round) {
+      SmallVector<Operation *> ops;
+      getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+        ops.push_back(op);
+        return isa<scf::ForOp>(op) ? WalkResult::skip() : WalkResult::advance();
+      });
+      if (failed(applyOpPatternsGreedily(ops, frozen, config, &changed)))
+        break;
+    }
   }
 };
 } // namespace

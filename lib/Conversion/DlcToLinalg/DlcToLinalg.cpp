@@ -3,9 +3,9 @@
 // Lowers dlc compute ops to destination-style linalg ops on tensors. The
 // patterns live with their op family, one file each (Contractions.cpp,
 // Elementwise.cpp, Normalization.cpp, Reductions.cpp, Losses.cpp,
-// Optimizer.cpp, Convolution.cpp, Pooling.cpp, DataMovement.cpp), built from
-// the helpers of LoweringUtils.h; this file collects them into the pass. See
-// Passes.td for the contract.
+// Optimizer.cpp, Convolution.cpp, Pooling.cpp, DataMovement.cpp,
+// Recurrent.cpp), built from the helpers of LoweringUtils.h; this file
+// collects them into the pass. See Passes.td for the contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,10 +47,13 @@ struct DlcLowerToLinalgPass
     populateConvolutionLoweringPatterns(patterns);
     populatePoolingLoweringPatterns(patterns);
     populateDataMovementLoweringPatterns(patterns);
+    populateRecurrentLoweringPatterns(patterns);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
-                           arith::ArithDialect, math::MathDialect>();
+                           arith::ArithDialect, math::MathDialect,
+                           scf::SCFDialect,
+                           bufferization::BufferizationDialect>();
     target.addIllegalDialect<DlcDialect>();
     target.addLegalOp<ParamOp, ParameterOp, AssignOp, AllReduceOp,
                       ReduceScatterOp, AllGatherOp, ShardOp>();

@@ -3,8 +3,9 @@
 // The builders that every lowering of dlc-lower-to-linalg is made of (defined
 // in LoweringUtils.cpp), shared by the files that lower one op family each
 // (Contractions.cpp, Elementwise.cpp, Normalization.cpp, Reductions.cpp,
-// Losses.cpp, Optimizer.cpp, Convolution.cpp, Pooling.cpp, DataMovement.cpp),
-// and the hooks that add those files' patterns to the pass (DlcToLinalg.cpp).
+// Losses.cpp, Optimizer.cpp, Convolution.cpp, Pooling.cpp, DataMovement.cpp,
+// Recurrent.cpp), and the hooks that add those files' patterns to the pass
+// (DlcToLinalg.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +111,9 @@ void populateOptimizerLoweringPatterns(RewritePatternSet &patterns);
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of Pooling.cpp (max and average pooling and their gradients).
 void populatePoolingLoweringPatterns(RewritePatternSet &patterns);
+/// Patterns of Recurrent.cpp (the LSTM and the GRU and their
+/// backpropagation through time).
+void populateRecurrentLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of DataMovement.cpp (reshape, transpose, transfer, concat,
 /// slice, gather, masks and their gradients).
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);

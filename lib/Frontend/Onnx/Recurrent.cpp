@@ -1,11 +1,15 @@
 //===- Recurrent.cpp - LSTM, GRU and RNN ----------------------------------===//
 //
-// ONNX's LSTM, GRU and RNN, unrolled over their sequence, which dlc knows when
-// it compiles: one dlc.linear projects the inputs of every step at once, then
-// each step is one dlc.linear of the previous hidden state and the cell's
-// elementwise update. Training differentiates the unrolled steps
-// (backpropagation through time), and the values each step keeps for the
-// backward pass are in the memory plan like any other.
+// ONNX's LSTM, GRU and RNN. One dlc.linear projects the inputs of every step
+// at once; an LSTM direction is then one dlc.lstm and a GRU direction with
+// linear_before_reset (PyTorch's) one dlc.gru (their gate rows reordered to
+// PyTorch's), which lower to a loop over the steps and have their own
+// backpropagation through time. RNN and ONNX's other GRU are unrolled over
+// their sequence, which dlc knows when it compiles: each step is one
+// dlc.linear of the previous hidden state and the cell's elementwise
+// update, and training differentiates the unrolled steps. Either way the
+// values each step keeps for the backward pass are in the memory plan like
+// any other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +64,11 @@ private:
   /// Unrolls direction `d` over the steps of `flatSeq` ([T * B, I]) and
   /// appends its Y, Y_h and Y_c.
   LogicalResult unrollDirection(int64_t d, Value flatSeq);
+  /// Direction `d` of an LSTM: its input projection, then one dlc.lstm.
+  LogicalResult lstmDirection(int64_t d, Value flatSeq);
+  /// Direction `d` of a GRU with linear_before_reset (PyTorch's): its input
+  /// projection, then one dlc.gru.
+  LogicalResult gruDirection(int64_t d, Value flatSeq);
   /// One step of each cell from `xt`, the step's input projection, and the
   /// recurrent weights `rd` and bias `rb` of the direction: updates the
   /// hidden state `hv` (and an LSTM's cell state `cv`).
@@ -97,7 +106,9 @@ private:
     if (parts.size() == 1)
       return parts[0];
     SmallVector<int64_t> shape(im.typeOf(parts[0]).getShape());
-    shape[axis] *= int64_t(parts.size());
+    shape[axis] = 0;
+    for (Value p : parts)
+      shape[axis] += im.typeOf(p).getDimSize(axis);
     return ddlc::ConcatOp::create(
         builder, loc, RankedTensorType::get(shape, et), parts, axis);
   }
@@ -138,9 +149,6 @@ LogicalResult OnnxImporter::RecurrentUnroller::unroll() {
   if (failed(readAttributes()) || failed(readSequence()) ||
       failed(readWeights()))
     return failure();
-  linearBeforeReset =
-      !lstm && !plain && im.intAttr(node, "linear_before_reset", 0);
-
   auto flatSeq = im.reshape(node, seq, {steps * batch, inputSize});
   if (failed(flatSeq))
     return failure();
@@ -152,6 +160,8 @@ LogicalResult OnnxImporter::RecurrentUnroller::unroll() {
 }
 
 LogicalResult OnnxImporter::RecurrentUnroller::readAttributes() {
+  linearBeforeReset =
+      !lstm && !plain && im.intAttr(node, "linear_before_reset", 0);
   layout = im.intAttr(node, "layout", 0);
   if (layout != 0 && layout != 1)
     return im.nodeError(node, "layout must be 0 or 1");
@@ -206,7 +216,8 @@ LogicalResult OnnxImporter::RecurrentUnroller::readSequence() {
   steps = ts.getDimSize(0);
   batch = ts.getDimSize(1);
   inputSize = ts.getDimSize(2);
-  if (steps > 4096)
+  // Only RNNs and ONNX's other GRU are unrolled.
+  if ((plain || (!lstm && !linearBeforeReset)) && steps > 4096)
     return im.nodeError(node, "a sequence of " + Twine(steps) +
                                   " steps is longer than dlc unrolls (4096)");
   if (im.hasInput(node, 4)) {
@@ -278,8 +289,114 @@ LogicalResult OnnxImporter::RecurrentUnroller::readWeights() {
   return success();
 }
 
+LogicalResult OnnxImporter::RecurrentUnroller::lstmDirection(int64_t d,
+                                                             Value flatSeq) {
+  int64_t gh = 4 * hidden;
+  // ONNX's gate rows i, o, f, c in PyTorch's order i, f, g (= c), o.
+  auto reorder = [&](Value v) {
+    return join({im.sliceAlong(loc, v, 0, 0, hidden, 1),
+                 im.sliceAlong(loc, v, 0, 2 * hidden, 2 * hidden, 1),
+                 im.sliceAlong(loc, v, 0, hidden, hidden, 1)},
+                0);
+  };
+  auto wd = perDirection(w, d, {gh, inputSize});
+  auto rd = perDirection(r, d, {gh, hidden});
+  if (failed(wd) || failed(rd))
+    return failure();
+  // Both biases add to the gates: one bias for the projection.
+  Value bias;
+  if (b) {
+    auto bd = perDirection(b, d, {2 * gh});
+    if (failed(bd))
+      return failure();
+    auto sum = bin("Add", im.sliceAlong(loc, *bd, 0, 0, gh, 1),
+                   im.sliceAlong(loc, *bd, 0, gh, gh, 1));
+    if (failed(sum))
+      return failure();
+    bias = reorder(*sum);
+  }
+  auto proj =
+      im.reshape(node, linear(flatSeq, reorder(*wd), bias), {steps, batch, gh});
+  if (failed(proj))
+    return failure();
+  auto state = [&](Value init) -> FailureOr<Value> {
+    if (!init)
+      return im.fill(loc, 0.0, {batch, hidden}, et);
+    return perDirection(init, d, {batch, hidden});
+  };
+  auto h = state(h0), c = state(c0);
+  if (failed(h) || failed(c))
+    return failure();
+  bool reverse = direction == "reverse" || d == 1;
+  auto seqTy = RankedTensorType::get({steps, batch, hidden}, et);
+  auto cell = ddlc::LstmOp::create(builder, loc,
+                                   TypeRange{seqTy, seqTy, im.typeOf(*proj)},
+                                   *proj, reorder(*rd), *h, *c, reverse);
+  // The final states are the last step computed.
+  int64_t last = reverse ? 0 : steps - 1;
+  auto ys4 = im.reshape(node, cell.getY(), {steps, 1, batch, hidden});
+  if (failed(ys4))
+    return failure();
+  ys.push_back(*ys4);
+  yhs.push_back(im.sliceAlong(loc, cell.getY(), 0, last, 1, 1));
+  ycs.push_back(im.sliceAlong(loc, cell.getC(), 0, last, 1, 1));
+  return success();
+}
+
+LogicalResult OnnxImporter::RecurrentUnroller::gruDirection(int64_t d,
+                                                            Value flatSeq) {
+  int64_t gh = 3 * hidden;
+  // ONNX's gate rows z, r, h in PyTorch's order r, z, n (= h).
+  auto reorder = [&](Value v) {
+    return join({im.sliceAlong(loc, v, 0, hidden, hidden, 1),
+                 im.sliceAlong(loc, v, 0, 0, hidden, 1),
+                 im.sliceAlong(loc, v, 0, 2 * hidden, hidden, 1)},
+                0);
+  };
+  auto wd = perDirection(w, d, {gh, inputSize});
+  auto rd = perDirection(r, d, {gh, hidden});
+  if (failed(wd) || failed(rd))
+    return failure();
+  Value inBias, recBias;
+  if (b) {
+    auto bd = perDirection(b, d, {2 * gh});
+    if (failed(bd))
+      return failure();
+    inBias = reorder(im.sliceAlong(loc, *bd, 0, 0, gh, 1));
+    recBias = reorder(im.sliceAlong(loc, *bd, 0, gh, gh, 1));
+  } else {
+    recBias = im.fill(loc, 0.0, {gh}, et);
+  }
+  auto proj = im.reshape(node, linear(flatSeq, reorder(*wd), inBias),
+                         {steps, batch, gh});
+  if (failed(proj))
+    return failure();
+  FailureOr<Value> h =
+      h0 ? perDirection(h0, d, {batch, hidden})
+         : FailureOr<Value>(im.fill(loc, 0.0, {batch, hidden}, et));
+  if (failed(h))
+    return failure();
+  bool reverse = direction == "reverse" || d == 1;
+  auto cell = ddlc::GruOp::create(
+      builder, loc,
+      TypeRange{RankedTensorType::get({steps, batch, hidden}, et),
+                im.typeOf(*proj)},
+      *proj, reorder(*rd), recBias, *h, reverse);
+  auto ys4 = im.reshape(node, cell.getY(), {steps, 1, batch, hidden});
+  if (failed(ys4))
+    return failure();
+  ys.push_back(*ys4);
+  yhs.push_back(
+      im.sliceAlong(loc, cell.getY(), 0, reverse ? 0 : steps - 1, 1, 1));
+  return success();
+}
+
 LogicalResult OnnxImporter::RecurrentUnroller::unrollDirection(int64_t d,
                                                                Value flatSeq) {
+  if (lstm)
+    return lstmDirection(d, flatSeq);
+  if (!plain && linearBeforeReset)
+    return gruDirection(d, flatSeq);
   int64_t gh = numGates * hidden;
   bool reverse = direction == "reverse" || d == 1;
   auto wd = perDirection(w, d, {gh, inputSize});

@@ -625,3 +625,75 @@ dlc.parameter @w : tensor<5xf32> {init = #dlc.init<zeros>, shard_of = array<i64:
 
 // expected-error @+1 {{'dlc.parameter' op needs both 'shard_of' and 'shard_ranks', or neither}}
 dlc.parameter @m : tensor<5xf32> {init = #dlc.init<zeros>, role = #dlc.role<optimizer_state>, shard_of = array<i64: 3, 3>}
+
+// -----
+
+func.func @lstm_gates_not_divisible(%x: tensor<3x2x15xf32>, %w: tensor<16x4xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dlc.lstm' op needs a static [T, B, 4H] sequence with T >= 1, got [3, 2, 15]}}
+  %y, %c, %g = dlc.lstm %x, %w, %h, %h : (tensor<3x2x15xf32>, tensor<16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x15xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_bad_recurrent_weight(%x: tensor<3x2x16xf32>, %w: tensor<16x5xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dlc.lstm' op 'recurrent_weight' must be [16, 4], got [16, 5]}}
+  %y, %c, %g = dlc.lstm %x, %w, %h, %h : (tensor<3x2x16xf32>, tensor<16x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_bad_initial_state(%x: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %h: tensor<2x4xf32>, %c0: tensor<3x4xf32>) {
+  // expected-error @+1 {{'dlc.lstm' op 'initial_c' must be [2, 4], got [3, 4]}}
+  %y, %c, %g = dlc.lstm %x, %w, %h, %c0 : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<2x4xf32>, tensor<3x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_mixed_types(%x: tensor<3x2x16xf32>, %w: tensor<16x4xf64>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dlc.lstm' op 'recurrent_weight' has element type 'f64', expected 'f32' like the others}}
+  %y, %c, %g = dlc.lstm %x, %w, %h, %h : (tensor<3x2x16xf32>, tensor<16x4xf64>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_bad_y(%x: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dlc.lstm' op 'y' must be [3, 2, 4], got [2, 2, 4]}}
+  %y, %c, %g = dlc.lstm %x, %w, %h, %h : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_bad_c(%dy: tensor<3x2x4xf32>, %w: tensor<16x4xf32>, %h: tensor<2x4xf32>, %c: tensor<3x2x5xf32>, %g: tensor<3x2x16xf32>) {
+  // expected-error @+1 {{'dlc.lstm_grad' op 'c' must be [3, 2, 4], got [3, 2, 5]}}
+  %a, %b, %d = dlc.lstm_grad %dy, %dy, %w, %h, %c, %g : (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<2x4xf32>, tensor<3x2x5xf32>, tensor<3x2x16xf32>) -> (tensor<3x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_gates_not_divisible(%x: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dlc.gru' op needs a static [T, B, 3H] sequence with T >= 1, got [3, 2, 16]}}
+  %y, %g = dlc.gru %x, %w, %b, %h : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_bad_bias(%x: tensor<3x2x12xf32>, %w: tensor<12x4xf32>, %b: tensor<4xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dlc.gru' op 'recurrent_bias' must be [12], got [4]}}
+  %y, %g = dlc.gru %x, %w, %b, %h : (tensor<3x2x12xf32>, tensor<12x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x12xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_grad_bad_projection(%dy: tensor<3x2x4xf32>, %w: tensor<12x4xf32>, %h: tensor<2x4xf32>, %p: tensor<3x2x8xf32>, %g: tensor<3x2x12xf32>) {
+  // expected-error @+1 {{'dlc.gru_grad' op 'projection' must be [3, 2, 12], got [3, 2, 8]}}
+  %a, %b, %c = dlc.gru_grad %dy, %w, %h, %p, %dy, %g : (tensor<3x2x4xf32>, tensor<12x4xf32>, tensor<2x4xf32>, tensor<3x2x8xf32>, tensor<3x2x4xf32>, tensor<3x2x12xf32>) -> (tensor<3x2x12xf32>, tensor<3x2x12xf32>, tensor<2x4xf32>)
+  return
+}

@@ -270,6 +270,56 @@ def _convs(g):
     return m, fwd, F.mse_loss, x, y
 
 
+@case("lstm_adam", "test/e2e/train/models/lstm.dlc", "", 20,
+      lambda p: torch.optim.Adam(p, lr=3e-3))
+def _lstm(g):
+    m = Layers(rnn=nn.LSTM(8, 16, num_layers=2, bidirectional=True,
+                           batch_first=True),
+               fc=nn.Linear(32, 3))
+
+    def fwd(m, x):
+        _, (h, _) = m.rnn(x)
+        return m.fc(torch.cat([h[-2], h[-1]], 1))
+    x = torch.randn(4, 6, 8, generator=g)
+    y = torch.randint(0, 3, (4,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
+@case("lstm_seq_sgd", "test/e2e/train/models/lstm_seq.dlc", "", 20,
+      lambda p: torch.optim.SGD(p, lr=0.5, momentum=0.9))
+def _lstm_seq(g):
+    m = Layers(rnn=nn.LSTM(5, 12, bias=False))
+    fwd = lambda m, x: m.rnn(x)[0]
+    x = torch.randn(7, 3, 5, generator=g)
+    y = torch.randn(7, 3, 12, generator=g) * 0.5
+    return m, fwd, F.mse_loss, x, y
+
+
+@case("gru_adam", "test/e2e/train/models/gru.dlc", "", 20,
+      lambda p: torch.optim.Adam(p, lr=3e-3))
+def _gru(g):
+    m = Layers(rnn=nn.GRU(8, 16, num_layers=2, bidirectional=True,
+                          batch_first=True),
+               fc=nn.Linear(32, 3))
+
+    def fwd(m, x):
+        _, h = m.rnn(x)
+        return m.fc(torch.cat([h[-2], h[-1]], 1))
+    x = torch.randn(4, 6, 8, generator=g)
+    y = torch.randint(0, 3, (4,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
+@case("gru_seq_sgd", "test/e2e/train/models/gru_seq.dlc", "", 20,
+      lambda p: torch.optim.SGD(p, lr=0.5, momentum=0.9))
+def _gru_seq(g):
+    m = Layers(rnn=nn.GRU(5, 12, bias=False))
+    fwd = lambda m, x: m.rnn(x)[0]
+    x = torch.randn(7, 3, 5, generator=g)
+    y = torch.randn(7, 3, 12, generator=g) * 0.5
+    return m, fwd, F.mse_loss, x, y
+
+
 TEST = """\
 # Training {name}: {steps} steps of `dlc run --train` from PyTorch's initial
 # weights and batch, compared with PyTorch's per-step losses and final

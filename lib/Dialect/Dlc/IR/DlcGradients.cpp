@@ -246,6 +246,92 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, Value g) {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent layers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The gradient `g` of a result of type `ty`, or zeros when the loss does
+/// not depend on that result.
+Value gradOrZeros(OpBuilder &b, Location loc, Value g, Type ty) {
+  return g ? g : FillOp::create(b, loc, ty, b.getF64FloatAttr(0.0)).getResult();
+}
+
+/// The hidden state every step started from, `[T, B, H]`: `h0` then `y`
+/// shifted by one step (up, or down for a reverse layer).
+Value previousStates(OpBuilder &b, Location loc, Value y, Value h0,
+                     bool reverse) {
+  auto yTy = tensorTy(y);
+  int64_t t = yTy.getDimSize(0), batch = yTy.getDimSize(1),
+          hidden = yTy.getDimSize(2);
+  Value first = reshape(b, loc, h0, withShape(yTy, {1, batch, hidden}));
+  if (t == 1)
+    return first;
+  auto restTy = withShape(yTy, {t - 1, batch, hidden});
+  SmallVector<int64_t> offsets{reverse ? 1 : 0, 0, 0}, strides{1, 1, 1};
+  Value rest = SliceOp::create(b, loc, restTy, y, offsets, strides);
+  SmallVector<Value> parts{first, rest};
+  if (reverse)
+    std::swap(parts[0], parts[1]);
+  return ConcatOp::create(b, loc, yTy, parts, 0);
+}
+
+} // namespace
+
+SmallVector<Value> LstmOp::buildGradients(OpBuilder &b, Value g) {
+  return buildGradientsOfResults(b, {g, Value(), Value()});
+}
+
+SmallVector<Value> LstmOp::buildGradientsOfResults(OpBuilder &b,
+                                                   ArrayRef<Value> grads) {
+  // `gates` feeds only dlc.lstm_grad: the loss never depends on it.
+  Location loc = getLoc();
+  auto projTy = tensorTy(getProjection());
+  int64_t steps = projTy.getDimSize(0), batch = projTy.getDimSize(1),
+          gates = projTy.getDimSize(2), hidden = gates / 4;
+  Value dy = gradOrZeros(b, loc, grads[0], getY().getType());
+  Value dc = gradOrZeros(b, loc, grads[1], getC().getType());
+  auto bptt = LstmGradOp::create(
+      b, loc,
+      TypeRange{projTy, getInitialH().getType(), getInitialC().getType()}, dy,
+      dc, getRecurrentWeight(), getInitialC(), getC(), getGates(),
+      getReverse());
+  Value dproj = bptt.getGatesGrad();
+  // dW_hh = sum_t da_t^T h_{t-1}: one GEMM over every step.
+  Value hprev = previousStates(b, loc, getY(), getInitialH(), getReverse());
+  Value da2 = reshape(b, loc, dproj, withShape(projTy, {steps * batch, gates}));
+  Value h2 = reshape(b, loc, hprev, withShape(projTy, {steps * batch, hidden}));
+  Value dw = matmul(b, loc, transposeLast2(b, loc, da2), h2);
+  return {dproj, dw, bptt.getInitialHGrad(), bptt.getInitialCGrad()};
+}
+
+SmallVector<Value> GruOp::buildGradients(OpBuilder &b, Value g) {
+  return buildGradientsOfResults(b, {g, Value()});
+}
+
+SmallVector<Value> GruOp::buildGradientsOfResults(OpBuilder &b,
+                                                  ArrayRef<Value> grads) {
+  // `gates` feeds only dlc.gru_grad: the loss never depends on it.
+  Location loc = getLoc();
+  auto projTy = tensorTy(getProjection());
+  int64_t steps = projTy.getDimSize(0), batch = projTy.getDimSize(1),
+          gates = projTy.getDimSize(2), hidden = gates / 3;
+  Value dy = gradOrZeros(b, loc, grads[0], getY().getType());
+  auto bptt = GruGradOp::create(
+      b, loc, TypeRange{projTy, projTy, getInitialH().getType()}, dy,
+      getRecurrentWeight(), getInitialH(), getProjection(), getY(), getGates(),
+      getReverse());
+  // dW_hh = sum_t dg_t^T h_{t-1} and db_hh = sum_t dg_t over every step.
+  Value hprev = previousStates(b, loc, getY(), getInitialH(), getReverse());
+  Value dg2 = reshape(b, loc, bptt.getGatesGrad(),
+                      withShape(projTy, {steps * batch, gates}));
+  Value h2 = reshape(b, loc, hprev, withShape(projTy, {steps * batch, hidden}));
+  Value dw = matmul(b, loc, transposeLast2(b, loc, dg2), h2);
+  Value db = sum(b, loc, dg2, {0}, /*keepdim=*/false);
+  return {bptt.getProjectionGrad(), dw, db, bptt.getInitialHGrad()};
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 

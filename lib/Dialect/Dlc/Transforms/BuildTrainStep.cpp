@@ -402,21 +402,22 @@ LogicalResult DlcBuildTrainStepPass::build(ModuleOp module) {
   seed->setAttr(kGradSeedAttrName, b.getUnitAttr());
   grads[lossValue] = seed;
   for (Operation *op : llvm::reverse(ops)) {
-    if (op->getNumResults() != 1)
+    // One gradient per result, null where the loss does not depend on it.
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults())
+      resultGrads.push_back(grads.lookup(r));
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
       continue;
-    auto it = grads.find(op->getResult(0));
-    if (it == grads.end())
-      continue;
-    Value g = it->second;
     if (auto p = dyn_cast<ParamOp>(op)) {
-      accumulate(paramGrads[p.getName()], g);
+      accumulate(paramGrads[p.getName()], resultGrads.front());
       continue;
     }
     auto diff = dyn_cast<DifferentiableOpInterface>(op);
     if (!diff)
       return op->emitOpError("has no gradient rule, but lies between a "
                              "parameter and the loss");
-    SmallVector<Value> operandGrads = diff.buildGradients(b, g);
+    SmallVector<Value> operandGrads =
+        diff.buildGradientsOfResults(b, resultGrads);
     if (operandGrads.size() != op->getNumOperands())
       return op->emitOpError("internal error: its gradient rule returned ")
              << operandGrads.size() << " gradients for " << op->getNumOperands()

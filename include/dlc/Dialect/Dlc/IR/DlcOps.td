@@ -174,6 +174,172 @@ def Dlc_AttentionOp : Dlc_Op<"attention", [Pure, Dlc_Grad]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent layers
+//===----------------------------------------------------------------------===//
+
+defvar Dlc_GradOfResults = DeclareOpInterfaceMethods<
+    Dlc_DifferentiableOpInterface, ["buildGradientsOfResults"]>;
+
+def Dlc_LstmOp : Dlc_Op<"lstm", [Pure, Dlc_GradOfResults]> {
+  let summary = "One direction of one LSTM layer over a whole sequence";
+  let description = [{
+    PyTorch's `nn.LSTM` cell run over `T` steps. `projection` is every
+    step's input projection `x_t W_ih^T + b_ih + b_hh`, `[T, B, 4H]`, with
+    the gates in PyTorch's order i, f, g, o (the ONNX importer reorders
+    ONNX's i, o, f, c rows); `recurrent_weight` is `W_hh`, `[4H, H]`;
+    `initial_h` and `initial_c` are `[B, H]`. Step `t` computes
+    ```
+    a = projection[t] + h_{t-1} W_hh^T      (the pre-activations)
+    c_t = sigmoid(a_f) * c_{t-1} + sigmoid(a_i) * tanh(a_g)
+    h_t = sigmoid(a_o) * tanh(c_t)
+    ```
+    from `t = 0` up, or from `t = T-1` down with `reverse` (the backward
+    half of a bidirectional layer; its final state is then `y[0]`).
+    Results: `y` holds `h_t` and `c` holds `c_t` for every step, `[T, B,
+    H]` (the final states are their last steps); `gates` holds every
+    step's pre-activations `a`, `[T, B, 4H]`: what backpropagation through
+    time reads (`dlc.lstm_grad`), so that a training step keeps them in
+    its memory plan.
+
+    `dlc-lower-to-linalg` lowers it to an `scf.for` over the steps whose
+    body is the recurrent GEMM, accumulated into the step's projection,
+    and one elementwise cell update.
+
+    ```mlir
+    %y, %c, %gates = dlc.lstm %proj, %w_hh, %h0, %c0
+        : (tensor<50x32x512xf32>, tensor<512x128xf32>, tensor<32x128xf32>, tensor<32x128xf32>)
+        -> (tensor<50x32x128xf32>, tensor<50x32x128xf32>, tensor<50x32x512xf32>)
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$projection,
+                       Dlc_FloatTensor:$recurrent_weight,
+                       Dlc_FloatTensor:$initial_h, Dlc_FloatTensor:$initial_c,
+                       UnitAttr:$reverse);
+  let results = (outs Dlc_FloatTensor:$y, Dlc_FloatTensor:$c,
+                      Dlc_FloatTensor:$gates);
+  let assemblyFormat = [{
+    $projection `,` $recurrent_weight `,` $initial_h `,` $initial_c attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_LstmGradOp : Dlc_Op<"lstm_grad", [Pure]> {
+  let summary = "Backpropagation through time of a dlc.lstm";
+  let description = [{
+    From the gradients of a `dlc.lstm`'s `y` and `c` (`[T, B, H]`), its
+    `recurrent_weight`, `initial_c` and its results `c` and `gates`, runs
+    the steps in the opposite order and computes the gradient of every
+    step's pre-activations (`[T, B, 4H]`: the gradient of the projection,
+    from which the rule of `dlc.lstm` gets those of `W_ih`, `W_hh` and the
+    biases with one GEMM each over all steps) and of the initial states:
+    ```
+    dh = y_grad[t] + (the next step's gates_grad) W_hh
+    dc = c_grad[t] + dh * o * (1 - tanh(c_t)^2) + (the next step's dc) * f
+    gates_grad[t] = [dc * tanh(a_g) * i (1 - i),  dc * c_{t-1} * f (1 - f),
+                     dc * i * (1 - tanh(a_g)^2),  dh * tanh(c_t) * o (1 - o)]
+    ```
+    The activations are recomputed from the saved pre-activations.
+
+    ```mlir
+    %dgates, %dh0, %dc0 = dlc.lstm_grad %dy, %dc, %w_hh, %c0, %c, %gates
+        : (tensor<50x32x128xf32>, tensor<50x32x128xf32>, tensor<512x128xf32>, tensor<32x128xf32>, tensor<50x32x128xf32>, tensor<50x32x512xf32>)
+        -> (tensor<50x32x512xf32>, tensor<32x128xf32>, tensor<32x128xf32>)
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$y_grad, Dlc_FloatTensor:$c_grad,
+                       Dlc_FloatTensor:$recurrent_weight,
+                       Dlc_FloatTensor:$initial_c, Dlc_FloatTensor:$c,
+                       Dlc_FloatTensor:$gates, UnitAttr:$reverse);
+  let results = (outs Dlc_FloatTensor:$gates_grad,
+                      Dlc_FloatTensor:$initial_h_grad,
+                      Dlc_FloatTensor:$initial_c_grad);
+  let assemblyFormat = [{
+    $y_grad `,` $c_grad `,` $recurrent_weight `,` $initial_c `,` $c `,` $gates
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_GruOp : Dlc_Op<"gru", [Pure, Dlc_GradOfResults]> {
+  let summary = "One direction of one GRU layer over a whole sequence";
+  let description = [{
+    PyTorch's `nn.GRU` cell run over `T` steps. `projection` is every
+    step's input projection `x_t W_ih^T + b_ih`, `[T, B, 3H]`, with the
+    gates in PyTorch's order r, z, n (the ONNX importer reorders ONNX's
+    z, r, h rows); `recurrent_weight` is `W_hh`, `[3H, H]`, and
+    `recurrent_bias` `b_hh`, `[3H]`; `initial_h` is `[B, H]`. Step `t`
+    computes
+    ```
+    g = h_{t-1} W_hh^T + b_hh                (the recurrent pre-activations)
+    r = sigmoid(p_r + g_r),  z = sigmoid(p_z + g_z)
+    n = tanh(p_n + r * g_n)
+    h_t = (h_{t-1} - n) * z + n              (PyTorch's (1 - z) n + z h)
+    ```
+    from `t = 0` up, or from `t = T-1` down with `reverse`. Results: `y`
+    holds `h_t` for every step, `[T, B, H]`; `gates` holds every step's
+    `g`, `[T, B, 3H]`, which backpropagation through time reads
+    (`dlc.gru_grad`) with the projection. Lowered like `dlc.lstm`.
+
+    ```mlir
+    %y, %gates = dlc.gru %proj, %w_hh, %b_hh, %h0
+        : (tensor<50x32x384xf32>, tensor<384x128xf32>, tensor<384xf32>, tensor<32x128xf32>)
+        -> (tensor<50x32x128xf32>, tensor<50x32x384xf32>)
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$projection,
+                       Dlc_FloatTensor:$recurrent_weight,
+                       Dlc_FloatTensor:$recurrent_bias,
+                       Dlc_FloatTensor:$initial_h, UnitAttr:$reverse);
+  let results = (outs Dlc_FloatTensor:$y, Dlc_FloatTensor:$gates);
+  let assemblyFormat = [{
+    $projection `,` $recurrent_weight `,` $recurrent_bias `,` $initial_h
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_GruGradOp : Dlc_Op<"gru_grad", [Pure]> {
+  let summary = "Backpropagation through time of a dlc.gru";
+  let description = [{
+    From the gradient of a `dlc.gru`'s `y` (`[T, B, H]`), its
+    `recurrent_weight`, `initial_h`, `projection` and its results `y` and
+    `gates`, runs the steps in the opposite order and computes the
+    gradients of every step's projection and recurrent pre-activations
+    (`[T, B, 3H]` each: the rule of `dlc.gru` gets those of `W_ih`,
+    `b_ih`, `W_hh` and `b_hh` from them over all steps at once) and of the
+    initial state:
+    ```
+    dh = y_grad[t] + (the next step's dh_prev)
+    dn = dh (1 - z) (1 - n^2),  dz = dh (h_{t-1} - n) z (1 - z)
+    dr = dn g_n r (1 - r)
+    projection_grad[t] = [dr, dz, dn],  gates_grad[t] = [dr, dz, dn r]
+    dh_prev = dh z + gates_grad[t] W_hh
+    ```
+    with r, z and n recomputed from the saved pre-activations.
+
+    ```mlir
+    %dp, %dg, %dh0 = dlc.gru_grad %dy, %w_hh, %h0, %proj, %y, %gates
+        : (tensor<50x32x128xf32>, tensor<384x128xf32>, tensor<32x128xf32>, tensor<50x32x384xf32>, tensor<50x32x128xf32>, tensor<50x32x384xf32>)
+        -> (tensor<50x32x384xf32>, tensor<50x32x384xf32>, tensor<32x128xf32>)
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$y_grad,
+                       Dlc_FloatTensor:$recurrent_weight,
+                       Dlc_FloatTensor:$initial_h,
+                       Dlc_FloatTensor:$projection, Dlc_FloatTensor:$y,
+                       Dlc_FloatTensor:$gates, UnitAttr:$reverse);
+  let results = (outs Dlc_FloatTensor:$projection_grad,
+                      Dlc_FloatTensor:$gates_grad,
+                      Dlc_FloatTensor:$initial_h_grad);
+  let assemblyFormat = [{
+    $y_grad `,` $recurrent_weight `,` $initial_h `,` $projection `,` $y `,`
+    $gates attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 
