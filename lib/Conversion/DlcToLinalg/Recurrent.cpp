@@ -63,6 +63,17 @@ struct Sequence {
     return reverse ? arith::AddIOp::create(b, loc, t, index(1)).getResult()
                    : arith::SubIOp::create(b, loc, t, index(1)).getResult();
   }
+  /// Iteration `i` of a backward loop: the step it differentiates (the
+  /// forward order reversed), whether that is the first forward step, and
+  /// the step before it (itself for the first, whose initial states the
+  /// caller selects instead).
+  std::tuple<Value, Value, Value> backwardStep(Value i) const {
+    Value t = forwardStep(arith::SubIOp::create(b, loc, index(steps - 1), i));
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
+                                        index(steps - 1));
+    Value prev = arith::SelectOp::create(b, loc, first, t, stepBefore(t));
+    return {t, first, prev};
+  }
   /// The last step the forward pass computes.
   int64_t lastStep() const { return reverse ? 0 : steps - 1; }
 
@@ -331,11 +342,7 @@ struct LowerLstmGrad : OpRewritePattern<LstmGradOp> {
     // h_{t-1}: its own in y plus dGates_t W_hh. The first step reads the
     // initial c and leaves the initial states' gradients.
     state = s.loop(0, s.steps, state, [&](Value i, ValueRange st) {
-      Value back = arith::SubIOp::create(b, loc, s.index(s.steps - 1), i);
-      Value t = s.forwardStep(back);
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
-                                          s.index(s.steps - 1));
-      Value prev = arith::SelectOp::create(b, loc, first, t, s.stepBefore(t));
+      auto [t, first, prev] = s.backwardStep(i);
       Value cPrev = arith::SelectOp::create(b, loc, first, op.getInitialC(),
                                             s.step(op.getC(), prev));
       SmallVector<Value> next = cell(s, op, t, cPrev, st);
@@ -453,11 +460,7 @@ struct LowerGruGrad : OpRewritePattern<GruGradOp> {
     // generic (see LowerLstmGrad::cell); the first step reads h0 and adds
     // no y gradient to dh0.
     state = s.loop(0, s.steps, state, [&](Value i, ValueRange st) {
-      Value back = arith::SubIOp::create(b, loc, s.index(s.steps - 1), i);
-      Value t = s.forwardStep(back);
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
-                                          s.index(s.steps - 1));
-      Value prev = arith::SelectOp::create(b, loc, first, t, s.stepBefore(t));
+      auto [t, first, prev] = s.backwardStep(i);
       Value hPrev = arith::SelectOp::create(b, loc, first, op.getInitialH(),
                                             s.step(op.getY(), prev));
       Value dProj = st[0], dGates = st[1], dh = st[2];
