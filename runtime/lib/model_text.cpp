@@ -321,7 +321,9 @@ bool ModelTextParser::parseShard(ParamDecl &param) {
 bool ModelTextParser::parseBody() {
   std::set<std::string> paramNames;
   std::set<std::string> entryNames;
-  std::set<std::string> tensorNames; // Of the open entry.
+  // Of the open entry: an output may share an input's name (a model that
+  // passes an input through), two inputs or two outputs may not.
+  std::set<std::string> inputNames, outputNames;
   bool inEntry = false;
   bool inOutputs = false;
   int entryLine = 0;
@@ -360,7 +362,8 @@ bool ModelTextParser::parseBody() {
       inEntry = true;
       inOutputs = false;
       entryLine = LineNo;
-      tensorNames.clear();
+      inputNames.clear();
+      outputNames.clear();
     } else if (keyword == "workspace" || keyword == "cuda_workspace") {
       // `workspace` follows `entry` directly, `cuda_workspace` follows
       // `workspace`.
@@ -448,9 +451,9 @@ bool ModelTextParser::parseBody() {
                        isOut ? "out NAME DTYPE SHAPE" : "in NAME DTYPE SHAPE"))
         return false;
       EntryDecl &entry = Model.entries.back();
-      if (!tensorNames.insert(tensor.name).second)
-        return error("duplicate tensor " + quote(tensor.name) + " in entry " +
-                     quote(entry.name));
+      if (!(isOut ? outputNames : inputNames).insert(tensor.name).second)
+        return error("duplicate " + std::string(isOut ? "output " : "input ") +
+                     quote(tensor.name) + " in entry " + quote(entry.name));
       inOutputs = isOut;
       (isOut ? entry.outputs : entry.inputs).push_back(std::move(tensor));
     } else if (keyword == "end") {

@@ -115,6 +115,19 @@ TEST(ModelTextTest, MinimalAndUnterminatedLastLine) {
   EXPECT_TRUE(model.entries[0].inputs.empty());
 }
 
+TEST(ModelTextTest, OutputMayShareAnInputsName) {
+  // A model that passes an input through: `output x` of `input x`.
+  ModelDecl model;
+  std::string err;
+  ASSERT_TRUE(parseModelText(
+      "dlc-model 1\nname m\nentry f\nin x f32 4\nout x f32 4\nend\n", model,
+      err))
+      << err;
+  ASSERT_EQ(model.entries.size(), 1u);
+  EXPECT_EQ(model.entries[0].inputs[0].name, "x");
+  EXPECT_EQ(model.entries[0].outputs[0].name, "x");
+}
+
 TEST(ModelTextTest, AllDTypes) {
   ModelDecl model;
   std::string err;
@@ -286,7 +299,9 @@ const BadText kBadTexts[] = {
     {HEAD "in x f32 4\n", 3, "outside an entry"},
     {HEAD "end\n", 3, "'end' outside"},
     {HEAD "entry f\nout y f32 4\nin x f32 4\nend\n", 5, "'in' after 'out'"},
-    {HEAD "entry f\nin x f32 4\nout x f32 4\nend\n", 5, "duplicate tensor"},
+    {HEAD "entry f\nin x f32 4\nin x f32 4\nend\n", 5, "duplicate input 'x'"},
+    {HEAD "entry f\nout y f32 4\nout y f32 4\nend\n", 5,
+     "duplicate output 'y'"},
     {HEAD "entry f\nin x f32\nend\n", 4, "expected 'in NAME DTYPE SHAPE'"},
     {HEAD "entry f\nend x\n", 4, "expected 'end'"},
     {HEAD "bogus\n", 3, "unknown keyword 'bogus'"},
