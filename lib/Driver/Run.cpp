@@ -21,6 +21,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/LLVMContext.h"
@@ -408,6 +409,36 @@ static int allocateOutputs(EntryCall &run) {
   return 0;
 }
 
+/// Element `k` of `t` as a double (f16 and bf16 widened exactly).
+static double elementAt(const dlc_tensor_info &t, int64_t k) {
+  auto half = [&](const llvm::fltSemantics &sem) {
+    llvm::APFloat v(sem, llvm::APInt(16, static_cast<uint16_t *>(t.data)[k]));
+    bool lost;
+    v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    return v.convertToDouble();
+  };
+  switch (t.dtype) {
+  case DLC_F32:
+    return static_cast<float *>(t.data)[k];
+  case DLC_F64:
+    return static_cast<double *>(t.data)[k];
+  case DLC_F16:
+    return half(llvm::APFloat::IEEEhalf());
+  case DLC_BF16:
+    return half(llvm::APFloat::BFloat());
+  case DLC_I64:
+    return static_cast<double>(static_cast<int64_t *>(t.data)[k]);
+  case DLC_I32:
+    return static_cast<int32_t *>(t.data)[k];
+  case DLC_I8:
+    return static_cast<int8_t *>(t.data)[k];
+  case DLC_U8:
+    return static_cast<uint8_t *>(t.data)[k];
+  }
+  return 0;
+}
+
 /// Calls the entry once, or --steps times with --train (printing the loss
 /// with --print-loss); returns the exit status of an error, or 0.
 static int callEntry(const RunOptions &o, EntryCall &run) {
@@ -420,7 +451,8 @@ static int callEntry(const RunOptions &o, EntryCall &run) {
   for (int32_t i = 0; i < run.nOut; ++i) {
     dlc_tensor_info t;
     dlc_model_entry_output_info(run.model, run.e, i, &t);
-    if (StringRef(t.name) == "loss" && t.dtype == DLC_F32 && t.rank == 0)
+    if (StringRef(t.name) == "loss" && t.rank == 0 &&
+        (t.dtype == DLC_F32 || t.dtype == DLC_F64))
       lossIdx = i;
     if (StringRef(t.name) == "skipped" && t.dtype == DLC_I32 && t.rank == 0)
       skippedIdx = i;
@@ -429,8 +461,11 @@ static int callEntry(const RunOptions &o, EntryCall &run) {
     if (run.call() != DLC_OK)
       return failRuntime("run failed");
     if (o.printLoss && lossIdx >= 0 && run.rank == 0) {
+      dlc_tensor_info loss;
+      dlc_tensor_list_get(run.outList.list, lossIdx, &loss);
       outs() << "step " << step << " loss "
-             << format("%.9g", *static_cast<float *>(run.outPtrs[lossIdx]));
+             << format(loss.dtype == DLC_F64 ? "%.17g" : "%.9g",
+                       elementAt(loss, 0));
       if (skippedIdx >= 0 && *static_cast<int32_t *>(run.outPtrs[skippedIdx]))
         outs() << " skipped (gradient overflow: the loss scale halves)";
       outs() << "\n";
@@ -491,7 +526,8 @@ static int writeOutputs(const RunOptions &o, EntryCall &run) {
   return 0;
 }
 
-/// Nothing to write: shows the outputs (the first 16 values of each).
+/// Nothing to write: shows the outputs (the first 16 values of each; floats
+/// to the digits their dtype holds, integers exactly).
 static void printOutputs(const EntryCall &run) {
   for (int32_t i = 0; i < run.nOut; ++i) {
     dlc_tensor_info t;
@@ -499,10 +535,12 @@ static void printOutputs(const EntryCall &run) {
     outs() << t.name << " " << describe(t) << ":";
     int64_t n = std::min<int64_t>(t.numel, 16);
     for (int64_t k = 0; k < n; ++k) {
-      if (t.dtype == DLC_F32)
-        outs() << " " << format("%.6g", static_cast<float *>(t.data)[k]);
-      else if (t.dtype == DLC_I64)
+      if (t.dtype == DLC_I64)
         outs() << " " << static_cast<int64_t *>(t.data)[k];
+      else
+        outs() << " "
+               << format(t.dtype == DLC_F64 ? "%.10g" : "%.6g",
+                         elementAt(t, k));
     }
     outs() << (t.numel > n ? " ...\n" : "\n");
   }
