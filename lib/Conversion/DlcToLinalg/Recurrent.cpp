@@ -77,6 +77,18 @@ struct Sequence {
   /// The last step the forward pass computes.
   int64_t lastStep() const { return reverse ? 0 : steps - 1; }
 
+  /// The recurrent weight `w` ([G*H, H]) transposed, [H, G*H]: what every
+  /// step's recurrent GEMM multiplies the state by, laid out once.
+  Value transposedWeight(Value w) const {
+    auto wTy = tensorTy(w);
+    return linalg::TransposeOp::create(
+               b, loc, w,
+               emptyTensor(b, loc,
+                           type({wTy.getDimSize(1), wTy.getDimSize(0)})),
+               ArrayRef<int64_t>{1, 0})
+        .getResult()[0];
+  }
+
   /// Columns [col, col + width) of step `t` of `seq` ([T, B, N]), [B, width].
   Value slice(Value seq, Value t, int64_t col, int64_t width) const {
     SmallVector<OpFoldResult> offsets{t, b.getIndexAttr(0),
@@ -238,12 +250,7 @@ struct LowerLstm : OpRewritePattern<LstmOp> {
     Location loc = op.getLoc();
     Sequence s(b, loc, tensorTy(op.getProjection()), op.getReverse(), 4);
     int64_t h = s.hidden;
-    // W_hh^T, [H, 4H], once for every step.
-    Value wt =
-        linalg::TransposeOp::create(b, loc, op.getRecurrentWeight(),
-                                    emptyTensor(b, loc, s.type({h, 4 * h})),
-                                    ArrayRef<int64_t>{1, 0})
-            .getResult()[0];
+    Value wt = s.transposedWeight(op.getRecurrentWeight());
     auto stateTy = s.type({s.batch, h});
     SmallVector<Value> state{op.getProjection(), s.buffer(tensorTy(op.getY())),
                              s.buffer(tensorTy(op.getC())),
@@ -424,11 +431,7 @@ struct LowerGru : OpRewritePattern<GruOp> {
     Location loc = op.getLoc();
     Sequence s(b, loc, tensorTy(op.getProjection()), op.getReverse(), 3);
     int64_t h = s.hidden;
-    Value wt =
-        linalg::TransposeOp::create(b, loc, op.getRecurrentWeight(),
-                                    emptyTensor(b, loc, s.type({h, 3 * h})),
-                                    ArrayRef<int64_t>{1, 0})
-            .getResult()[0];
+    Value wt = s.transposedWeight(op.getRecurrentWeight());
     SmallVector<Value> state{
         s.buffer(tensorTy(op.getGates())), s.buffer(tensorTy(op.getY())),
         s.copy(op.getInitialH(), s.buffer(s.type({s.batch, h})))};

@@ -276,6 +276,23 @@ Value previousStates(OpBuilder &b, Location loc, Value y, Value h0,
   return ConcatOp::create(b, loc, yTy, parts, 0);
 }
 
+/// The recurrent weight's gradient, sum over steps of dg_t^T h_{t-1}, as
+/// one GEMM over every step; `*flat`, when given, is set to the gates'
+/// gradient as `[T*B, G]`.
+Value recurrentWeightGrad(OpBuilder &b, Location loc, Value gatesGrad, Value y,
+                          Value h0, bool reverse, Value *flat = nullptr) {
+  auto gTy = tensorTy(gatesGrad);
+  int64_t rows = gTy.getDimSize(0) * gTy.getDimSize(1);
+  int64_t hidden = tensorTy(y).getDimSize(2);
+  Value hprev = previousStates(b, loc, y, h0, reverse);
+  Value dg2 =
+      reshape(b, loc, gatesGrad, withShape(gTy, {rows, gTy.getDimSize(2)}));
+  Value h2 = reshape(b, loc, hprev, withShape(gTy, {rows, hidden}));
+  if (flat)
+    *flat = dg2;
+  return matmul(b, loc, transposeLast2(b, loc, dg2), h2);
+}
+
 } // namespace
 
 SmallVector<Value> LstmOp::buildGradients(OpBuilder &b, Value g) {
@@ -287,8 +304,6 @@ SmallVector<Value> LstmOp::buildGradientsOfResults(OpBuilder &b,
   // `gates` feeds only dlc.lstm_grad: the loss never depends on it.
   Location loc = getLoc();
   auto projTy = tensorTy(getProjection());
-  int64_t steps = projTy.getDimSize(0), batch = projTy.getDimSize(1),
-          gates = projTy.getDimSize(2), hidden = gates / 4;
   Value dy = gradOrZeros(b, loc, grads[0], getY().getType());
   Value dc = gradOrZeros(b, loc, grads[1], getC().getType());
   auto bptt = LstmGradOp::create(
@@ -297,11 +312,8 @@ SmallVector<Value> LstmOp::buildGradientsOfResults(OpBuilder &b,
       dc, getRecurrentWeight(), getInitialC(), getC(), getGates(),
       getReverse());
   Value dproj = bptt.getGatesGrad();
-  // dW_hh = sum_t da_t^T h_{t-1}: one GEMM over every step.
-  Value hprev = previousStates(b, loc, getY(), getInitialH(), getReverse());
-  Value da2 = reshape(b, loc, dproj, withShape(projTy, {steps * batch, gates}));
-  Value h2 = reshape(b, loc, hprev, withShape(projTy, {steps * batch, hidden}));
-  Value dw = matmul(b, loc, transposeLast2(b, loc, da2), h2);
+  Value dw =
+      recurrentWeightGrad(b, loc, dproj, getY(), getInitialH(), getReverse());
   return {dproj, dw, bptt.getInitialHGrad(), bptt.getInitialCGrad()};
 }
 
@@ -314,19 +326,15 @@ SmallVector<Value> GruOp::buildGradientsOfResults(OpBuilder &b,
   // `gates` feeds only dlc.gru_grad: the loss never depends on it.
   Location loc = getLoc();
   auto projTy = tensorTy(getProjection());
-  int64_t steps = projTy.getDimSize(0), batch = projTy.getDimSize(1),
-          gates = projTy.getDimSize(2), hidden = gates / 3;
   Value dy = gradOrZeros(b, loc, grads[0], getY().getType());
   auto bptt = GruGradOp::create(
       b, loc, TypeRange{projTy, projTy, getInitialH().getType()}, dy,
       getRecurrentWeight(), getInitialH(), getProjection(), getY(), getGates(),
       getReverse());
-  // dW_hh = sum_t dg_t^T h_{t-1} and db_hh = sum_t dg_t over every step.
-  Value hprev = previousStates(b, loc, getY(), getInitialH(), getReverse());
-  Value dg2 = reshape(b, loc, bptt.getGatesGrad(),
-                      withShape(projTy, {steps * batch, gates}));
-  Value h2 = reshape(b, loc, hprev, withShape(projTy, {steps * batch, hidden}));
-  Value dw = matmul(b, loc, transposeLast2(b, loc, dg2), h2);
+  // db_hh = sum_t dg_t over every step.
+  Value dg2;
+  Value dw = recurrentWeightGrad(b, loc, bptt.getGatesGrad(), getY(),
+                                 getInitialH(), getReverse(), &dg2);
   Value db = sum(b, loc, dg2, {0}, /*keepdim=*/false);
   return {bptt.getProjectionGrad(), dw, db, bptt.getInitialHGrad()};
 }
