@@ -167,7 +167,8 @@ static Function *createPackedWrapper(Module &m, Function *kernel) {
   }
   b.CreateCall(kernel, args);
   b.CreateRetVoid();
-  for (StringRef attr : {"target-cpu", "target-features"})
+  for (StringRef attr :
+       {"target-cpu", "target-features", "prefer-vector-width"})
     if (kernel->hasFnAttribute(attr))
       w->addFnAttr(kernel->getFnAttribute(attr));
   kernel->setLinkage(GlobalValue::InternalLinkage);
@@ -231,6 +232,8 @@ static void setTargetAttributes(Module &m, const TargetMachine &tm) {
       f.addFnAttr("target-cpu", tm.getTargetCPU());
       if (!tm.getTargetFeatureString().empty())
         f.addFnAttr("target-features", tm.getTargetFeatureString());
+      if (mlir::dlc::vectorBitsOf(tm) == 512)
+        f.addFnAttr("prefer-vector-width", "512");
     }
 }
 
@@ -281,8 +284,7 @@ Expected<std::unique_ptr<Module>> mlir::dlc::translateToLLVM(
                                "cannot link the CUDA host code");
   }
 
-  if (!variants.empty())
-    setTargetAttributes(*m, tm);
+  setTargetAttributes(*m, tm);
   for (const CpuVariant &v : variants)
     if (Error e = linkVariant(*m, v, info.name))
       return std::move(e);

@@ -143,8 +143,8 @@ LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, StringRef device) {
 // CPU code generation
 //===----------------------------------------------------------------------===//
 
-/// Fusion and bufferization, on the CPU and for CUDA.
-static void addFuseAndBufferize(OpPassManager &pm) {
+/// Fusion and bufferization, on the CPU (`cpu`) and for CUDA.
+static void addFuseAndBufferize(OpPassManager &pm, bool cpu) {
   // Fuse elementwise producers into their consumers (epilogues, softmax
   // steps; reshapes stay off the matmuls), then bufferize. No
   // eliminate-empty-tensors: once CSE has merged two identical zero-filled
@@ -154,6 +154,12 @@ static void addFuseAndBufferize(OpPassManager &pm) {
   pm.addPass(createDlcFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The CPU's register tiles start from the bias (cuBLASLt adds it in its
+  // own epilogue, which dlc-map-gemms matches on the zero-filled form).
+  if (cpu) {
+    pm.addPass(createDlcFoldBiasIntoMatmulPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -164,7 +170,7 @@ static void addFuseAndBufferize(OpPassManager &pm) {
 
 void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
                                         const CpuCodegenOptions &options) {
-  addFuseAndBufferize(pm);
+  addFuseAndBufferize(pm, /*cpu=*/true);
   // CSE merges the equal subviews of a slice written in place and the
   // canonicalizer then drops the copy of it onto itself (a recurrent
   // step's slice of its sequence; the CUDA code has no loop over steps).
@@ -289,7 +295,7 @@ static void addMapToGpu(OpPassManager &pm, const CudaOptions &options) {
 void mlir::dlc::buildCudaEmulationPipeline(OpPassManager &pm,
                                            const CudaOptions &options,
                                            bool reverseThreads) {
-  addFuseAndBufferize(pm);
+  addFuseAndBufferize(pm, /*cpu=*/false);
   addMapToGpu(pm, options);
   DlcEmulateGpuLaunchesPassOptions emulate;
   emulate.reverse = reverseThreads;
@@ -311,7 +317,7 @@ void mlir::dlc::buildCudaCodegenPipeline(OpPassManager &pm,
   entries.prefix = false;
   entries.suffix = kCudaEntrySuffix.str();
   pm.addPass(createDlcPrepareEntriesPass(entries));
-  addFuseAndBufferize(pm);
+  addFuseAndBufferize(pm, /*cpu=*/false);
   addMapToGpu(pm, options);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

@@ -191,3 +191,54 @@ func.func @reshaped_operand(%x: memref<32x32xf32>, %w: memref<16x8xf32>, %c: mem
   linalg.matmul ins(%a, %w : memref<64x16xf32>, memref<16x8xf32>) outs(%c : memref<64x8xf32>)
   return
 }
+
+// -----
+
+// A recurrent step: the matmul accumulates into the step's slice of a
+// buffer that a view elsewhere in the function also reads (MLIR's hoisting
+// refuses such buffers). The accumulator tile still lives in registers
+// across the k loop: read before it, carried, written after it.
+// CHECK-LABEL: func.func @step_slice
+// CHECK: scf.for %[[T:.*]] = %c0 to %c4
+// CHECK: %[[ACC:.*]] = vector.transfer_read %[[G:.*]][%[[T]], %{{.*}}, %{{.*}}]
+// CHECK: %[[TILE:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
+// CHECK-NOT: vector.transfer_write
+// CHECK: vector.fma
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %[[TILE]], %[[G]][%[[T]], %{{.*}}, %{{.*}}]
+// CHECK: memref.subview %[[G]]
+func.func @step_slice(%h: memref<8x64xf32>, %w: memref<64x32xf32>, %g: memref<4x8x32xf32>, %out: memref<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %t = %c0 to %c4 step %c1 {
+    %s = memref.subview %g[%t, 0, 0] [1, 8, 32] [1, 1, 1] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    linalg.matmul ins(%h, %w : memref<8x64xf32>, memref<64x32xf32>) outs(%s : memref<8x32xf32, strided<[32, 1], offset: ?>>)
+    %v = memref.subview %g[%t, 0, 0] [1, 8, 32] [1, 1, 1] : memref<4x8x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    linalg.copy ins(%v : memref<8x32xf32, strided<[32, 1], offset: ?>>) outs(%out : memref<8x32xf32>)
+  }
+  return
+}
+
+// -----
+
+// The same, but the matmul's A operand is a view of the buffer it writes:
+// the tile is not hoisted.
+// CHECK-LABEL: func.func @may_alias
+// CHECK-NOT: iter_args
+// CHECK: vector.transfer_write
+// CHECK: return
+func.func @may_alias(%w: memref<64x32xf32>, %g: memref<4x8x64xf32>, %out: memref<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %t = %c0 to %c4 step %c1 {
+    %h = memref.subview %g[%t, 0, 0] [1, 8, 64] [1, 1, 1] : memref<4x8x64xf32> to memref<8x64xf32, strided<[64, 1], offset: ?>>
+    %s = memref.subview %g[%t, 0, 0] [1, 8, 32] [1, 1, 1] : memref<4x8x64xf32> to memref<8x32xf32, strided<[64, 1], offset: ?>>
+    linalg.matmul ins(%h, %w : memref<8x64xf32, strided<[64, 1], offset: ?>>, memref<64x32xf32>) outs(%s : memref<8x32xf32, strided<[64, 1], offset: ?>>)
+    %v = memref.subview %g[%t, 0, 0] [1, 8, 32] [1, 1, 1] : memref<4x8x64xf32> to memref<8x32xf32, strided<[64, 1], offset: ?>>
+    linalg.copy ins(%v : memref<8x32xf32, strided<[64, 1], offset: ?>>) outs(%out : memref<8x32xf32>)
+  }
+  return
+}

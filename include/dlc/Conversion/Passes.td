@@ -203,7 +203,11 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     cache and for the registers, with tile sizes that divide the static
     dimensions so that every tile is full, then vectorised into
     `vector.contract`; the accumulator is hoisted out of the k loop and the
-    contraction is lowered to outer products (FMAs). The schedule is a
+    contraction is lowered to outer products (FMAs). The hoisting decides
+    from the k loop alone (`CPU/HoistAccumulators.cpp`): MLIR's own refuses
+    any buffer that a view reads elsewhere in the function, such as a
+    recurrent layer's gates, whose step slice the recurrent matmul
+    accumulates into while the cell reads other slices. The schedule is a
     transform-dialect script built per module and applied with the
     transform interpreter.
 
@@ -339,6 +343,40 @@ def DlcFuseElementwisePass : Pass<"dlc-fuse-elementwise", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def DlcFoldBiasIntoMatmulPass
+    : Pass<"dlc-fold-bias-into-matmul", "::mlir::ModuleOp"> {
+  let summary = "Start a matmul's accumulators from its bias";
+  let description = [{
+    On the CPU, before bufferization. A `linalg.matmul` that accumulates
+    into a zero-filled tensor and whose only user is an elementwise
+    `linalg.generic` adding a bias broadcast over the rows (a `linear`'s
+    epilogue, possibly with its activation; the result may first be split
+    into more rows by `tensor.expand_shape`, as a recurrent layer's input
+    projection is) accumulates into the bias broadcast to every row
+    instead, and the epilogue no longer adds it: one write of the result
+    before the GEMM instead of a fill, then a read and a write after it.
+    An epilogue left with nothing but a copy is folded by the
+    canonicalizer.
+
+    The sum is then `b + x0*w0 + x1*w1 + ...` rather than
+    `(x0*w0 + x1*w1 + ...) + b`, a different rounding within the GEMM's
+    own error. The CUDA pipeline keeps the zero-filled form, which
+    `dlc-map-gemms` matches to cuBLASLt's bias epilogue.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x10xf32>) -> tensor<64x10xf32>
+    %y = linalg.matmul ins(%x, %w : ...) outs(%z : tensor<64x10xf32>) -> tensor<64x10xf32>
+    %r = linalg.generic ins(%y, %bias ...) { addf, maximumf }   // bias + relu
+    // becomes
+    %b = linalg.generic ins(%bias ...) outs(%e2 ...) { yield }   // bias in every row
+    %y = linalg.matmul ins(%x, %w : ...) outs(%b : tensor<64x10xf32>) -> tensor<64x10xf32>
+    %r = linalg.generic ins(%y ...) { maximumf }                  // relu
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

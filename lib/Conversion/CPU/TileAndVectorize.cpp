@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bf16DotTiles.h"
+#include "HoistAccumulators.h"
 #include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 
@@ -163,28 +164,34 @@ constexpr const char *kTransposes = R"mlir(
 // The cache tile's B panel is copied into a contiguous, aligned buffer
 // before the register tiling (see kTileGroup's promote).
 // Fold subviews into transfer indices (hoisting refuses view-like sources),
-// hoist the accumulator tile out of the k loop, then lower the contraction
-// to outer products (FMAs) and the transfers to 1-D loads and stores.
+// hoist the accumulator tile out of the k loop (hoistAccumulators then takes
+// the tiles this refuses).
 constexpr const char *kScheduleTail = R"mlir(
-    %f = transform.structured.match ops{{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f {{
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
       transform.apply_patterns.memref.fold_memref_alias_ops
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %loops = transform.structured.match ops{{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+    %loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_licm to %loops : !transform.any_op
     transform.apply_cse to %f : !transform.any_op
-    transform.foreach %f : !transform.any_op {{
+    transform.foreach %f : !transform.any_op {
     ^bb0(%fn: !transform.any_op):
       %f2 = transform.structured.hoist_redundant_vector_transfers %fn : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %f2 {{
-        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-        transform.apply_patterns.vector.lower_outerproduct
-        transform.apply_patterns.vector.transfer_permutation_patterns
-        transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-        transform.apply_patterns.vector.lower_transpose {0}
-      } : !transform.any_op
     }
+)mlir";
+
+// Lower the contraction to outer products (FMAs) and the transfers to 1-D
+// loads and stores.
+constexpr const char *kLowerVectors = R"mlir(
+    %f = transform.structured.match ops{{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {{
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_transpose {0}
+    } : !transform.any_op
 )mlir";
 
 /// The generic that rounds `buffer` from another buffer and is the only op
@@ -395,14 +402,21 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
 
 /// The contiguous reshapes (memref.expand_shape and collapse_shape chains of
 /// an identity-layout buffer, which a `reshape` bufferizes to) that `op`
-/// reads or writes, replaced by one memref.reinterpret_cast of the buffer.
+/// reads or writes, directly or through subviews, replaced by one
+/// memref.reinterpret_cast of the buffer.
 /// The schedule's fold_memref_alias_ops never converges on a
 /// vector.transfer_read of a subview of an expand_shape (MLIR 22: the
 /// greedy driver, unbounded in a transform script, spins forever), and the
 /// tiles of a matmul or transpose are such subviews. A reinterpret_cast is
 /// left alone by those patterns and lowers to the same pointer.
 void castReshapedOperands(Operation *op) {
-  for (OpOperand &operand : op->getOpOperands()) {
+  for (OpOperand &use : op->getOpOperands()) {
+    // Through the subviews of one (a recurrent step's slice of the
+    // projection that accumulates its GEMM).
+    OpOperand *slot = &use;
+    while (auto sub = slot->get().getDefiningOp<memref::SubViewOp>())
+      slot = &sub.getSourceMutable();
+    OpOperand &operand = *slot;
     Value root = operand.get();
     bool expanded = false;
     while (true) {
@@ -421,7 +435,7 @@ void castReshapedOperands(Operation *op) {
         !type.getLayout().isIdentity() || !rootType.getLayout().isIdentity())
       continue;
     auto [strides, offset] = type.getStridesAndOffset();
-    OpBuilder b(op);
+    OpBuilder b(operand.getOwner());
     if (Operation *def = root.getDefiningOp())
       b.setInsertionPointAfter(def);
     else
@@ -552,12 +566,15 @@ struct DlcTileAndVectorizePass
       vectorizing += kPeel;
     if (anyVectorized)
       vectorizing += kVectorizeTiles;
-    vectorizing +=
-        llvm::formatv(kScheduleTail,
+    vectorizing += kScheduleTail;
+    vectorizing += kScheduleEnd;
+    std::string lowering = kScheduleHead;
+    lowering +=
+        llvm::formatv(kLowerVectors,
                       lanes >= 16 ? "lowering_strategy = \"shuffle_16x16\""
                                   : "avx2_lowering_strategy = true")
             .str();
-    vectorizing += kScheduleEnd;
+    lowering += kScheduleEnd;
     auto apply = [&](const std::string &script) -> LogicalResult {
       OwningOpRef<ModuleOp> schedule = parseSourceString<ModuleOp>(script, ctx);
       if (!schedule)
@@ -581,6 +598,9 @@ struct DlcTileAndVectorizePass
     }
     packNarrowOperands(module, dotGroups, dotTile);
     if (failed(apply(registerTiling)) || failed(apply(vectorizing)))
+      return signalPassFailure();
+    dlc::hoistAccumulators(module);
+    if (failed(apply(lowering)))
       return signalPassFailure();
     module.walk([](Operation *op) {
       op->removeAttr("dlc.vectorize");
