@@ -105,3 +105,35 @@ func.func @not_folded(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32
   } -> tensor<4x4xf32>
   return %r1, %r2, %r3, %y3 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A bias computed after the matmul cannot start its accumulators.
+// CHECK-LABEL: func.func @bias_after_matmul
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: arith.negf
+// CHECK: arith.addf
+#idb = affine_map<(d0, d1) -> (d0, d1)>
+#rowb = affine_map<(d0, d1) -> (d1)>
+#vec = affine_map<(d0) -> (d0)>
+func.func @bias_after_matmul(%x: tensor<4x6xf32>, %w: tensor<6x5xf32>, %b: tensor<5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x6xf32>, tensor<6x5xf32>) outs(%acc : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %e1 = tensor.empty() : tensor<5xf32>
+  %nb = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%b : tensor<5xf32>) outs(%e1 : tensor<5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<5xf32>
+  %r = linalg.generic {indexing_maps = [#idb, #rowb, #idb], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %nb : tensor<4x5xf32>, tensor<5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}

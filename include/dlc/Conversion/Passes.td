@@ -356,7 +356,7 @@ def DlcFoldBiasIntoMatmulPass
     epilogue, possibly with its activation; the result may first be split
     into more rows by `tensor.expand_shape`, as a recurrent layer's input
     projection is) accumulates into the bias broadcast to every row
-    instead, and the epilogue no longer adds it: one write of the result
+    instead (when the bias is computed before the matmul), and the epilogue no longer adds it: one write of the result
     before the GEMM instead of a fill, then a read and a write after it.
     An epilogue left with nothing but a copy is folded by the
     canonicalizer.

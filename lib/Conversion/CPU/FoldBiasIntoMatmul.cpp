@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -57,7 +58,7 @@ linalg::MatmulOp matmulThroughRowSplits(Value v) {
   return mm;
 }
 
-std::optional<BiasAdd> matchBiasAdd(linalg::GenericOp g) {
+std::optional<BiasAdd> matchBiasAdd(linalg::GenericOp g, DominanceInfo &dom) {
   if (!g.hasPureTensorSemantics() || g.getNumLoops() != g.getNumParallelLoops())
     return std::nullopt;
   unsigned rank = g.getNumLoops();
@@ -81,7 +82,9 @@ std::optional<BiasAdd> matchBiasAdd(linalg::GenericOp g) {
     if (!bias || bias.getOwner() != &body ||
         bias.getArgNumber() >= g.getNumDpsInputs() ||
         g.getIndexingMapsArray()[bias.getArgNumber()] != lastDim ||
-        bias.getType() != acc.getType())
+        bias.getType() != acc.getType() ||
+        // The bias is broadcast before the matmul: it must exist there.
+        !dom.properlyDominates(g.getDpsInputs()[bias.getArgNumber()], mm))
       continue;
     return BiasAdd{g, mm, in->getOperandNumber(), bias.getArgNumber(), add};
   }
@@ -122,8 +125,9 @@ struct DlcFoldBiasIntoMatmulPass
     : dlc::impl::DlcFoldBiasIntoMatmulPassBase<DlcFoldBiasIntoMatmulPass> {
   void runOnOperation() override {
     SmallVector<BiasAdd> matches;
+    DominanceInfo dom(getOperation());
     getOperation()->walk([&](linalg::GenericOp g) {
-      if (std::optional<BiasAdd> m = matchBiasAdd(g))
+      if (std::optional<BiasAdd> m = matchBiasAdd(g, dom))
         matches.push_back(*m);
     });
     SmallVector<Operation *> epilogues;
