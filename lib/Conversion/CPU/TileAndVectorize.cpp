@@ -161,8 +161,6 @@ constexpr const char *kTransposes = R"mlir(
     transform.structured.vectorize %trt : !transform.any_op
 )mlir";
 
-// The cache tile's B panel is copied into a contiguous, aligned buffer
-// before the register tiling (see kTileGroup's promote).
 // Fold subviews into transfer indices (hoisting refuses view-like sources),
 // hoist the accumulator tile out of the k loop (hoistAccumulators then takes
 // the tiles this refuses).
