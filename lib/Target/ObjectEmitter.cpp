@@ -227,12 +227,13 @@ entryWrappers(Module &m, const mlir::dlc::ModelInfo &info, StringRef suffix) {
 /// whatever CPU the object's target machine has (function attributes, as
 /// `__attribute__((target))`).
 static void setTargetAttributes(Module &m, const TargetMachine &tm) {
+  bool wide = mlir::dlc::vectorBitsOf(tm) == 512;
   for (llvm::Function &f : m)
     if (!f.isDeclaration()) {
       f.addFnAttr("target-cpu", tm.getTargetCPU());
       if (!tm.getTargetFeatureString().empty())
         f.addFnAttr("target-features", tm.getTargetFeatureString());
-      if (mlir::dlc::vectorBitsOf(tm) == 512)
+      if (wide)
         f.addFnAttr("prefer-vector-width", "512");
     }
 }

@@ -77,12 +77,13 @@ vector::TransferWriteOp matchingWrite(scf::ForOp loop,
   return write;
 }
 
-/// Hoists one pair out of `loop`; returns whether it did.
-bool hoistOne(RewriterBase &rewriter, scf::ForOp loop) {
+/// Hoists one pair out of `loop`; returns the loop that replaces it, or
+/// null when there was nothing to hoist.
+scf::ForOp hoistOne(RewriterBase &rewriter, scf::ForOp loop) {
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   if (!lb || !ub || *lb >= *ub)
-    return false;
+    return {};
   for (auto read : loop.getBody()->getOps<vector::TransferReadOp>()) {
     if (!isa<MemRefType>(read.getBase().getType()) || read.getMask() ||
         !loop.isDefinedOutsideOfLoop(read.getBase()) ||
@@ -101,7 +102,7 @@ bool hoistOne(RewriterBase &rewriter, scf::ForOp loop) {
           return SmallVector<Value>{tile};
         });
     if (failed(grown))
-      return false;
+      return {};
     auto newLoop = cast<scf::ForOp>(grown->getOperation());
     rewriter.replaceOp(read, newLoop.getRegionIterArgs().back());
     rewriter.setInsertionPointAfter(newLoop);
@@ -110,24 +111,20 @@ bool hoistOne(RewriterBase &rewriter, scf::ForOp loop) {
         write.getIndices(), write.getPermutationMapAttr(),
         write.getInBoundsAttr());
     rewriter.eraseOp(write);
-    return true;
+    return newLoop;
   }
-  return false;
+  return {};
 }
 
 } // namespace
 
 void mlir::dlc::hoistAccumulators(Operation *root) {
   IRRewriter rewriter(root->getContext());
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<scf::ForOp> loops;
-    root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      if (hoistOne(rewriter, loop)) {
-        changed = true;
-        break; // The loop was replaced: walk again.
-      }
-  }
+  // Inner loops first (post-order), so that a tile hoisted out of one can
+  // leave its enclosing loop too. Hoisting replaces only the loop itself.
+  SmallVector<scf::ForOp> loops;
+  root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops)
+    while (scf::ForOp grown = hoistOne(rewriter, loop))
+      loop = grown;
 }
