@@ -133,3 +133,38 @@ func.func @im2col(%x: memref<4x3x38x38xf32>, %cols: memref<147x4x16x16xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop marked dlc.independent_iterations (a recurrent layer's blocks of
+// rows) runs as an scf.forall over the same range; the loops and ops inside
+// it are left as they are, even when large. An unmarked loop stays.
+// CHECK-LABEL: func.func @independent
+// CHECK: scf.forall (%[[B:.*]]) in (4) {
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[B]], %{{.*}} : index
+// CHECK-NEXT: %[[ROWS:.*]] = memref.subview %arg0[%[[FIRST]], 0] [256, 512]
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[ROWS]]
+// CHECK-NOT: dlc.independent_iterations
+// CHECK: scf.for
+// CHECK-NEXT: linalg.fill
+// LARGE-LABEL: func.func @independent
+// LARGE: scf.forall
+func.func @independent(%a: memref<1024x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c256 = arith.constant 256 : index
+  %z = arith.constant 0.0 : f32
+  scf.for %b = %c0 to %c4 step %c1 {
+    %first = arith.muli %b, %c256 : index
+    %rows = memref.subview %a[%first, 0] [256, 512] [1, 1] : memref<1024x512xf32> to memref<256x512xf32, strided<[512, 1], offset: ?>>
+    scf.for %t = %c0 to %c4 step %c1 {
+      linalg.fill ins(%z : f32) outs(%rows : memref<256x512xf32, strided<[512, 1], offset: ?>>)
+    }
+  } {dlc.independent_iterations}
+  scf.for %t = %c0 to %c4 step %c1 {
+    linalg.fill ins(%z : f32) outs(%a : memref<1024x512xf32>)
+  }
+  return
+}

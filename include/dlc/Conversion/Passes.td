@@ -38,6 +38,17 @@ def DlcLowerToLinalgPass : Pass<"dlc-lower-to-linalg", "::mlir::ModuleOp"> {
     softmax, log-softmax and cross-entropy). `dlc.param` and
     `dlc.parameter` are left for `dlc-lower-entry-abi`.
 
+    A recurrent layer (`dlc.lstm`, `dlc.gru` and their gradients) becomes an
+    `scf.for` over its steps. Its batch rows never meet (each step
+    multiplies every row of the state by the same weight), so the batch is
+    split into up to `recurrent-blocks` equal blocks of at least 8 rows,
+    the iterations of an `scf.for` marked `dlc.independent_iterations`,
+    each running the whole loop over the steps on its rows;
+    `dlc-parallelize-loops` runs it as an `scf.forall`, so the thread pool
+    forks once per layer, not once per step, and the cell updates run in
+    parallel too. Each row is computed by the same operations in the same
+    order at any block count.
+
     ```mlir
     %y = dlc.relu %x : tensor<4xf32>
     // becomes
@@ -55,6 +66,11 @@ def DlcLowerToLinalgPass : Pass<"dlc-lower-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::bufferization::BufferizationDialect"];
+  let options = [
+    Option<"recurrentBlocks", "recurrent-blocks", "int64_t", /*default=*/"4",
+           "Most blocks of batch rows whose steps run in parallel in a "
+           "recurrent layer (1: one loop over the whole batch)">,
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,6 +312,12 @@ def DlcParallelizeLoopsPass
     the same operations in the same order as before: the results are
     bit-identical at any thread count. An op without a parallel loop (a
     full reduction to a scalar) stays sequential.
+
+    An `scf.for` that `dlc-lower-to-linalg` marked
+    `dlc.independent_iterations` (a recurrent layer's blocks of batch rows,
+    each writing only its own rows) becomes an `scf.forall` over the same
+    range; the matmul tiles inside it then run on the thread that runs
+    their block.
 
     ```mlir
     // 64 x 4096 elementwise (262,144 points) on 16 chunks of 4 rows:

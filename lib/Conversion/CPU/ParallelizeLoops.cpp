@@ -2,11 +2,13 @@
 //
 // Splits the large linalg ops that are not matmuls along their first
 // parallel loop into the tiles of an scf.forall, so that they run on the
-// thread pool like the matmuls' cache tiles. See Passes.td.
+// thread pool like the matmuls' cache tiles, and runs the loops marked as
+// having independent iterations as scf.foralls. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -71,6 +73,24 @@ SmallVector<int64_t> chunkSizes(linalg::LinalgOp op, int64_t minIterations,
   return {};
 }
 
+/// `loop`, an scf.for whose iterations are independent (see
+/// kIndependentIterationsAttrName), as an scf.forall over the same range.
+LogicalResult toForall(IRRewriter &rewriter, scf::ForOp loop) {
+  if (loop.getNumResults() != 0)
+    return loop.emitError("internal error: a loop of independent iterations "
+                          "still carries values after bufferization");
+  rewriter.setInsertionPoint(loop);
+  auto forall = scf::ForallOp::create(
+      rewriter, loop.getLoc(), {getAsOpFoldResult(loop.getLowerBound())},
+      {getAsOpFoldResult(loop.getUpperBound())},
+      {getAsOpFoldResult(loop.getStep())}, ValueRange{}, std::nullopt);
+  rewriter.eraseOp(loop.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), forall.getTerminator(),
+                             {forall.getInductionVar(0)});
+  rewriter.eraseOp(loop);
+  return success();
+}
+
 struct DlcParallelizeLoopsPass
     : dlc::impl::DlcParallelizeLoopsPassBase<DlcParallelizeLoopsPass> {
   using DlcParallelizeLoopsPassBase::DlcParallelizeLoopsPassBase;
@@ -107,6 +127,14 @@ struct DlcParallelizeLoopsPass
       }
       rewriter.eraseOp(op);
     }
+    SmallVector<scf::ForOp> independent;
+    func.walk([&](scf::ForOp loop) {
+      if (loop->hasAttr(dlc::kIndependentIterationsAttrName))
+        independent.push_back(loop);
+    });
+    for (scf::ForOp loop : independent)
+      if (failed(toForall(rewriter, loop)))
+        return signalPassFailure();
   }
 };
 

@@ -35,6 +35,7 @@ namespace {
 
 struct DlcLowerToLinalgPass
     : dlc::impl::DlcLowerToLinalgPassBase<DlcLowerToLinalgPass> {
+  using DlcLowerToLinalgPassBase::DlcLowerToLinalgPassBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
@@ -47,7 +48,7 @@ struct DlcLowerToLinalgPass
     populateConvolutionLoweringPatterns(patterns);
     populatePoolingLoweringPatterns(patterns);
     populateDataMovementLoweringPatterns(patterns);
-    populateRecurrentLoweringPatterns(patterns);
+    populateRecurrentLoweringPatterns(patterns, recurrentBlocks);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,

@@ -112,8 +112,10 @@ void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of Pooling.cpp (max and average pooling and their gradients).
 void populatePoolingLoweringPatterns(RewritePatternSet &patterns);
 /// Patterns of Recurrent.cpp (the LSTM and the GRU and their
-/// backpropagation through time).
-void populateRecurrentLoweringPatterns(RewritePatternSet &patterns);
+/// backpropagation through time), whose steps run in up to `maxRowBlocks`
+/// parallel blocks of batch rows.
+void populateRecurrentLoweringPatterns(RewritePatternSet &patterns,
+                                       int64_t maxRowBlocks);
 /// Patterns of DataMovement.cpp (reshape, transpose, transfer, concat,
 /// slice, gather, masks and their gradients).
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);

@@ -23,6 +23,7 @@
 
 #include "LoweringUtils.h"
 
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -216,8 +217,81 @@ Value sigmoidSlope(OpBuilder &b, Location loc, Value x) {
       arith::SubFOp::create(b, loc, floatConst(b, loc, x.getType(), 1.0), x));
 }
 
+/// How a recurrent layer's batch splits into blocks of rows that run their
+/// steps in parallel: the rows never meet in a step (the recurrent GEMM
+/// multiplies each row of the state by the shared weight), so each block
+/// runs the whole loop over the steps as one iteration of a loop over the
+/// blocks, marked independent for dlc-parallelize-loops: the thread pool
+/// forks once per layer instead of once per step.
+struct RowBlocks {
+  /// At most `maxBlocks` equal blocks of at least `kMinRows` rows (one
+  /// register tile of the AVX-512 matmul kernel), or one block.
+  RowBlocks(int64_t batch, int64_t maxBlocks) : rows(batch) {
+    for (int64_t n = std::min(maxBlocks, batch / kMinRows); n > 1; --n)
+      if (batch % n == 0) {
+        count = n;
+        rows = batch / n;
+        return;
+      }
+  }
+
+  /// Runs `body` on each block: it gets a function that takes the block's
+  /// rows of a sequence [T, B, N] or state [B, N], and the block's rows of
+  /// `outs`, and returns their new values, which are written back in
+  /// place. One block runs on the whole tensors.
+  SmallVector<Value>
+  run(OpBuilder &b, Location loc, ValueRange outs,
+      function_ref<SmallVector<Value>(function_ref<Value(Value)>, ValueRange)>
+          body) const {
+    if (count == 1)
+      return body([](Value v) { return v; }, outs);
+    auto forOp =
+        scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+                           arith::ConstantIndexOp::create(b, loc, count),
+                           arith::ConstantIndexOp::create(b, loc, 1), outs);
+    forOp->setAttr(kIndependentIterationsAttrName, b.getUnitAttr());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value first =
+        arith::MulIOp::create(b, loc, forOp.getInductionVar(),
+                              arith::ConstantIndexOp::create(b, loc, rows));
+    // Offsets, sizes and strides of the block's rows of `v`.
+    auto place = [&](Value v) {
+      auto type = tensorTy(v);
+      int64_t batchDim = type.getRank() - 2;
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+          sizes, strides(type.getRank(), b.getIndexAttr(1));
+      for (int64_t d : type.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      offsets[batchDim] = first;
+      sizes[batchDim] = b.getIndexAttr(rows);
+      return std::tuple{offsets, sizes, strides};
+    };
+    auto rowsOf = [&](Value v) -> Value {
+      auto [offsets, sizes, strides] = place(v);
+      return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+    };
+    SmallVector<Value> blockOuts;
+    for (Value out : forOp.getRegionIterArgs())
+      blockOuts.push_back(rowsOf(out));
+    SmallVector<Value> results = body(rowsOf, blockOuts), yields;
+    for (auto [result, dest] :
+         llvm::zip_equal(results, forOp.getRegionIterArgs())) {
+      auto [offsets, sizes, strides] = place(dest);
+      yields.push_back(tensor::InsertSliceOp::create(b, loc, result, dest,
+                                                     offsets, sizes, strides));
+    }
+    scf::YieldOp::create(b, loc, yields);
+    return SmallVector<Value>(forOp.getResults());
+  }
+
+  static constexpr int64_t kMinRows = 8;
+  int64_t count = 1, rows;
+};
+
 struct LowerLstm : OpRewritePattern<LstmOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerLstm(MLIRContext *ctx, int64_t maxBlocks)
+      : OpRewritePattern(ctx), maxBlocks(maxBlocks) {}
 
   /// Step `t`: accumulates h_{t-1} W_hh^T into the step's pre-activations
   /// and writes h_t and c_t into their sequences and over the current
@@ -248,24 +322,31 @@ struct LowerLstm : OpRewritePattern<LstmOp> {
 
   LogicalResult matchAndRewrite(LstmOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
-    Sequence s(b, loc, tensorTy(op.getProjection()), op.getReverse(), 4);
-    int64_t h = s.hidden;
-    Value wt = s.transposedWeight(op.getRecurrentWeight());
-    auto stateTy = s.type({s.batch, h});
-    SmallVector<Value> state{op.getProjection(), s.buffer(tensorTy(op.getY())),
-                             s.buffer(tensorTy(op.getC())),
-                             s.copy(op.getInitialH(), s.buffer(stateTy)),
-                             s.copy(op.getInitialC(), s.buffer(stateTy))};
-    state = s.loop(0, s.steps, state, [&](Value i, ValueRange st) {
-      return step(s, wt, s.forwardStep(i), st);
-    });
+    Sequence whole(b, loc, tensorTy(op.getProjection()), op.getReverse(), 4);
+    Value wt = whole.transposedWeight(op.getRecurrentWeight());
+    auto stateTy = whole.type({whole.batch, whole.hidden});
+    SmallVector<Value> state{
+        op.getProjection(), whole.buffer(tensorTy(op.getY())),
+        whole.buffer(tensorTy(op.getC())),
+        whole.copy(op.getInitialH(), whole.buffer(stateTy)),
+        whole.copy(op.getInitialC(), whole.buffer(stateTy))};
+    state = RowBlocks(whole.batch, maxBlocks)
+                .run(b, loc, state, [&](auto, ValueRange init) {
+                  Sequence s(b, loc, tensorTy(init[0]), op.getReverse(), 4);
+                  return s.loop(0, s.steps, init, [&](Value i, ValueRange st) {
+                    return step(s, wt, s.forwardStep(i), st);
+                  });
+                });
     b.replaceOp(op, {state[1], state[2], state[0]});
     return success();
   }
+
+  int64_t maxBlocks;
 };
 
 struct LowerLstmGrad : OpRewritePattern<LstmGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerLstmGrad(MLIRContext *ctx, int64_t maxBlocks)
+      : OpRewritePattern(ctx), maxBlocks(maxBlocks) {}
 
   /// The gradient of step `t`'s cell. `state` is (dGates, dh, carry, dc):
   /// `dh` is the gradient of h_t, `carry` that of c_t through the next
@@ -276,12 +357,14 @@ struct LowerLstmGrad : OpRewritePattern<LstmGradOp> {
   /// four would need four slices of `dGates` at once, which bufferization
   /// cannot keep in place (each write back would seem to clobber the
   /// others).
-  static SmallVector<Value> cell(const Sequence &s, LstmGradOp op, Value t,
-                                 Value cPrev, ValueRange state) {
+  /// `gates`, `c` and `cGrad` are the layer's (or the rows') sequences.
+  static SmallVector<Value> cell(const Sequence &s, Value gates, Value cSeq,
+                                 Value cGrad, Value t, Value cPrev,
+                                 ValueRange state) {
     int64_t h = s.hidden;
     Value dGates = state[0], dh = state[1], carry = state[2], dc = state[3];
-    SmallVector<Value> a = s.gates(op.getGates(), t);
-    Value c = s.step(op.getC(), t);
+    SmallVector<Value> a = s.gates(gates, t);
+    Value c = s.step(cSeq, t);
     using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
     auto one = [&](ValueRange inputs, Value out, Body body) {
       return s
@@ -296,7 +379,7 @@ struct LowerLstmGrad : OpRewritePattern<LstmGradOp> {
       dGates = s.insert(r, dGates, t, k * h);
     };
     // dc = c_grad[t] + carry + dh * o * (1 - tanh(c_t)^2).
-    dc = one({a[3], c, dh, s.step(op.getCGrad(), t), carry}, dc,
+    dc = one({a[3], c, dh, s.step(cGrad, t), carry}, dc,
              [](OpBuilder &b, Location loc, ValueRange e) {
                Value o = sigmoid(b, loc, e[0]);
                Value tc = tanhOf(b, loc, e[1]);
@@ -332,36 +415,46 @@ struct LowerLstmGrad : OpRewritePattern<LstmGradOp> {
   LogicalResult matchAndRewrite(LstmGradOp op,
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
-    Sequence s(b, loc, tensorTy(op.getGates()), op.getReverse(), 4);
-    auto stateTy = s.type({s.batch, s.hidden});
+    Sequence whole(b, loc, tensorTy(op.getGates()), op.getReverse(), 4);
+    auto stateTy = whole.type({whole.batch, whole.hidden});
     Value w = op.getRecurrentWeight();
-    Value last = s.index(s.lastStep());
+    Value last = whole.index(whole.lastStep());
     // The last step's h_t gets only y's gradient, c_t only c's.
-    Value dh = s.copy(s.step(op.getYGrad(), last), s.buffer(stateTy));
+    Value dh =
+        whole.copy(whole.step(op.getYGrad(), last), whole.buffer(stateTy));
     Value carry =
-        linalg::FillOp::create(b, loc, floatConst(b, loc, s.elem, 0.0),
-                               s.buffer(stateTy))
+        linalg::FillOp::create(b, loc, floatConst(b, loc, whole.elem, 0.0),
+                               whole.buffer(stateTy))
             .getResult(0);
-    SmallVector<Value> state{s.buffer(tensorTy(op.getGatesGrad())), dh, carry,
-                             s.buffer(stateTy)};
+    SmallVector<Value> state{whole.buffer(tensorTy(op.getGatesGrad())), dh,
+                             carry, whole.buffer(stateTy)};
     Value zeros = filledTensor(b, loc, stateTy, 0.0);
     // Last step to first: the cell's gradient, then the gradient of
     // h_{t-1}: its own in y plus dGates_t W_hh. The first step reads the
     // initial c and leaves the initial states' gradients.
-    state = s.loop(0, s.steps, state, [&](Value i, ValueRange st) {
-      auto [t, first, prev] = s.backwardStep(i);
-      Value cPrev = arith::SelectOp::create(b, loc, first, op.getInitialC(),
-                                            s.step(op.getC(), prev));
-      SmallVector<Value> next = cell(s, op, t, cPrev, st);
-      Value dyPrev = arith::SelectOp::create(b, loc, first, zeros,
-                                             s.step(op.getYGrad(), prev));
-      next[1] = s.matmulInto(s.step(next[0], t), w, s.copy(dyPrev, next[1]));
-      return next;
-    });
+    auto rows = [&](function_ref<Value(Value)> rowsOf, ValueRange init) {
+      Sequence s(b, loc, tensorTy(init[0]), op.getReverse(), 4);
+      Value gates = rowsOf(op.getGates()), c = rowsOf(op.getC()),
+            yGrad = rowsOf(op.getYGrad()), cGrad = rowsOf(op.getCGrad()),
+            c0 = rowsOf(op.getInitialC()), noGrad = rowsOf(zeros);
+      return s.loop(0, s.steps, init, [&](Value i, ValueRange st) {
+        auto [t, first, prev] = s.backwardStep(i);
+        Value cPrev =
+            arith::SelectOp::create(b, loc, first, c0, s.step(c, prev));
+        SmallVector<Value> next = cell(s, gates, c, cGrad, t, cPrev, st);
+        Value dyPrev =
+            arith::SelectOp::create(b, loc, first, noGrad, s.step(yGrad, prev));
+        next[1] = s.matmulInto(s.step(next[0], t), w, s.copy(dyPrev, next[1]));
+        return next;
+      });
+    };
+    state = RowBlocks(whole.batch, maxBlocks).run(b, loc, state, rows);
     Value dGates = state[0], dh0 = state[1], dc0 = state[2];
     b.replaceOp(op, {dGates, dh0, dc0});
     return success();
   }
+
+  int64_t maxBlocks;
 };
 
 /// r, z and n of a GRU step from the elements of its projection's and
@@ -386,13 +479,15 @@ SmallVector<Value> gruInputs(const Sequence &s, Value proj, Value gates,
 }
 
 struct LowerGru : OpRewritePattern<GruOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerGru(MLIRContext *ctx, int64_t maxBlocks)
+      : OpRewritePattern(ctx), maxBlocks(maxBlocks) {}
 
   /// Step `t`: the recurrent pre-activations h W_hh^T + b_hh into the
   /// step's slice of `gates`, then h_t into y and over the current state.
-  /// `state` is (gates, y, h).
-  static SmallVector<Value> step(const Sequence &s, GruOp op, Value wt, Value t,
-                                 ValueRange state) {
+  /// `state` is (gates, y, h); `proj` is the layer's (or the rows')
+  /// input projection, `bias` b_hh.
+  static SmallVector<Value> step(const Sequence &s, Value proj, Value bias,
+                                 Value wt, Value t, ValueRange state) {
     OpBuilder &b = s.b;
     Value gates = state[0], y = state[1], h = state[2];
     auto id = b.getMultiDimIdentityMap(2);
@@ -400,9 +495,8 @@ struct LowerGru : OpRewritePattern<GruOp> {
     Value slot = s.step(gates, t);
     Value biased =
         linalg::GenericOp::create(
-            b, s.loc, TypeRange{slot.getType()},
-            ValueRange{op.getRecurrentBias()}, ValueRange{slot},
-            ArrayRef<AffineMap>{cols, id},
+            b, s.loc, TypeRange{slot.getType()}, ValueRange{bias},
+            ValueRange{slot}, ArrayRef<AffineMap>{cols, id},
             SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
             [](OpBuilder &nb, Location nloc, ValueRange e) {
               linalg::YieldOp::create(nb, nloc, e[0]);
@@ -411,7 +505,7 @@ struct LowerGru : OpRewritePattern<GruOp> {
     Value g = s.matmulInto(h, wt, biased);
     SmallVector<Value> inputs;
     for (int64_t k = 0; k < 3; ++k) {
-      inputs.push_back(s.slice(op.getProjection(), t, k * s.hidden, s.hidden));
+      inputs.push_back(s.slice(proj, t, k * s.hidden, s.hidden));
       inputs.push_back(s.columns(g, k * s.hidden, s.hidden));
     }
     SmallVector<Value> hy = s.cellLoop(
@@ -429,104 +523,139 @@ struct LowerGru : OpRewritePattern<GruOp> {
 
   LogicalResult matchAndRewrite(GruOp op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
-    Sequence s(b, loc, tensorTy(op.getProjection()), op.getReverse(), 3);
-    int64_t h = s.hidden;
-    Value wt = s.transposedWeight(op.getRecurrentWeight());
+    Sequence whole(b, loc, tensorTy(op.getProjection()), op.getReverse(), 3);
+    Value wt = whole.transposedWeight(op.getRecurrentWeight());
     SmallVector<Value> state{
-        s.buffer(tensorTy(op.getGates())), s.buffer(tensorTy(op.getY())),
-        s.copy(op.getInitialH(), s.buffer(s.type({s.batch, h})))};
-    state = s.loop(0, s.steps, state, [&](Value i, ValueRange st) {
-      return step(s, op, wt, s.forwardStep(i), st);
-    });
+        whole.buffer(tensorTy(op.getGates())),
+        whole.buffer(tensorTy(op.getY())),
+        whole.copy(op.getInitialH(),
+                   whole.buffer(whole.type({whole.batch, whole.hidden})))};
+    auto rows = [&](function_ref<Value(Value)> rowsOf, ValueRange init) {
+      Sequence s(b, loc, tensorTy(init[0]), op.getReverse(), 3);
+      Value proj = rowsOf(op.getProjection());
+      return s.loop(0, s.steps, init, [&](Value i, ValueRange st) {
+        return step(s, proj, op.getRecurrentBias(), wt, s.forwardStep(i), st);
+      });
+    };
+    state = RowBlocks(whole.batch, maxBlocks).run(b, loc, state, rows);
     b.replaceOp(op, {state[1], state[0]});
     return success();
   }
+
+  int64_t maxBlocks;
 };
 
 struct LowerGruGrad : OpRewritePattern<GruGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerGruGrad(MLIRContext *ctx, int64_t maxBlocks)
+      : OpRewritePattern(ctx), maxBlocks(maxBlocks) {}
+
+  /// The operands a step of the backward loop reads: the layer's (or the
+  /// rows') sequences and initial state, and the recurrent weight.
+  struct Operands {
+    Value yGrad, w, h0, proj, y, gates, zeros;
+  };
+
+  /// Iteration `i`: the gradients of step `t`'s pre-activations into its
+  /// slices of `dProj` and `dGates`, then dh_{t-1}. `state` is (dProj,
+  /// dGates, dh). Each gradient column block of the step is one generic
+  /// (see LowerLstmGrad::cell); the first step reads h0 and adds no y
+  /// gradient to dh0.
+  static SmallVector<Value> step(const Sequence &s, const Operands &x, Value i,
+                                 ValueRange state) {
+    OpBuilder &b = s.b;
+    Location loc = s.loc;
+    int64_t h = s.hidden;
+    auto [t, first, prev] = s.backwardStep(i);
+    Value hPrev =
+        arith::SelectOp::create(b, loc, first, x.h0, s.step(x.y, prev));
+    Value dProj = state[0], dGates = state[1], dh = state[2];
+    SmallVector<Value> inputs = gruInputs(s, x.proj, x.gates, t);
+    inputs.append({dh, hPrev});
+    // Which gradient a block holds: 0 dr, 1 dz, 2 dn (the projection's),
+    // 3 dn r (the recurrent n's).
+    auto block = [&](Value seq, int64_t col, int which) {
+      Value r =
+          s.cellLoop(
+               inputs, {s.slice(seq, t, col * h, h)},
+               [&](OpBuilder &b, Location loc,
+                   ValueRange e) -> SmallVector<Value> {
+                 GruGates gg(b, loc, e);
+                 Value dh = e[6], hp = e[7];
+                 Value one = floatConst(b, loc, dh.getType(), 1.0);
+                 Value dn = mul(
+                     b, loc,
+                     mul(b, loc, dh, arith::SubFOp::create(b, loc, one, gg.z)),
+                     oneMinusSquare(b, loc, gg.n));
+                 if (which == 0)
+                   return {mul(b, loc, mul(b, loc, dn, e[5]),
+                               sigmoidSlope(b, loc, gg.r))};
+                 if (which == 1)
+                   return {mul(
+                       b, loc,
+                       mul(b, loc, dh, arith::SubFOp::create(b, loc, hp, gg.n)),
+                       sigmoidSlope(b, loc, gg.z))};
+                 return {which == 2 ? dn : mul(b, loc, dn, gg.r)};
+               })
+              .front();
+      return s.insert(r, seq, t, col * h);
+    };
+    dProj = block(dProj, 0, 0);
+    dProj = block(dProj, 1, 1);
+    dProj = block(dProj, 2, 2);
+    dGates = block(dGates, 0, 0);
+    dGates = block(dGates, 1, 1);
+    dGates = block(dGates, 2, 3);
+    // dh_{t-1} = y_grad[t-1] + dh z + dGates_t W_hh.
+    Value dyPrev =
+        arith::SelectOp::create(b, loc, first, x.zeros, s.step(x.yGrad, prev));
+    SmallVector<Value> zIn{inputs[2], inputs[3], dyPrev};
+    dh = s.cellLoop(zIn, {dh},
+                    [](OpBuilder &b, Location loc,
+                       ValueRange e) -> SmallVector<Value> {
+                      Value z = sigmoid(b, loc, add(b, loc, e[0], e[1]));
+                      return {add(b, loc, e[2], mul(b, loc, e[3], z))};
+                    })
+             .front();
+    dh = s.matmulInto(s.step(dGates, t), x.w, dh);
+    return {dProj, dGates, dh};
+  }
 
   LogicalResult matchAndRewrite(GruGradOp op,
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
-    Sequence s(b, loc, tensorTy(op.getGates()), op.getReverse(), 3);
-    int64_t h = s.hidden;
-    auto stateTy = s.type({s.batch, h});
-    Value w = op.getRecurrentWeight();
-    Value last = s.index(s.lastStep());
+    Sequence whole(b, loc, tensorTy(op.getGates()), op.getReverse(), 3);
+    auto stateTy = whole.type({whole.batch, whole.hidden});
+    Value last = whole.index(whole.lastStep());
     Value zeros = filledTensor(b, loc, stateTy, 0.0);
     SmallVector<Value> state{
-        s.buffer(tensorTy(op.getProjectionGrad())),
-        s.buffer(tensorTy(op.getGatesGrad())),
-        s.copy(s.step(op.getYGrad(), last), s.buffer(stateTy))};
-    // Last step to first. Each gradient column block of the step is one
-    // generic (see LowerLstmGrad::cell); the first step reads h0 and adds
-    // no y gradient to dh0.
-    state = s.loop(0, s.steps, state, [&](Value i, ValueRange st) {
-      auto [t, first, prev] = s.backwardStep(i);
-      Value hPrev = arith::SelectOp::create(b, loc, first, op.getInitialH(),
-                                            s.step(op.getY(), prev));
-      Value dProj = st[0], dGates = st[1], dh = st[2];
-      SmallVector<Value> inputs =
-          gruInputs(s, op.getProjection(), op.getGates(), t);
-      inputs.append({dh, hPrev});
-      // Which gradient a block holds: 0 dr, 1 dz, 2 dn (the projection's),
-      // 3 dn r (the recurrent n's).
-      auto block = [&](Value seq, int64_t col, int which) {
-        Value r =
-            s.cellLoop(
-                 inputs, {s.slice(seq, t, col * h, h)},
-                 [&](OpBuilder &b, Location loc,
-                     ValueRange e) -> SmallVector<Value> {
-                   GruGates gg(b, loc, e);
-                   Value dh = e[6], hp = e[7];
-                   Value one = floatConst(b, loc, dh.getType(), 1.0);
-                   Value dn = mul(b, loc,
-                                  mul(b, loc, dh,
-                                      arith::SubFOp::create(b, loc, one, gg.z)),
-                                  oneMinusSquare(b, loc, gg.n));
-                   if (which == 0)
-                     return {mul(b, loc, mul(b, loc, dn, e[5]),
-                                 sigmoidSlope(b, loc, gg.r))};
-                   if (which == 1)
-                     return {mul(b, loc,
-                                 mul(b, loc, dh,
-                                     arith::SubFOp::create(b, loc, hp, gg.n)),
-                                 sigmoidSlope(b, loc, gg.z))};
-                   return {which == 2 ? dn : mul(b, loc, dn, gg.r)};
-                 })
-                .front();
-        return s.insert(r, seq, t, col * h);
-      };
-      dProj = block(dProj, 0, 0);
-      dProj = block(dProj, 1, 1);
-      dProj = block(dProj, 2, 2);
-      dGates = block(dGates, 0, 0);
-      dGates = block(dGates, 1, 1);
-      dGates = block(dGates, 2, 3);
-      // dh_{t-1} = y_grad[t-1] + dh z + dGates_t W_hh.
-      Value dyPrev = arith::SelectOp::create(b, loc, first, zeros,
-                                             s.step(op.getYGrad(), prev));
-      SmallVector<Value> zIn{inputs[2], inputs[3], dyPrev};
-      dh = s.cellLoop(zIn, {dh},
-                      [](OpBuilder &b, Location loc,
-                         ValueRange e) -> SmallVector<Value> {
-                        Value z = sigmoid(b, loc, add(b, loc, e[0], e[1]));
-                        return {add(b, loc, e[2], mul(b, loc, e[3], z))};
-                      })
-               .front();
-      dh = s.matmulInto(s.step(dGates, t), w, dh);
-      return SmallVector<Value>{dProj, dGates, dh};
-    });
+        whole.buffer(tensorTy(op.getProjectionGrad())),
+        whole.buffer(tensorTy(op.getGatesGrad())),
+        whole.copy(whole.step(op.getYGrad(), last), whole.buffer(stateTy))};
+    // Last step to first.
+    auto rows = [&](function_ref<Value(Value)> rowsOf, ValueRange init) {
+      Sequence s(b, loc, tensorTy(init[1]), op.getReverse(), 3);
+      Operands x{rowsOf(op.getYGrad()),
+                 op.getRecurrentWeight(),
+                 rowsOf(op.getInitialH()),
+                 rowsOf(op.getProjection()),
+                 rowsOf(op.getY()),
+                 rowsOf(op.getGates()),
+                 rowsOf(zeros)};
+      return s.loop(0, s.steps, init,
+                    [&](Value i, ValueRange st) { return step(s, x, i, st); });
+    };
+    state = RowBlocks(whole.batch, maxBlocks).run(b, loc, state, rows);
     b.replaceOp(op, {state[0], state[1], state[2]});
     return success();
   }
+
+  int64_t maxBlocks;
 };
 
 } // namespace
 
 void mlir::dlc::lowering::populateRecurrentLoweringPatterns(
-    RewritePatternSet &patterns) {
+    RewritePatternSet &patterns, int64_t maxRowBlocks) {
   patterns.add<LowerLstm, LowerLstmGrad, LowerGru, LowerGruGrad>(
-      patterns.getContext());
+      patterns.getContext(), maxRowBlocks);
 }

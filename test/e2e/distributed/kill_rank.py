@@ -1,5 +1,5 @@
 """Kills (SIGKILL) or stops (SIGSTOP: a rank that hangs) rank 1 of a 2-rank
-data-parallel training job after a second and checks that the job ends with
+data-parallel training job once it trains and checks that the job ends with
 a non-zero exit status within 60 s: mpirun ends a job whose rank died;
 a rank that hangs makes rank 0's all-reduce time out (DLC_COMM_TIMEOUT=5)
 with an error naming it, and rank 0 ends the job.
@@ -16,11 +16,20 @@ signal, work, mpirun, dlc, model, data = sys.argv[1:7]
 os.makedirs(work, exist_ok=True)
 step = (f"{dlc} run {model} --train --data-parallel --seed 0 "
         f"--input x={data}/x.npy --input y={data}/y.npy --steps 100000000")
-# Rank 1 runs the step in the background and kills or stops it after a
-# second.
+# Rank 1 runs the step in the background and kills or stops it a second
+# after rank 0 has compiled the step (rank 0's "using device" line, which
+# it also writes to a file; a fixed delay from the start raced the JIT on a
+# busy machine), or after 50 s.
 sig = "-KILL" if signal == "kill" else "-STOP"
-script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then {step} & sleep 1; '
-          f'kill {sig} $!; wait; exit 9; else exec {step}; fi')
+ready = os.path.join(work, "rank0.log")
+if os.path.exists(ready):
+    os.remove(ready)
+wait = (f'i=0; until grep -q "using device" {shlex.quote(ready)} 2>/dev/null '
+        f'|| [ $i -ge 500 ]; do sleep 0.1; i=$((i+1)); done; sleep 1')
+script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then {step} & {wait}; '
+          f'kill {sig} $!; wait; exit 9; '
+          f'else {{ {step} 2>&1; echo $? > rank0.status; }} '
+          f'| tee {shlex.quote(ready)}; exit $(cat rank0.status); fi')
 cmd = shlex.split(mpirun) + ["-np", "2", "sh", "-c", script]
 env = dict(os.environ, DLC_COMM_TIMEOUT="5")
 start = time.monotonic()

@@ -320,6 +320,33 @@ def _gru_seq(g):
     return m, fwd, F.mse_loss, x, y
 
 
+# Batches of 24 and 32 rows: dlc-lower-to-linalg runs the steps of each
+# block of 8 rows as an independent loop (3 and 4 blocks).
+@case("lstm_rows_adam", "test/e2e/train/models/lstm_rows.dlc", "", 10,
+      lambda p: torch.optim.Adam(p, lr=3e-3))
+def _lstm_rows(g):
+    m = Layers(rnn=nn.LSTM(8, 16, num_layers=2, bidirectional=True,
+                           batch_first=True),
+               fc=nn.Linear(32, 3))
+
+    def fwd(m, x):
+        _, (h, _) = m.rnn(x)
+        return m.fc(torch.cat([h[-2], h[-1]], 1))
+    x = torch.randn(24, 6, 8, generator=g)
+    y = torch.randint(0, 3, (24,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
+@case("gru_rows_sgd", "test/e2e/train/models/gru_rows.dlc", "", 10,
+      lambda p: torch.optim.SGD(p, lr=0.5, momentum=0.9))
+def _gru_rows(g):
+    m = Layers(rnn=nn.GRU(5, 12, num_layers=2, bidirectional=True))
+    fwd = lambda m, x: m.rnn(x)[0]
+    x = torch.randn(7, 32, 5, generator=g)
+    y = torch.randn(7, 32, 24, generator=g) * 0.5
+    return m, fwd, F.mse_loss, x, y
+
+
 TEST = """\
 # Training {name}: {steps} steps of `dlc run --train` from PyTorch's initial
 # weights and batch, compared with PyTorch's per-step losses and final

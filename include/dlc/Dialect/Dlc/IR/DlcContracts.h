@@ -60,6 +60,20 @@ inline constexpr llvm::StringLiteral kGrowthTrackerStateName =
     "optimizer.growth_tracker";
 
 //===----------------------------------------------------------------------===//
+// Written by dlc-lower-to-linalg
+//===----------------------------------------------------------------------===//
+
+/// Unit attribute of an scf.for whose iterations are independent: each
+/// reads and writes only its own slices of the values it threads (a
+/// recurrent layer's blocks of batch rows). It survives bufferization, and
+/// dlc-parallelize-loops runs such a loop as an scf.forall. A loop on
+/// tensors cannot be an scf.forall itself: the canonicalizer drops the
+/// shared outputs whose results are unused (a layer's states), and
+/// bufferization then copies every write into them.
+inline constexpr llvm::StringLiteral kIndependentIterationsAttrName =
+    "dlc.independent_iterations";
+
+//===----------------------------------------------------------------------===//
 // Written by code generation, read by the model descriptor and the memory
 // report (lib/Target/ModelInfo.cpp)
 //===----------------------------------------------------------------------===//
