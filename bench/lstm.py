@@ -25,6 +25,7 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -70,6 +71,40 @@ def dlc_bench(dlc, model, feeds, train, reps, threads):
     return float(m.group(1)), float(m.group(2))
 
 
+def check_outputs(dlc, path, feeds, model, ids_t, labels, tmp):
+    """The engines agree before anything is timed: dlc's logits against
+    PyTorch's (and onnxruntime's, when installed) to 1e-4, and dlc's first
+    training loss against PyTorch's to 1e-5 relative."""
+    out = os.path.join(tmp, "logits.npy")
+    subprocess.run([dlc, "run", path] + feeds + ["--output", out],
+                   check=True, capture_output=True)
+    got = np.load(out)
+    with torch.no_grad():
+        want = model(ids_t).numpy()
+    refs = {"PyTorch": want}
+    try:
+        import onnxruntime as ort
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        refs["onnxruntime"] = sess.run(
+            None, {sess.get_inputs()[0].name: ids_t.numpy()})[0]
+    except ImportError:
+        pass
+    for name, ref in refs.items():
+        err = float(np.abs(got - ref).max())
+        if err > 1e-4:
+            sys.exit("dlc's logits differ from %s's by %g" % (name, err))
+    losses = subprocess.run(
+        [dlc, "run", path, "--train", "--loss", "cross_entropy",
+         "--optimizer", "adam", "--lr", "1e-3"] + feeds +
+        ["--input", "y=" + os.path.join(tmp, "y.npy"), "--steps", "1",
+         "--print-loss"], check=True, capture_output=True, text=True).stdout
+    loss = float(re.search(r"loss ([-0-9.e+]+)", losses).group(1))
+    with torch.no_grad():
+        ref = F.cross_entropy(model(ids_t), torch.from_numpy(labels)).item()
+    if abs(loss - ref) > 1e-5 * abs(ref):
+        sys.exit("dlc's first loss %r differs from PyTorch's %r" % (loss, ref))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
@@ -94,6 +129,7 @@ def main():
     np.save(os.path.join(tmp, "ids.npy"), ids)
     np.save(os.path.join(tmp, "y.npy"), labels)
     feeds = ["--input", "ids=" + os.path.join(tmp, "ids.npy")]
+    check_outputs(args.dlc, path, feeds, model, ids_t, labels, tmp)
     rows = []
 
     # Forward.
