@@ -12,9 +12,13 @@
 // threaded through the loop as iteration arguments, every write in place
 // into a slice that the step extracted from the value it writes back to, so
 // bufferization places it all in buffers of the function body, which the
-// memory planner then assigns. Nothing is peeled off the loop: the steps
-// outside it would meet dlc-fuse-elementwise, which replaces destinations
-// that a payload does not read (it leaves loop bodies alone). A dlc.gru and
+// memory planner then assigns. A batch of at least 16 rows runs as blocks
+// of rows (RowBlocks), each the whole loop over the steps on its rows, the
+// iterations of a loop that dlc-parallelize-loops runs in parallel: the
+// rows of a recurrent layer never meet. Nothing is peeled off the loop: the
+// steps outside it would meet dlc-fuse-elementwise, which replaces
+// destinations that a payload does not read (it leaves loop bodies alone).
+// A dlc.gru and
 // its dlc.gru_grad are the same loops with the GRU's cell; the GRU's steps
 // save the recurrent pre-activations (h W_hh^T + b_hh), which the reset
 // gate multiplies.
@@ -357,7 +361,8 @@ struct LowerLstmGrad : OpRewritePattern<LstmGradOp> {
   /// four would need four slices of `dGates` at once, which bufferization
   /// cannot keep in place (each write back would seem to clobber the
   /// others).
-  /// `gates`, `c` and `cGrad` are the layer's (or the rows') sequences.
+  /// `gates`, `cSeq` and `cGrad` are the layer's (or its block's rows')
+  /// sequences.
   static SmallVector<Value> cell(const Sequence &s, Value gates, Value cSeq,
                                  Value cGrad, Value t, Value cPrev,
                                  ValueRange state) {
