@@ -112,3 +112,60 @@ func.func @join_matmul_sum(%a0: tensor<16x8xf32>, %b0: tensor<8x32xf32>, %a1: te
   %u = dlc.add %w0, %w1 : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
   return %t, %u : tensor<16x32xf32>, tensor<16x32xf32>
 }
+
+// -----
+
+// The gate blocks of an LSTM weight that PyTorch's exporter reorders into
+// ONNX's i, o, f, c and the importer back into i, f, g, o: the weight
+// itself, nothing copied.
+// CHECK-LABEL: func.func @gate_reorder_roundtrip
+// CHECK-NEXT: return %arg0
+func.func @gate_reorder_roundtrip(%w: tensor<16x3xf32>) -> tensor<16x3xf32> {
+  %i = dlc.slice %w {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<4x3xf32>
+  %f = dlc.slice %w {offsets = array<i64: 4, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<4x3xf32>
+  %g = dlc.slice %w {offsets = array<i64: 8, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<4x3xf32>
+  %o = dlc.slice %w {offsets = array<i64: 12, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<4x3xf32>
+  %iofc = dlc.concat %i, %o, %f, %g {dim = 0 : i64} : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<16x3xf32>
+  %a = dlc.slice %iofc {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<4x3xf32>
+  %b = dlc.slice %iofc {offsets = array<i64: 8, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<8x3xf32>
+  %c = dlc.slice %iofc {offsets = array<i64: 4, 0>, strides = array<i64: 1, 1>} : (tensor<16x3xf32>) -> tensor<4x3xf32>
+  %r = dlc.concat %a, %b, %c {dim = 0 : i64} : (tensor<4x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>) -> tensor<16x3xf32>
+  return %r : tensor<16x3xf32>
+}
+
+// -----
+
+// A band of a concat: the parts of its inputs that it covers (a whole input
+// is taken as it is); along dim 1 here.
+// CHECK-LABEL: func.func @slice_of_concat
+// CHECK-NEXT: %[[B:.*]] = dlc.slice %arg1 {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x5xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT: %[[J:.*]] = dlc.concat %arg0, %[[B]] {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+// CHECK-NEXT: %[[A:.*]] = dlc.slice %arg0 {offsets = array<i64: 0, 1>, strides = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT: return %[[J]], %[[A]], %arg1
+func.func @slice_of_concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x5xf32>) {
+  %j = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  %0 = dlc.slice %j {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x5xf32>
+  %1 = dlc.slice %j {offsets = array<i64: 0, 1>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x2xf32>
+  %2 = dlc.slice %j {offsets = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x5xf32>
+  return %0, %1, %2 : tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x5xf32>
+}
+
+// -----
+
+// Not bands of the concat's dimension: a strided slice, a slice of part of
+// another dimension, and slices that are not side by side stay as they are.
+// CHECK-LABEL: func.func @not_bands
+// CHECK: dlc.slice %[[J:.*]] {offsets = array<i64: 0, 0>, strides = array<i64: 1, 2>}
+// CHECK: dlc.slice %[[J]] {offsets = array<i64: 1, 0>, strides = array<i64: 1, 1>}
+// CHECK: %[[S0:.*]] = dlc.slice %arg0 {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x2xf32>
+// CHECK: %[[S1:.*]] = dlc.slice %arg0 {offsets = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x2xf32>
+// CHECK: dlc.concat %[[S0]], %[[S1]] {dim = 1 : i64}
+func.func @not_bands(%x: tensor<2x8xf32>, %a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> (tensor<2x4xf32>, tensor<1x8xf32>, tensor<2x4xf32>) {
+  %j = dlc.concat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  %0 = dlc.slice %j {offsets = array<i64: 0, 0>, strides = array<i64: 1, 2>} : (tensor<2x8xf32>) -> tensor<2x4xf32>
+  %1 = dlc.slice %j {offsets = array<i64: 1, 0>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<1x8xf32>
+  %s0 = dlc.slice %x {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x2xf32>
+  %s1 = dlc.slice %x {offsets = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>) -> tensor<2x2xf32>
+  %2 = dlc.concat %s0, %s1 {dim = 1 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+  return %0, %1, %2 : tensor<2x4xf32>, tensor<1x8xf32>, tensor<2x4xf32>
+}

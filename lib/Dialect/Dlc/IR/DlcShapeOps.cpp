@@ -265,6 +265,137 @@ LogicalResult SliceOp::verify() {
                       getStrides());
 }
 
+namespace {
+
+/// A unit-stride window of a tensor that is whole in every dimension but
+/// `dim`: elements [offset, offset + size) along `dim`.
+struct Band {
+  int64_t offset, size;
+};
+
+/// `op`'s window as a band along `dim`, if it is one.
+std::optional<Band> bandAlong(SliceOp op, int64_t dim) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (op.getStrides()[d] != 1)
+      return std::nullopt;
+    if (d != dim &&
+        (op.getOffsets()[d] != 0 || out.getDimSize(d) != in.getDimSize(d)))
+      return std::nullopt;
+  }
+  return Band{op.getOffsets()[dim], out.getDimSize(dim)};
+}
+
+/// Elements [offset, offset + size) of `v` along `dim`: `v` itself when
+/// that is all of it, else a new slice.
+Value bandOf(PatternRewriter &rewriter, Location loc, Value v, int64_t dim,
+             int64_t offset, int64_t size) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (offset == 0 && size == type.getDimSize(dim))
+    return v;
+  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
+      strides(type.getRank(), 1);
+  shape[dim] = size;
+  offsets[dim] = offset;
+  return SliceOp::create(rewriter, loc, type.clone(shape), v, offsets, strides);
+}
+
+/// slice(concat(a, b, c)) -> the parts of a, b and c the band covers,
+/// joined (one part: itself).
+struct SliceOfConcat : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto concat = op.getInput().getDefiningOp<ConcatOp>();
+    if (!concat)
+      return failure();
+    int64_t dim = concat.getDim();
+    std::optional<Band> band = bandAlong(op, dim);
+    if (!band)
+      return failure();
+    SmallVector<Value> parts;
+    int64_t start = 0, end = band->offset + band->size;
+    for (Value in : concat.getInputs()) {
+      int64_t size = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+      int64_t from = std::max(start, band->offset);
+      int64_t to = std::min(start + size, end);
+      if (from < to)
+        parts.push_back(
+            bandOf(rewriter, op.getLoc(), in, dim, from - start, to - from));
+      start += size;
+    }
+    if (parts.size() == 1)
+      rewriter.replaceOp(op, parts.front());
+    else
+      rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), parts, dim);
+    return success();
+  }
+};
+
+/// concat(slice(x, [a, b)), slice(x, [b, c))) -> slice(x, [a, c)) for
+/// bands of one tensor along the concat's dimension that lie side by side.
+struct JoinAdjacentBands : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t dim = op.getDim();
+    SmallVector<Value> inputs;
+    bool joined = false;
+    for (Value in : op.getInputs()) {
+      auto slice = in.getDefiningOp<SliceOp>();
+      auto last =
+          inputs.empty() ? SliceOp() : inputs.back().getDefiningOp<SliceOp>();
+      std::optional<Band> band, before;
+      if (slice && last && slice.getInput() == last.getInput()) {
+        band = bandAlong(slice, dim);
+        before = bandAlong(last, dim);
+      }
+      if (band && before && before->offset + before->size == band->offset) {
+        inputs.back() = bandOf(rewriter, op.getLoc(), slice.getInput(), dim,
+                               before->offset, before->size + band->size);
+        joined = true;
+        continue;
+      }
+      inputs.push_back(in);
+    }
+    if (!joined)
+      return failure();
+    if (inputs.size() == 1)
+      rewriter.replaceOp(op, inputs.front());
+    else
+      rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), inputs, dim);
+    return success();
+  }
+};
+
+} // namespace
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getInput().getType() != getType())
+    return {};
+  for (auto [offset, stride] : llvm::zip_equal(getOffsets(), getStrides()))
+    if (offset != 0 || stride != 1)
+      return {};
+  return getInput();
+}
+
+void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<SliceOfConcat>(context);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  return {};
+}
+
+void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<JoinAdjacentBands>(context);
+}
+
 LogicalResult SliceGradOp::verify() {
   return verifyWindow(*this, cast<RankedTensorType>(getType()),
                       cast<RankedTensorType>(getGrad().getType()), getOffsets(),

@@ -739,6 +739,8 @@ def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, Dlc_Grad]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Dlc_SliceOp : Dlc_Op<"slice", [Pure, Dlc_Grad]> {
@@ -753,12 +755,23 @@ def Dlc_SliceOp : Dlc_Op<"slice", [Pure, Dlc_Grad]> {
     ```mlir
     %s = dlc.slice %x {offsets = array<i64: 0, 4>, strides = array<i64: 1, 2>} : (tensor<2x12xf32>) -> tensor<2x4xf32>
     ```
+
+    Canonicalization: a slice of the whole input is the input; a band of a
+    concat along its dimension (unit strides, whole in every other
+    dimension) is the concat of the inputs' parts it covers; a concat of
+    bands of one tensor that lie side by side is one band. Together they
+    undo a reordering of a weight's blocks that is reordered back (the
+    gates of an LSTM or GRU that PyTorch's exporter writes in ONNX's order
+    and the importer reads in PyTorch's), which would otherwise run on
+    every call.
   }];
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$offsets,
                        DenseI64ArrayAttr:$strides);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Dlc_SliceGradOp : Dlc_Op<"slice_grad", [Pure, Dlc_Grad]> {
