@@ -270,9 +270,9 @@ def _convs(g):
     return m, fwd, F.mse_loss, x, y
 
 
-@case("lstm_adam", "test/e2e/train/models/lstm.dlc", "", 20,
-      lambda p: torch.optim.Adam(p, lr=3e-3))
-def _lstm(g):
+def lstm_classifier(g, batch):
+    """lstm.dlc (and lstm_rows.dlc): a 2-layer bidirectional LSTM and a
+    linear layer on the last layer's final states, on `batch` rows."""
     m = Layers(rnn=nn.LSTM(8, 16, num_layers=2, bidirectional=True,
                            batch_first=True),
                fc=nn.Linear(32, 3))
@@ -280,9 +280,15 @@ def _lstm(g):
     def fwd(m, x):
         _, (h, _) = m.rnn(x)
         return m.fc(torch.cat([h[-2], h[-1]], 1))
-    x = torch.randn(4, 6, 8, generator=g)
-    y = torch.randint(0, 3, (4,), generator=g)
+    x = torch.randn(batch, 6, 8, generator=g)
+    y = torch.randint(0, 3, (batch,), generator=g)
     return m, fwd, F.cross_entropy, x, y
+
+
+@case("lstm_adam", "test/e2e/train/models/lstm.dlc", "", 20,
+      lambda p: torch.optim.Adam(p, lr=3e-3))
+def _lstm(g):
+    return lstm_classifier(g, 4)
 
 
 @case("lstm_seq_sgd", "test/e2e/train/models/lstm_seq.dlc", "", 20,
@@ -325,16 +331,7 @@ def _gru_seq(g):
 @case("lstm_rows_adam", "test/e2e/train/models/lstm_rows.dlc", "", 10,
       lambda p: torch.optim.Adam(p, lr=3e-3))
 def _lstm_rows(g):
-    m = Layers(rnn=nn.LSTM(8, 16, num_layers=2, bidirectional=True,
-                           batch_first=True),
-               fc=nn.Linear(32, 3))
-
-    def fwd(m, x):
-        _, (h, _) = m.rnn(x)
-        return m.fc(torch.cat([h[-2], h[-1]], 1))
-    x = torch.randn(24, 6, 8, generator=g)
-    y = torch.randint(0, 3, (24,), generator=g)
-    return m, fwd, F.cross_entropy, x, y
+    return lstm_classifier(g, 24)
 
 
 @case("gru_rows_sgd", "test/e2e/train/models/gru_rows.dlc", "", 10,
