@@ -10,12 +10,19 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+
 using namespace llvm;
 
 int dlc::driver::fail(const Twine &msg, const Twine &hint) {
-  errs() << "dlc: error: " << msg << "\n";
+  // One write of the whole message: the ranks of an MPI job report the
+  // same error at once, and pieces written separately interleave.
+  std::string text;
+  raw_string_ostream os(text);
+  os << "dlc: error: " << msg << "\n";
   if (!hint.isTriviallyEmpty())
-    errs() << "dlc: hint: " << hint << "\n";
+    os << "dlc: hint: " << hint << "\n";
+  errs() << text;
   return 1;
 }
 
