@@ -9,12 +9,14 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Driver/Compile.h"
 
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 #include "dlc/Driver/Errors.h"
 #include "dlc/Driver/MemoryBudget.h"
 #include "dlc/Frontend/ModelImporter.h"
 #include "dlc/Frontend/OnnxImporter.h"
 #include "dlc/Target/Pipeline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -252,7 +254,19 @@ dlc::driver::loadModel(mlir::MLIRContext &ctx, SourceMgr &sm,
   if (failed(mlir::dlc::runDlcPipeline(
           *c.module, trainOpts ? &*trainOpts : nullptr, precisionName(prec))))
     return std::nullopt;
-  if (o.train || prec != Precision::FP32) {
+  // Weights re-laid out once (packed parameters and their entry), for
+  // inference: a training step reads the weights it updates as they are,
+  // and copies for its model's forward pass would only take memory.
+  bool packed = false;
+  if (o.packWeightsMiB > 0 && !o.train) {
+    if (failed(mlir::dlc::runPackWeightsPipeline(*c.module, o.packWeightsMiB)))
+      return std::nullopt;
+    packed = llvm::any_of(c.module->getOps<mlir::func::FuncOp>(),
+                          [](mlir::func::FuncOp f) {
+                            return f->hasAttr(mlir::dlc::kPackWeightsAttrName);
+                          });
+  }
+  if (o.train || prec != Precision::FP32 || packed) {
     // The training step added an entry and the optimizer state; autocast
     // changed the activations' types.
     auto trained = mlir::dlc::extractModelInfo(*c.module);
@@ -406,15 +420,15 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
   for (const mlir::dlc::CpuVariant &v : variants) {
     mlir::dlc::ModelInfo planned = c.info;
     mlir::dlc::collectWorkspaceSizes(v.module, planned);
-    for (auto [e, p] : llvm::zip(c.info.entries, planned.entries))
-      e.workspaceBytes = std::max(e.workspaceBytes, p.workspaceBytes);
+    for (auto [e, p] : llvm::zip(c.info.tableEntries(), planned.tableEntries()))
+      e->workspaceBytes = std::max(e->workspaceBytes, p->workspaceBytes);
   }
   // The CUDA code has its own plan (cuBLASLt reads the 16-bit copies that
   // the CPU code rounds while packing).
-  for (mlir::dlc::EntryInfo &e : c.info.entries) {
-    auto it = code.workspaceBytes.find(e.symbol);
+  for (mlir::dlc::EntryInfo *e : c.info.tableEntries()) {
+    auto it = code.workspaceBytes.find(e->symbol);
     if (cuda && it != code.workspaceBytes.end())
-      e.cudaWorkspaceBytes = it->second;
+      e->cudaWorkspaceBytes = it->second;
   }
   auto m = mlir::dlc::translateToLLVM(
       *c.module, c.info, llctx, tm, cuda ? *cuda : mlir::ModuleOp(),
@@ -575,8 +589,14 @@ int dlc::driver::compileModel(mlir::MLIRContext &ctx, const CompileOptions &o) {
     mlir::dlc::printMemoryReport(c->info, batchOf(c->info), format == "json",
                                  outs(), o.ranks);
     // Mixed precision: what 16 bits save against the same model in fp32.
+    // Its weights reach the matmuls through autocast's casts, which
+    // dlc-pack-weights leaves to the matmul packing: the reference packs
+    // no more than it does.
+    CompileOptions reference = o;
+    if (!c->info.packedBytes())
+      reference.packWeightsMiB = 0;
     if (o.precision != Precision::FP32 && format != "json")
-      if (auto fp32 = plannedAt(ctx, **tm, o, 0, Precision::FP32))
+      if (auto fp32 = plannedAt(ctx, **tm, reference, 0, Precision::FP32))
         mlir::dlc::printPrecisionSaving(c->info, *fp32,
                                         precisionName(o.precision), outs());
   }

@@ -128,7 +128,9 @@ std::string mlir::dlc::generateHeader(const ModelInfo &info) {
   os << "/* Sizes, in elements and bytes. */\n";
   size_t numStates = llvm::count_if(
       info.params, [](const ParamInfo &p) { return p.optimizerState; });
-  size_t numWeights = info.params.size() - numStates;
+  size_t numWeights =
+      info.params.size() - numStates -
+      llvm::count_if(info.params, [](const ParamInfo &p) { return p.packed; });
   os << "#define " << M << "_NUM_PARAMS " << numWeights << "\n";
   os << "#define " << M << "_PARAM_COUNT " << info.paramCount() << "LL\n";
   os << "#define " << M << "_PARAM_BYTES " << info.paramBytes() << "LL\n";

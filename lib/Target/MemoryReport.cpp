@@ -19,6 +19,7 @@ MemoryUse mlir::dlc::memoryUse(const ModelInfo &info, const EntryInfo &e) {
   for (const ParamInfo &p : info.params)
     if (p.optimizerState)
       (p.shape.empty() ? u.stepCount : u.optimizerState) += p.bytes;
+  u.packed = info.packedBytes();
   u.gradients = e.gradientBytes;
   u.savedActivations = e.savedActivationBytes;
   u.workspace = std::max<int64_t>(e.workspaceBytes, 0);
@@ -37,6 +38,8 @@ struct Row {
 };
 const Row kRows[] = {
     {"weights", "weights", &MemoryUse::weights, ""},
+    {"packed weights", "packed_weights", &MemoryUse::packed,
+     "  (re-laid out once, dlc-pack-weights)"},
     {"gradients", "gradients", &MemoryUse::gradients, "  (in the workspace)"},
     {"optimizer state", "optimizer_state", &MemoryUse::optimizerState,
      "  (moments)"},
@@ -67,7 +70,8 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
       MemoryUse u = memoryUse(info, e);
       os << (i ? ", " : "") << "\"" << e.name << "\": {";
       for (auto [k, row] : llvm::enumerate(kRows))
-        if (row.field != &MemoryUse::communication || e.usesComm)
+        if ((row.field != &MemoryUse::communication || e.usesComm) &&
+            (row.field != &MemoryUse::packed || u.packed))
           os << (k ? ", " : "") << "\"" << row.json << "\": " << u.*row.field;
       os << ", \"buffers_without_reuse\": " << u.buffers;
       if (e.cudaWorkspaceBytes >= 0)
@@ -88,7 +92,8 @@ void mlir::dlc::printMemoryReport(const ModelInfo &info, int64_t batch,
     os << "  " << e.name << "\n";
     for (const Row &row : kRows) {
       int64_t v = u.*row.field;
-      if (row.field == &MemoryUse::communication && !e.usesComm)
+      if ((row.field == &MemoryUse::communication && !e.usesComm) ||
+          (row.field == &MemoryUse::packed && !v))
         continue;
       std::string n = withCommas(v);
       os << "    " << llvm::left_justify(row.label, 18)

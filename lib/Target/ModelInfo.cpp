@@ -155,6 +155,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     if (p.getValueAttr())
       pi.value = p.getValueAttr();
     pi.optimizerState = p.getRole() == ParameterRole::optimizer_state;
+    pi.packed = p.getRole() == ParameterRole::packed;
     if (auto whole = p.getShardOfAttr()) {
       pi.shardOf.assign(whole.asArrayRef().begin(), whole.asArrayRef().end());
       pi.shardRanks = *p.getShardRanks();
@@ -250,7 +251,10 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     });
     f.walk([&](mlir::dlc::ShardOp) { e.usesComm = true; });
     e.commBytes += reduceScatterPieceBytes;
-    info.entries.push_back(std::move(e));
+    if (f->hasAttr(kPackWeightsAttrName))
+      info.packWeights = std::move(e);
+    else
+      info.entries.push_back(std::move(e));
   }
   if (info.entries.empty())
     return module.emitError("the module has no entry point")
@@ -272,7 +276,8 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
 }
 
 void mlir::dlc::collectWorkspaceSizes(ModuleOp module, ModelInfo &info) {
-  for (EntryInfo &e : info.entries) {
+  for (EntryInfo *entry : info.tableEntries()) {
+    EntryInfo &e = *entry;
     Operation *kernel = module.lookupSymbol(e.symbol);
     if (!kernel)
       continue;
@@ -304,6 +309,32 @@ int64_t ModelInfo::stateBytes() const {
   return n;
 }
 
+SmallVector<EntryInfo *> ModelInfo::tableEntries() {
+  SmallVector<EntryInfo *> table;
+  for (EntryInfo &e : entries)
+    table.push_back(&e);
+  if (packWeights)
+    table.push_back(&*packWeights);
+  return table;
+}
+
+SmallVector<const EntryInfo *> ModelInfo::tableEntries() const {
+  SmallVector<const EntryInfo *> table;
+  for (const EntryInfo &e : entries)
+    table.push_back(&e);
+  if (packWeights)
+    table.push_back(&*packWeights);
+  return table;
+}
+
+int64_t ModelInfo::packedBytes() const {
+  int64_t n = 0;
+  for (const ParamInfo &p : params)
+    if (p.packed)
+      n += p.bytes;
+  return n;
+}
+
 int64_t ModelInfo::persistentArenaBytes() const {
   int64_t n = 0;
   for (const ParamInfo &p : params)
@@ -313,15 +344,15 @@ int64_t ModelInfo::persistentArenaBytes() const {
 
 int64_t ModelInfo::workspaceBytes() const {
   int64_t n = 0;
-  for (const EntryInfo &e : entries)
-    n = std::max(n, e.workspaceBytes);
+  for (const EntryInfo *e : tableEntries())
+    n = std::max(n, e->workspaceBytes);
   return (n + 63) / 64 * 64;
 }
 
 int64_t ModelInfo::paramCount() const {
   int64_t n = 0;
   for (const ParamInfo &p : params)
-    if (!p.optimizerState)
+    if (!p.optimizerState && !p.packed)
       n += p.numel;
   return n;
 }
@@ -329,7 +360,7 @@ int64_t ModelInfo::paramCount() const {
 int64_t ModelInfo::paramBytes() const {
   int64_t n = 0;
   for (const ParamInfo &p : params)
-    if (!p.optimizerState)
+    if (!p.optimizerState && !p.packed)
       n += p.bytes;
   return n;
 }
@@ -359,11 +390,18 @@ std::string ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
       os << "\n";
       continue;
     }
+    if (p.packed) {
+      os << "packed " << p.name << " " << p.dtype << " ";
+      printShape(os, p.shape);
+      os << "\n";
+      continue;
+    }
     os << "param " << p.name << " " << p.dtype << " ";
     printShape(os, p.shape);
     os << " " << p.init << " " << llvm::format("%.17g", p.bound) << "\n";
   }
-  for (const EntryInfo &e : entries) {
+  for (const EntryInfo *entry : tableEntries()) {
+    const EntryInfo &e = *entry;
     os << "entry " << e.name << "\n";
     if (e.workspaceBytes >= 0)
       os << "workspace " << e.workspaceBytes << "\n";
@@ -371,7 +409,9 @@ std::string ModelInfo::descriptorText(ArrayRef<std::string> cpuFeatures) const {
       os << "cuda_workspace " << e.cudaWorkspaceBytes << "\n";
     if (e.usesComm)
       os << "communicator\n";
-    if (!e.writesParams)
+    if (packWeights && entry == &*packWeights)
+      os << "pack_weights\n";
+    else if (!e.writesParams)
       os << "concurrent\n";
     for (const TensorInfo &t : e.inputs) {
       os << "in " << t.name << " " << t.dtype << " ";

@@ -207,7 +207,8 @@ translateModule(mlir::ModuleOp module, StringRef name, LLVMContext &llvmContext,
 static Expected<SmallVector<Constant *>>
 entryWrappers(Module &m, const mlir::dlc::ModelInfo &info, StringRef suffix) {
   SmallVector<Constant *> entries;
-  for (const mlir::dlc::EntryInfo &e : info.entries) {
+  for (const mlir::dlc::EntryInfo *entry : info.tableEntries()) {
+    const mlir::dlc::EntryInfo &e = *entry;
     std::string symbol = e.symbol + suffix.str();
     llvm::Function *kernel = m.getFunction(symbol);
     if (!kernel)

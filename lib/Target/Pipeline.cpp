@@ -102,6 +102,15 @@ LogicalResult mlir::dlc::runDlcPipeline(ModuleOp module,
   });
 }
 
+LogicalResult mlir::dlc::runPackWeightsPipeline(ModuleOp module,
+                                                int64_t maxMiB) {
+  return runPipeline(module, [&](OpPassManager &pm) {
+    DlcPackWeightsPassOptions pack;
+    pack.maxMiB = maxMiB;
+    pm.addPass(createDlcPackWeightsPass(pack));
+  });
+}
+
 static void buildPlacementPipeline(OpPassManager &pm, StringRef device) {
   DlcPlaceDevicesPassOptions placement;
   placement.device = device.str();

@@ -136,6 +136,27 @@ def test_load_state_dict(mlp_dlc):
         b.load_state_dict({**a.state_dict(), "fc1.bias": np.zeros(3)})
 
 
+def test_forward_reads_the_weights_it_was_given(mlp_dlc):
+    # An inference model reads its weights re-laid out once
+    # (dlc-pack-weights): they are laid out again after every load or write.
+    m = dlc.compile(mlp_dlc, device="cpu", seed=3)
+    x, _ = classes_data(8)
+
+    def numpy_forward():
+        s = m.state_dict()
+        h = np.maximum(x @ s["fc1.weight"].T + s["fc1.bias"], 0)
+        return h @ s["fc2.weight"].T + s["fc2.bias"]
+
+    before = m(x)
+    np.testing.assert_allclose(before, numpy_forward(), rtol=1e-5, atol=1e-6)
+    m.load_state_dict({k: v * 0.5 for k, v in m.state_dict().items()})
+    after = m(x)
+    np.testing.assert_allclose(after, numpy_forward(), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(after, before)
+    m.init(5)
+    np.testing.assert_allclose(m(x), numpy_forward(), rtol=1e-5, atol=1e-6)
+
+
 def test_torch_module_and_state_dict():
     torch = pytest.importorskip("torch", reason="needs PyTorch")
     pytest.importorskip("onnx", reason="torch.onnx needs the onnx package")

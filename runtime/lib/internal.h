@@ -205,6 +205,10 @@ struct ParamDecl : TensorDecl {
   /// hold the whole tensor. 0: not sharded.
   int64_t shardRanks = 0;
   TensorDecl whole;
+  /// A `packed` line: weights re-laid out by the pack_weights entry,
+  /// after every param and state; hidden from the C API, never loaded or
+  /// saved.
+  bool isPacked = false;
 };
 
 struct EntryDecl {
@@ -223,12 +227,22 @@ struct EntryDecl {
   /// data-parallel job and takes the model's CommContext after the
   /// workspace.
   bool communicator = false;
+  /// The `pack_weights` line: the entry computes the packed params from
+  /// the others; the last entry, hidden from the C API, run by the runtime
+  /// before a `concurrent` entry when the params changed.
+  bool packWeights = false;
 };
 
 struct ModelDecl {
   std::string name;
+  /// Every param, state and packed tensor, in the arena's order (the
+  /// packed ones last); the C API shows the first `numParams`.
   std::vector<ParamDecl> params;
+  /// Every entry, pack_weights last; the C API shows the first
+  /// `numEntries`.
   std::vector<EntryDecl> entries;
+  size_t numParams = 0, numEntries = 0;
+  bool hasPackWeights() const { return numEntries < entries.size(); }
   int64_t paramBytes = 0; ///< The arena's layout size, a multiple of 64.
   /// The largest entry workspace, a multiple of 64: it follows the params
   /// in the arena and is shared by the entries.

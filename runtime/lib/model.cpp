@@ -47,7 +47,11 @@ struct dlc_model {
 
   /// CUDA only: the device side, and the state of the host mirror.
   std::unique_ptr<CudaContext> cuda;
-  mutable bool hostStale = false;   ///< A run may have changed the params.
+  mutable bool hostStale = false; ///< A run may have changed the params.
+  /// The packed params may not match the others (created, loaded, written
+  /// through dlc_model_param_info, trained): the pack_weights entry runs
+  /// before the next `concurrent` entry.
+  mutable std::atomic<bool> packedStale{true};
   mutable bool deviceStale = false; ///< The mirror may have been written.
   std::string deviceDescription = "cpu";
   /// CPU: the entries this CPU runs (a variant's or the base ones), and
@@ -182,6 +186,7 @@ dlc_status syncDevice(const dlc_model &m) {
 
 /// CUDA: every param of the host mirror was just written (init, load).
 dlc_status paramsWritten(dlc_model &m) {
+  m.packedStale = true;
   if (!m.cuda)
     return DLC_OK;
   std::lock_guard<std::mutex> lock(m.running);
@@ -199,11 +204,11 @@ dlc_status checkModel(const dlc_model *m) {
 dlc_status checkEntry(const dlc_model *m, int32_t e) {
   if (dlc_status s = checkModel(m))
     return s;
-  if (e < 0 || static_cast<size_t>(e) >= m->decl.entries.size())
+  if (e < 0 || static_cast<size_t>(e) >= m->decl.numEntries)
     return fail(DLC_ERR_INVALID_ARGUMENT,
                 "entry index " + std::to_string(e) + " out of range (model " +
                     quote(m->decl.name) + " has " +
-                    std::to_string(m->decl.entries.size()) + " entries)");
+                    std::to_string(m->decl.numEntries) + " entries)");
   return DLC_OK;
 }
 
@@ -451,8 +456,8 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
     std::string firstMissing;
     for (const ParamDecl &param : m->decl.params) {
       auto it = byName.find(param.name);
-      if (it == byName.end()) {
-        if (param.isState) {
+      if (param.isPacked || it == byName.end()) {
+        if (param.isState || param.isPacked) {
           sources.push_back(nullptr); // zeroed below
           continue;
         }
@@ -488,7 +493,7 @@ dlc_status dlc_model_load(dlc_model *m, const char *safetensors_path) {
       return fail(DLC_ERR_FORMAT,
                   modelFile(*m, path) + ": no tensor " + quote(firstMissing) +
                       " (" + std::to_string(missing) + " of the model's " +
-                      std::to_string(m->decl.params.size()) +
+                      std::to_string(m->decl.numParams) +
                       " params are missing)");
 
     for (size_t i = 0; i < m->decl.params.size(); ++i) {
@@ -536,8 +541,8 @@ static dlc_status saveSharded(const dlc_model &m, const char *path) {
   bool root = dlc_comm_rank(comm) == 0;
   std::vector<TensorRef> tensors;
   std::vector<std::vector<float>> wholes;
-  wholes.reserve(m.decl.params.size());
-  for (size_t i = 0; i < m.decl.params.size(); ++i) {
+  wholes.reserve(m.decl.numParams);
+  for (size_t i = 0; i < m.decl.numParams; ++i) {
     const ParamDecl &param = m.decl.params[i];
     if (!param.shardRanks) {
       tensors.push_back({&param, m.data(i)});
@@ -579,8 +584,8 @@ dlc_status dlc_model_save(const dlc_model *m, const char *safetensors_path) {
     if (stateShards(*m))
       return saveSharded(*m, safetensors_path);
     std::vector<TensorRef> tensors;
-    tensors.reserve(m->decl.params.size());
-    for (size_t i = 0; i < m->decl.params.size(); ++i)
+    tensors.reserve(m->decl.numParams);
+    for (size_t i = 0; i < m->decl.numParams; ++i)
       tensors.push_back({&m->decl.params[i], m->data(i)});
     return writeSafetensors(safetensors_path, std::move(tensors));
   });
@@ -604,7 +609,7 @@ int64_t dlc_model_workspace_bytes(const dlc_model *m) {
 
 int32_t dlc_model_num_params(const dlc_model *m) {
   return guardValue<int32_t>(-1, [&] {
-    return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.params.size());
+    return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.numParams);
   });
 }
 
@@ -615,10 +620,12 @@ dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
       return s;
     if (!info)
       return fail(DLC_ERR_INVALID_ARGUMENT, "info is NULL");
-    if (dlc_status s = checkTensorIndex("param", m->decl.params.size(), i))
+    if (dlc_status s = checkTensorIndex("param", m->decl.numParams, i))
       return s;
+    // The caller may write through the pointer: pack again before the next
+    // run (and on CUDA upload).
+    m->packedStale = true;
     if (m->cuda) {
-      // The caller may write through the pointer: upload before the next run.
       std::lock_guard<std::mutex> lock(m->running);
       if (dlc_status s = syncHost(*m))
         return s;
@@ -698,7 +705,7 @@ int64_t dlc_model_param_bytes(const dlc_model *m) {
 
 int32_t dlc_model_num_entries(const dlc_model *m) {
   return guardValue<int32_t>(-1, [&] {
-    return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.entries.size());
+    return checkModel(m) ? -1 : static_cast<int32_t>(m->decl.numEntries);
   });
 }
 
@@ -710,7 +717,7 @@ int32_t dlc_model_find_entry(const dlc_model *m, const char *name) {
       fail(DLC_ERR_INVALID_ARGUMENT, "name is NULL");
       return -1;
     }
-    for (size_t e = 0; e < m->decl.entries.size(); ++e)
+    for (size_t e = 0; e < m->decl.numEntries; ++e)
       if (m->decl.entries[e].name == name)
         return static_cast<int32_t>(e);
     fail(DLC_ERR_INVALID_ARGUMENT,
@@ -773,6 +780,18 @@ dlc_status dlc_model_entry_output_info(const dlc_model *m, int32_t e, int32_t i,
   return entryTensorInfo(m, e, i, info, /*output=*/true);
 }
 
+/// Runs the pack_weights entry on the CPU; the caller holds `runs` alone.
+static dlc_status packWeights(dlc_model &m) {
+  std::vector<void *> args(m.paramData.begin(), m.paramData.end());
+  CallWorkspace workspace(m);
+  if (dlc_status s = workspace.take())
+    return s;
+  args.push_back(workspace.data());
+  m.cpuEntries[m.decl.numEntries](args.data());
+  m.packedStale = false;
+  return DLC_OK;
+}
+
 dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
                          void *const *outputs) {
   return guardStatus([&] {
@@ -796,6 +815,16 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
         return s;
       // Even a failed run may have written some params.
       m->hostStale = true;
+      if (entry.concurrent && m->decl.hasPackWeights() && m->packedStale) {
+        size_t pack = m->decl.numEntries;
+        if (dlc_status s =
+                cudaRunEntry(*m->cuda, m->decl, pack,
+                             m->desc->cuda->entries[pack], nullptr, nullptr))
+          return s;
+        m->packedStale = false;
+      }
+      if (!entry.concurrent)
+        m->packedStale = true;
       return cudaRunEntry(*m->cuda, m->decl, static_cast<size_t>(e),
                           m->desc->cuda->entries[e], inputs, outputs);
     }
@@ -829,12 +858,25 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
 
     // Calls that only read the params run at once, each in a workspace of
     // its own; a call that writes them runs alone.
+    // Packed params are recomputed first when the others changed, alone.
     std::shared_lock<std::shared_mutex> shared(m->runs, std::defer_lock);
     std::unique_lock<std::shared_mutex> exclusive(m->runs, std::defer_lock);
-    if (entry.concurrent)
-      shared.lock();
-    else
+    if (entry.concurrent) {
+      for (;;) {
+        shared.lock();
+        if (!m->decl.hasPackWeights() || !m->packedStale)
+          break;
+        shared.unlock();
+        exclusive.lock();
+        if (m->packedStale)
+          if (dlc_status s = packWeights(*m))
+            return s;
+        exclusive.unlock();
+      }
+    } else {
       exclusive.lock();
+      m->packedStale = true;
+    }
     CallWorkspace workspace(*m);
     if (dlc_status s = workspace.take())
       return s;
@@ -903,7 +945,7 @@ dlc_status dlc_model_check_replicas(dlc_model *m, int32_t *same) {
         return s;
     // Every tensor but the shards of a sharded optimizer's state.
     uint64_t hash = fnv1a(nullptr, 0);
-    for (size_t i = 0; i < m->decl.params.size(); ++i)
+    for (size_t i = 0; i < m->decl.numParams; ++i)
       if (!m->decl.params[i].shardRanks)
         hash = fnv1a(m->data(i), static_cast<size_t>(m->decl.params[i].nbytes),
                      hash);

@@ -79,7 +79,7 @@ private:
   int Version = 1;
   bool parseHeader();
   bool parseBody();
-  bool parseParam(bool isState);
+  bool parseParam(bool isState, bool isPacked);
   bool parseShard(ParamDecl &param);
   bool parseTensor(TensorDecl &tensor, const char *syntax);
   bool parseDType(std::string_view field, dlc_dtype &dtype);
@@ -241,21 +241,29 @@ bool ModelTextParser::parseHeader() {
   return true;
 }
 
-bool ModelTextParser::parseParam(bool isState) {
+bool ModelTextParser::parseParam(bool isState, bool isPacked) {
   ParamDecl param;
   bool sharded = isState && Fields.size() == 7;
-  if (!expectFieldCount(isState ? (sharded ? 7 : 4) : 6,
-                        isState ? "state NAME DTYPE SHAPE [shard RANKS SHAPE]"
-                                : "param NAME DTYPE SHAPE INIT BOUND"))
+  if (!expectFieldCount(isPacked  ? 4
+                        : isState ? (sharded ? 7 : 4)
+                                  : 6,
+                        isPacked  ? "packed NAME DTYPE SHAPE"
+                        : isState ? "state NAME DTYPE SHAPE [shard RANKS SHAPE]"
+                                  : "param NAME DTYPE SHAPE INIT BOUND"))
     return false;
   if (!isTensorName(Fields[1]))
-    return error(std::string("bad ") + (isState ? "state" : "param") +
+    return error(std::string("bad ") +
+                 (isPacked  ? "packed"
+                  : isState ? "state"
+                            : "param") +
                  " name " + quote(Fields[1]) +
                  " (letters, digits, '_' and '.')");
   param.name = std::string(Fields[1]);
   if (!parseDType(Fields[2], param.dtype) || !parseShape(Fields[3], param))
     return false;
-  param.isState = isState;
+  param.isPacked = isPacked;
+  isState = isState || isPacked; // zero-initialised, no bound
+  param.isState = isState && !isPacked;
   if (sharded && !parseShard(param))
     return false;
 
@@ -332,14 +340,18 @@ bool ModelTextParser::parseBody() {
   Line line;
   while ((line = nextLine()) == Line::Ok) {
     std::string_view keyword = Fields[0];
-    if (keyword == "param" || keyword == "state") {
-      bool isState = keyword == "state";
+    if (keyword == "param" || keyword == "state" || keyword == "packed") {
+      bool isState = keyword == "state", isPacked = keyword == "packed";
       if (!Model.entries.empty())
         return error(quote(keyword) +
                      " after the first 'entry' (params come first)");
-      if (!isState && !Model.params.empty() && Model.params.back().isState)
+      if (!isState && !isPacked && !Model.params.empty() &&
+          Model.params.back().isState)
         return error("'param' after a 'state' (weights come first)");
-      if (!parseParam(isState))
+      if (!isPacked && !Model.params.empty() && Model.params.back().isPacked)
+        return error(quote(keyword) +
+                     " after a 'packed' (packed weights come last)");
+      if (!parseParam(isState, isPacked))
         return false;
       const std::string &name = Model.params.back().name;
       if (name == "__metadata__")
@@ -357,6 +369,8 @@ bool ModelTextParser::parseBody() {
                      " (expected a C identifier)");
       if (!entryNames.insert(std::string(Fields[1])).second)
         return error("duplicate entry " + quote(Fields[1]));
+      if (!Model.entries.empty() && Model.entries.back().packWeights)
+        return error("an entry after the pack_weights entry (it comes last)");
       Model.entries.emplace_back();
       Model.entries.back().name = std::string(Fields[1]);
       inEntry = true;
@@ -419,6 +433,19 @@ bool ModelTextParser::parseBody() {
         Model.cpuFeatures.emplace_back(f);
         start = end + 1;
       }
+    } else if (keyword == "pack_weights") {
+      // The entry that computes the packed params: after every other entry,
+      // with neither inputs nor outputs.
+      if (!inEntry)
+        return error("'pack_weights' outside an entry block");
+      if (!expectFieldCount(1, "pack_weights"))
+        return false;
+      EntryDecl &entry = Model.entries.back();
+      if (entry.packWeights || entry.concurrent || entry.communicator ||
+          !entry.inputs.empty() || !entry.outputs.empty())
+        return error("'pack_weights' must come once, in an entry without "
+                     "other flags, inputs or outputs");
+      entry.packWeights = true;
     } else if (keyword == "communicator" || keyword == "concurrent") {
       // Version 2 entry flags, before the entry's tensors: `communicator`
       // (the entry reduces over the ranks of a data-parallel job and takes
@@ -444,6 +471,8 @@ bool ModelTextParser::parseBody() {
       bool isOut = keyword == "out";
       if (!inEntry)
         return error(quote(keyword) + " outside an entry block");
+      if (Model.entries.back().packWeights)
+        return error("the pack_weights entry takes no inputs or outputs");
       if (!isOut && inOutputs)
         return error("'in' after 'out' (inputs come first)");
       TensorDecl tensor;
@@ -469,8 +498,9 @@ bool ModelTextParser::parseBody() {
       return error(quote(keyword) + " may only appear once, at the top");
     } else {
       return error("unknown keyword " + quote(keyword) +
-                   " (expected cpu, param, state, entry, workspace, "
-                   "cuda_workspace, communicator, concurrent, in, out or end)");
+                   " (expected cpu, param, state, packed, entry, workspace, "
+                   "cuda_workspace, communicator, concurrent, pack_weights, "
+                   "in, out or end)");
     }
   }
   if (line == Line::Bad)
@@ -479,6 +509,18 @@ bool ModelTextParser::parseBody() {
     LineNo = entryLine;
     return error("entry " + quote(Model.entries.back().name) + " has no 'end'");
   }
+  Model.numParams = static_cast<size_t>(
+      std::count_if(Model.params.begin(), Model.params.end(),
+                    [](const ParamDecl &p) { return !p.isPacked; }));
+  Model.numEntries = Model.entries.size();
+  if (!Model.entries.empty() && Model.entries.back().packWeights)
+    --Model.numEntries;
+  if (Model.hasPackWeights() != (Model.numParams < Model.params.size()))
+    return error(Model.hasPackWeights()
+                     ? "a pack_weights entry without 'packed' params"
+                     : "'packed' params without a pack_weights entry");
+  if (Model.numEntries == 0 && !Model.entries.empty())
+    return error("the pack_weights entry is the only entry");
   return true;
 }
 

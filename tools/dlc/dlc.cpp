@@ -305,6 +305,13 @@ static cl::opt<bool> cudaEmulateReverse(
              "gives other results)"),
     cl::Hidden, cl::cat(dlcCat));
 
+static cl::opt<int64_t> packWeightsMiB(
+    "pack-weights-mib",
+    cl::desc("Without --train: re-lay out the weights that the forward pass "
+             "reads transposed once, when they change, rather than on every "
+             "call, while the copies fit in N MiB (default 64; 0: never)"),
+    cl::init(64), cl::cat(dlcCat));
+
 static cl::opt<int64_t> cudaSmallGemmFmas(
     "cuda-small-gemm-fmas",
     cl::desc("CUDA code: fp32 GEMMs of at most N multiply-adds (and k <= 64) "
@@ -417,6 +424,7 @@ static dlc::driver::CompileOptions compileOptions() {
   o.registerTile.assign(registerTile.begin(), registerTile.end());
   o.cacheTile.assign(cacheTile.begin(), cacheTile.end());
   o.cudaEmulate = cudaEmulate;
+  o.packWeightsMiB = packWeightsMiB;
   o.cudaEmulateReverse = cudaEmulateReverse;
   o.cudaSmallGemmFmas = cudaSmallGemmFmas;
   o.budget.deviceMemory = deviceMemory;

@@ -95,6 +95,10 @@ struct CompileOptions {
   bool cudaEmulate = false;
   bool cudaEmulateReverse = false;
   int64_t cudaSmallGemmFmas = -1; ///< --cuda-small-gemm-fmas (-1: default)
+  /// --pack-weights-mib: the most MiB of weights re-laid out once for the
+  /// entries that only read them (dlc-pack-weights); 0: none. Not with
+  /// --train.
+  int64_t packWeightsMiB = 64;
   MemoryBudgetOptions budget;
 
   // `dlc MODEL` only.

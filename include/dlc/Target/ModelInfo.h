@@ -14,6 +14,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct ParamInfo : TensorInfo {
   mlir::ElementsAttr value;
   double bound = 0;
   bool optimizerState = false; ///< role optimizer_state: a `state` line
+  /// role packed (dlc-pack-weights): a `packed` line, computed by the
+  /// pack_weights entry, never loaded or saved.
+  bool packed = false;
   /// A sharded optimizer's state (dlc-shard-optimizer-state): the rank's
   /// shard of a tensor of shape `shardOf` over `shardRanks` ranks (0: whole).
   llvm::SmallVector<int64_t> shardOf;
@@ -88,13 +92,24 @@ struct ModelInfo {
   std::string name;
   std::vector<ParamInfo> params;
   std::vector<EntryInfo> entries;
+  /// The entry that computes the packed params (dlc-pack-weights), which
+  /// the runtime runs itself: the descriptor's last entry, not one of
+  /// `entries`.
+  std::optional<EntryInfo> packWeights;
   TrainingInfo training;
+
+  /// The entries of the object's table, in order: `entries`, then
+  /// pack_weights.
+  llvm::SmallVector<EntryInfo *> tableEntries();
+  llvm::SmallVector<const EntryInfo *> tableEntries() const;
 
   /// Elements and bytes of the weights (optimizer state excluded).
   int64_t paramCount() const;
   int64_t paramBytes() const;
   /// Bytes of the optimizer state.
   int64_t stateBytes() const;
+  /// Bytes of the packed params.
+  int64_t packedBytes() const;
   /// The model's memory as libdlcrt lays it out: every param and state
   /// tensor at a 64-byte-aligned offset, then one workspace as large as
   /// the largest entry's (docs/memory.md).
@@ -122,6 +137,7 @@ void collectWorkspaceSizes(mlir::ModuleOp module, ModelInfo &info);
 struct MemoryUse {
   int64_t weights = 0;
   int64_t optimizerState = 0; ///< moments: per weight, 2 (Adam) or 1
+  int64_t packed = 0;         ///< weights re-laid out once (dlc-pack-weights)
   int64_t stepCount = 0;      ///< the optimizer's step counter
   int64_t gradients = 0, savedActivations = 0; ///< inside the workspace
   int64_t workspace = 0; ///< the entry's planned temporaries

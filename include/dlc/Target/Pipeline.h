@@ -63,6 +63,11 @@ mlir::LogicalResult runDlcPipeline(mlir::ModuleOp module,
                                    const TrainOptions *train = nullptr,
                                    llvm::StringRef precision = "fp32");
 
+/// dlc-pack-weights: the weights that the entries which only read them
+/// re-lay out become packed parameters, within `maxMiB` MiB.
+mlir::LogicalResult runPackWeightsPipeline(mlir::ModuleOp module,
+                                           int64_t maxMiB);
+
 /// dlc-place-devices: every entry on `device` (cpu or cuda), transfers at
 /// the host boundary.
 mlir::LogicalResult runPlacementPipeline(mlir::ModuleOp module,

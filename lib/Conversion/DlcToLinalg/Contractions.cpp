@@ -10,6 +10,7 @@
 
 #include "LoweringUtils.h"
 
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 #include "dlc/Dialect/Dlc/IR/DlcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,7 +24,15 @@ using namespace mlir::dlc::lowering;
 namespace {
 
 /// Up to this many rows, a linear layer is dot products, not a GEMM.
-constexpr int64_t kDotProductRows = 4;
+constexpr int64_t kDotProductRows = kLinearDotProductRows;
+
+/// `W` when `weight` is `dlc.transpose W [1, 0]` (a weight that
+/// dlc-pack-weights stores as [K, N]), else null.
+Value packedWeight(Value weight) {
+  auto t = weight.getDefiningOp<TransposeOp>();
+  return t && t.getPermutation() == ArrayRef<int64_t>{1, 0} ? t.getInput()
+                                                            : Value();
+}
 
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -53,7 +62,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // input and the result (M*K + M*N), the cheaper one when the batch is
     // small against the layer (a training batch against a wide layer). The
     // transpose of the result is folded into the epilogue loop.
-    bool transposeInput = m * k + m * n < n * k;
+    // A weight stored as [K, N] already (dlc-pack-weights) needs neither.
+    Value packed = m > kDotProductRows ? packedWeight(op.getWeight()) : Value();
+    bool transposeInput = !packed && m * k + m * n < n * k;
     // 16-bit operands stay 16-bit: the matmul reads them and accumulates in
     // fp32 (linalg.matmul's mixed-precision form). dlc-tile-and-vectorize
     // widens each cache tile into its packing buffer, and the CUDA lowering
@@ -93,10 +104,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       transposeInput = true; // the epilogue transposes the result back
     } else if (!transposeInput) {
       auto wtTy = RankedTensorType::get({k, n}, elemTy);
-      Value wt =
-          linalg::TransposeOp::create(b, loc, w, emptyTensor(b, loc, wtTy),
-                                      ArrayRef<int64_t>{1, 0})
-              .getResult()[0];
+      Value wt = packed ? packed
+                        : linalg::TransposeOp::create(b, loc, w,
+                                                      emptyTensor(b, loc, wtTy),
+                                                      ArrayRef<int64_t>{1, 0})
+                              .getResult()[0];
       y = linalg::MatmulOp::create(b, loc, TypeRange{accTy}, ValueRange{x, wt},
                                    ValueRange{filledTensor(b, loc, accTy, 0.0)})
               .getResult(0);

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -29,6 +31,27 @@ namespace {
 MemRefType bufferTypeOf(Type t) {
   auto tt = cast<RankedTensorType>(t);
   return MemRefType::get(tt.getShape(), tt.getElementType());
+}
+
+/// pack_weights: `value`, assigned to a packed parameter, is computed into
+/// the parameter's buffer `param` rather than a temporary then copied: the
+/// empty tensor its chain of destination-passing ops (a transpose, the
+/// insert_slices of a concat) starts from becomes the parameter.
+void computeInPlace(Value value, Value param) {
+  while (value.hasOneUse()) {
+    auto dps = value.getDefiningOp<DestinationStyleOpInterface>();
+    if (!dps)
+      return;
+    OpOperand *init = dps.getTiedOpOperand(cast<OpResult>(value));
+    if (!init)
+      return;
+    if (init->get().getDefiningOp<tensor::EmptyOp>() &&
+        init->get().getType() == param.getType()) {
+      init->set(param);
+      return;
+    }
+    value = init->get();
+  }
 }
 
 struct DlcLowerEntryAbiPass
@@ -91,6 +114,8 @@ struct DlcLowerEntryAbiPass
       auto it = paramBuffers.find(op.getName());
       if (it == paramBuffers.end())
         return op.emitOpError("refers to an unknown parameter");
+      if (func->hasAttr(kPackWeightsAttrName))
+        computeInPlace(op.getValue(), paramValues[op.getName()]);
       OpBuilder ab(op);
       bufferization::MaterializeInDestinationOp::create(
           ab, op.getLoc(), TypeRange{}, op.getValue(), it->second,

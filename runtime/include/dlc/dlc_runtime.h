@@ -330,11 +330,13 @@ DLC_API int64_t dlc_model_workspace_bytes(const dlc_model *m);
 DLC_API int32_t dlc_model_num_params(const dlc_model *m);
 
 /* Describes param `i` (in `param` order); `data` points into the arena and
- * may be read and written. On CUDA it points into the host mirror of the
- * params: this call first copies the params from the device (when a run may
- * have changed them), and the next dlc_model_run uploads the mirror again,
- * so writes through `data` take effect; a pointer kept across runs sees the
- * values of the last dlc_model_param_info call, not the device's. */
+ * may be read and written. Writes through it take effect at the next
+ * dlc_model_run: a model whose forward pass reads weights re-laid out once
+ * (dlc-pack-weights) lays them out again then, and on CUDA, where it points
+ * into the host mirror of the params, this call first copies the params
+ * from the device (when a run may have changed them) and the next
+ * dlc_model_run uploads the mirror again. Write through a pointer kept
+ * across runs only after calling this function again. */
 DLC_API dlc_status dlc_model_param_info(const dlc_model *m, int32_t i,
                                         dlc_tensor_info *info);
 

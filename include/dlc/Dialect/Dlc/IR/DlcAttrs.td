@@ -164,17 +164,20 @@ def Dlc_ParameterInitAttr : EnumAttr<Dlc_Dialect, Dlc_ParameterInit, "init"> {
 def Dlc_ParameterRole : I32EnumAttr<"ParameterRole",
     "what a parameter is for", [
     I32EnumAttrCase<"weight", 0>, I32EnumAttrCase<"constant", 1>,
-    I32EnumAttrCase<"optimizer_state", 2>]> {
+    I32EnumAttrCase<"optimizer_state", 2>, I32EnumAttrCase<"packed", 3>]> {
   let cppNamespace = "::mlir::dlc";
   let genSpecializedAttr = 0;
 }
 
 def Dlc_ParameterRoleAttr : EnumAttr<Dlc_Dialect, Dlc_ParameterRole, "role"> {
-  let summary = "A parameter's role: weight, constant or optimizer_state";
+  let summary = "A parameter's role: weight, constant, optimizer_state or packed";
   let description = [{
     `role` of `dlc.parameter`: a `weight` is trained, a `constant` is not,
-    and `optimizer_state` (added by `dlc-build-train-step`) is saved in
-    checkpoints and optional when weights are loaded.
+    `optimizer_state` (added by `dlc-build-train-step`) is saved in
+    checkpoints and optional when weights are loaded, and `packed` (added by
+    `dlc-pack-weights`) is a copy of weights in the layout their readers
+    want, which the runtime recomputes whenever the weights change and
+    never loads or saves.
 
     ```mlir
     dlc.parameter @scale : tensor<f32> {init = #dlc.init<data>, role = #dlc.role<constant>, value = dense<0.125> : tensor<f32>}

@@ -47,6 +47,16 @@ inline constexpr llvm::StringLiteral kOptimizerAttrName = "dlc.optimizer";
 
 /// Unit attribute that marks the entry built by dlc-build-train-step.
 inline constexpr llvm::StringLiteral kTrainStepAttrName = "dlc.train_step";
+/// Unit attribute that marks the entry built by dlc-pack-weights, which
+/// computes the `#dlc.role<packed>` parameters from the weights; the
+/// descriptor's `pack_weights` line, run by the runtime when the weights
+/// have changed and hidden from the C API's entries.
+inline constexpr llvm::StringLiteral kPackWeightsAttrName = "dlc.pack_weights";
+/// A dlc.linear of at most this many rows is lowered to dot products that
+/// read the weight in its own [N, K] layout (dlc-lower-to-linalg); above it,
+/// the tiled matmul reads the weight as [K, N], which dlc-pack-weights
+/// stores once.
+inline constexpr int64_t kLinearDotProductRows = 4;
 /// Unit attribute on the dlc.fill that seeds the backward pass of a
 /// training step (the gradient of the loss with respect to itself).
 inline constexpr llvm::StringLiteral kGradSeedAttrName = "dlc.grad_seed";

@@ -199,6 +199,66 @@ def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DlcDialect"];
 }
 
+def DlcPackWeightsPass : Pass<"dlc-pack-weights", "::mlir::ModuleOp"> {
+  let summary = "Re-lay out the weights of read-only entries once, not per call";
+  let description = [{
+    In every entry that only reads the parameters (no `dlc.assign`: the
+    forward pass, not the training step), a value computed from parameters
+    alone that the lowering would re-lay out on every call becomes a
+    parameter of role `#dlc.role<packed>`, computed by a new entry
+    `pack_weights` (marked `dlc.pack_weights`) that the runtime runs
+    whenever the weights have changed (docs/runtime-abi.md):
+
+    - the weight of a `dlc.linear` of more than 4 rows, which the CPU's
+      tiled matmul reads as a `[K, N]` panel: the entry reads
+      `dlc.transpose` of a packed `W^T`, which the lowering folds into the
+      matmul, so neither the weight nor the input and result are
+      transposed per call;
+    - the recurrent weight of a `dlc.lstm` or `dlc.gru`, which every step
+      reads transposed, the same way;
+    - any other computation from parameters alone that ends in a layout
+      change (`dlc.transpose`, `dlc.slice`, `dlc.concat`: the gate
+      reorder of an exported LSTM).
+
+    Packed copies are kept while their sum stays within `max-mib`; a model
+    whose weights are larger re-lays them out per call as before (the
+    memory of a copy of a big model's weights is worth more than the time).
+    Names are the weight's with `.packed` (and a number when a weight has
+    several packed forms).
+
+    Before:
+    ```mlir
+    func.func @forward(%x: tensor<64x784xf32>) -> tensor<64x256xf32> attributes {dlc.entry} {
+      %w = dlc.param @"fc1.weight" : tensor<256x784xf32>
+      %y = dlc.linear %x, %w : (tensor<64x784xf32>, tensor<256x784xf32>) -> tensor<64x256xf32>
+      return %y : tensor<64x256xf32>
+    }
+    ```
+    After:
+    ```mlir
+    dlc.parameter @"fc1.weight.packed" : tensor<784x256xf32> {init = #dlc.init<zeros>, role = #dlc.role<packed>}
+    func.func @forward(%x: tensor<64x784xf32>) -> tensor<64x256xf32> attributes {dlc.entry} {
+      %p = dlc.param @"fc1.weight.packed" : tensor<784x256xf32>
+      %w = dlc.transpose %p [1, 0] : (tensor<784x256xf32>) -> tensor<256x784xf32>
+      %y = dlc.linear %x, %w : (tensor<64x784xf32>, tensor<256x784xf32>) -> tensor<64x256xf32>
+      return %y : tensor<64x256xf32>
+    }
+    func.func @pack_weights() attributes {dlc.entry, dlc.pack_weights} {
+      %w = dlc.param @"fc1.weight" : tensor<256x784xf32>
+      %t = dlc.transpose %w [1, 0] : (tensor<256x784xf32>) -> tensor<784x256xf32>
+      dlc.assign @"fc1.weight.packed", %t : tensor<784x256xf32>
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxMiB", "max-mib", "int64_t", /*default=*/"64",
+           "The most MiB of packed copies; larger models re-lay out per call">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DlcDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def DlcBuildTrainStepPass : Pass<"dlc-build-train-step", "::mlir::ModuleOp"> {
   let summary = "Build the training step: forward, loss, backward, optimizer";
   let description = [{

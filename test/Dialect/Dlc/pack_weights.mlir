@@ -1,0 +1,107 @@
+// RUN: dlc-opt %s -dlc-pack-weights -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-pack-weights=max-mib=0 -split-input-file | FileCheck %s --check-prefix=NONE
+
+// A linear layer of more than 4 rows reads its weight as [K, N]: the
+// forward pass reads a packed W^T (transposed back, which the lowering
+// folds), pack_weights computes it once. A weight read twice (tied) is
+// packed once; the training step, which writes the weights, keeps them.
+// CHECK-LABEL: module @mlp
+// CHECK: dlc.parameter @fc.weight : tensor<16x8xf32>
+// CHECK: dlc.parameter @fc.bias
+// CHECK: dlc.parameter @fc.weight.packed : tensor<8x16xf32> {init = #dlc.init<zeros>, role = #dlc.role<packed>}
+// CHECK-NOT: dlc.parameter
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[P:.*]] = dlc.param @fc.weight.packed : tensor<8x16xf32>
+// CHECK: %[[W:.*]] = dlc.transpose %[[P]] [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK: dlc.linear %arg0, %[[W]], %{{.*}} : (tensor<32x8xf32>, tensor<16x8xf32>, tensor<16xf32>)
+// CHECK: %[[W2:.*]] = dlc.transpose %[[P]] [1, 0]
+// CHECK: dlc.linear %{{.*}}, %[[W2]] : (tensor<32x8xf32>, tensor<16x8xf32>)
+// CHECK-NOT: dlc.param @fc.weight :
+// CHECK-LABEL: func.func @train_step
+// CHECK: dlc.param @fc.weight : tensor<16x8xf32>
+// CHECK-NOT: packed
+// CHECK: dlc.assign @fc.weight
+// CHECK-LABEL: func.func @pack_weights() attributes {dlc.entry, dlc.pack_weights}
+// CHECK-NEXT: %[[W:.*]] = dlc.param @fc.weight : tensor<16x8xf32>
+// CHECK-NEXT: %[[T:.*]] = dlc.transpose %[[W]] [1, 0] : (tensor<16x8xf32>) -> tensor<8x16xf32>
+// CHECK-NEXT: dlc.assign @fc.weight.packed, %[[T]] : tensor<8x16xf32>
+// CHECK-NEXT: return
+// NONE-LABEL: module @mlp
+// NONE-NOT: packed
+// NONE-NOT: pack_weights
+module @mlp {
+  dlc.parameter @fc.weight : tensor<16x8xf32> {init = #dlc.init<ones>}
+  dlc.parameter @fc.bias : tensor<16xf32> {init = #dlc.init<zeros>}
+  func.func @forward(%x: tensor<32x8xf32>) -> tensor<32x16xf32> attributes {dlc.entry} {
+    %w = dlc.param @fc.weight : tensor<16x8xf32>
+    %b = dlc.param @fc.bias : tensor<16xf32>
+    %y = dlc.linear %x, %w, %b : (tensor<32x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<32x16xf32>
+    %s = dlc.slice %y {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<32x16xf32>) -> tensor<32x8xf32>
+    %z = dlc.linear %s, %w : (tensor<32x8xf32>, tensor<16x8xf32>) -> tensor<32x16xf32>
+    return %z : tensor<32x16xf32>
+  }
+  func.func @train_step(%x: tensor<32x8xf32>) attributes {dlc.entry} {
+    %w = dlc.param @fc.weight : tensor<16x8xf32>
+    %y = dlc.linear %x, %w : (tensor<32x8xf32>, tensor<16x8xf32>) -> tensor<32x16xf32>
+    %s = dlc.slice %y {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<32x16xf32>) -> tensor<16x8xf32>
+    dlc.assign @fc.weight, %s : tensor<16x8xf32>
+    return
+  }
+}
+
+// -----
+
+// Up to 4 rows a linear layer reads its weight in its own layout (dot
+// products): nothing to pack, and no pack_weights entry. A 16-bit copy of a
+// weight (autocast's cast) is rounded in the matmul's packing instead.
+// CHECK-LABEL: module @small
+// CHECK-NOT: packed
+// CHECK-NOT: pack_weights
+module @small {
+  dlc.parameter @fc.weight : tensor<16x8xf32> {init = #dlc.init<ones>}
+  func.func @forward(%x: tensor<4x8xf32>, %x2: tensor<32x8xbf16>) -> (tensor<4x16xf32>, tensor<32x16xbf16>) attributes {dlc.entry} {
+    %w = dlc.param @fc.weight : tensor<16x8xf32>
+    %y = dlc.linear %x, %w : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    %c = dlc.cast %w : tensor<16x8xf32> to tensor<16x8xbf16>
+    %y2 = dlc.linear %x2, %c : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
+    return %y, %y2 : tensor<4x16xf32>, tensor<32x16xbf16>
+  }
+}
+
+// -----
+
+// The recurrent weight of an LSTM, which every step reads transposed, and a
+// layout change of weights alone (an exporter's gate reorder: slices and a
+// concat) that the rest of the entry reads.
+// CHECK-LABEL: module @rnn
+// CHECK: dlc.parameter @w_hh.packed : tensor<4x16xf32>
+// CHECK: dlc.parameter @w.packed : tensor<16x4xf32>
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[P:.*]] = dlc.param @w_hh.packed : tensor<4x16xf32>
+// CHECK: %[[W:.*]] = dlc.transpose %[[P]] [1, 0]
+// CHECK: dlc.lstm %arg0, %[[W]]
+// CHECK: %[[R:.*]] = dlc.param @w.packed : tensor<16x4xf32>
+// CHECK: dlc.add %{{.*}}, %[[R]]
+// CHECK-NOT: dlc.concat
+// CHECK-LABEL: func.func @pack_weights
+// CHECK: dlc.transpose
+// CHECK: dlc.assign @w_hh.packed
+// CHECK: dlc.slice
+// CHECK: dlc.slice
+// CHECK: dlc.concat
+// CHECK: dlc.assign @w.packed
+module @rnn {
+  dlc.parameter @w_hh : tensor<16x4xf32> {init = #dlc.init<ones>}
+  dlc.parameter @w : tensor<16x4xf32> {init = #dlc.init<ones>}
+  func.func @forward(%x: tensor<3x2x16xf32>, %v: tensor<16x4xf32>) -> (tensor<3x2x4xf32>, tensor<16x4xf32>) attributes {dlc.entry} {
+    %w = dlc.param @w_hh : tensor<16x4xf32>
+    %z = dlc.fill 0.0 : tensor<2x4xf32>
+    %y, %c, %g = dlc.lstm %x, %w, %z, %z : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x16xf32>)
+    %r = dlc.param @w : tensor<16x4xf32>
+    %a = dlc.slice %r {offsets = array<i64: 8, 0>, strides = array<i64: 1, 1>} : (tensor<16x4xf32>) -> tensor<8x4xf32>
+    %b = dlc.slice %r {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<16x4xf32>) -> tensor<8x4xf32>
+    %cat = dlc.concat %a, %b {dim = 0 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+    %sum = dlc.add %v, %cat : (tensor<16x4xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+    return %y, %sum : tensor<3x2x4xf32>, tensor<16x4xf32>
+  }
+}
