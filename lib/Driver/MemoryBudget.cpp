@@ -234,6 +234,7 @@ mlir::LogicalResult dlc::driver::checkBudget(mlir::MLIRContext &ctx,
   mlir::dlc::MemoryUse u = mlir::dlc::memoryUse(info, *worst);
   std::vector<std::pair<int64_t, std::string>> parts = {
       {u.weights, "weights"},
+      {u.packed, "packed weights (--pack-weights-mib)"},
       {u.optimizerState + u.stepCount, "optimizer state"},
       {u.workspace, "workspace of " + worst->name + " (gradients " +
                         humanBytes(u.gradients) + ", saved activations " +
