@@ -92,8 +92,7 @@ TEST(PackWeightsTest, HiddenFromTheCApi) {
   EXPECT_EQ(dlc_model_num_entries(m.get()), 2);
   EXPECT_EQ(dlc_model_find_entry(m.get(), "pack_weights"), -1);
   dlc_tensor_info info;
-  EXPECT_EQ(dlc_model_param_info(m.get(), 1, &info),
-            DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlc_model_param_info(m.get(), 1, &info), DLC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dlc_model_run(m.get(), 2, nullptr, nullptr),
             DLC_ERR_INVALID_ARGUMENT);
   // The arena holds the packed copy too.

@@ -136,17 +136,17 @@ struct DlcPackWeightsPass
         roots.push_back({f, root});
       }
       OpBuilder b(op);
-      Value back =
-          TransposeOp::create(b, op->getLoc(), wTy, root, ArrayRef<int64_t>{1, 0});
+      Value back = TransposeOp::create(b, op->getLoc(), wTy, root,
+                                       ArrayRef<int64_t>{1, 0});
       wrappers.insert(back);
       weight.set(back);
     };
     f.walk([&](Operation *op) {
       if (auto lin = dyn_cast<LinearOp>(op)) {
         auto wTy = cast<RankedTensorType>(lin.getWeight().getType());
-        int64_t rows = cast<RankedTensorType>(lin.getInput().getType())
-                           .getNumElements() /
-                       std::max<int64_t>(wTy.getDimSize(1), 1);
+        int64_t rows =
+            cast<RankedTensorType>(lin.getInput().getType()).getNumElements() /
+            std::max<int64_t>(wTy.getDimSize(1), 1);
         if (rows > kLinearDotProductRows)
           packTransposed(op, lin.getWeightMutable());
       } else if (auto lstm = dyn_cast<LstmOp>(op)) {
@@ -206,8 +206,7 @@ struct DlcPackWeightsPass
 
   /// Step 3: every root becomes a packed parameter that the entry reads,
   /// and pack_weights computes it.
-  void hoist(ModuleOp module,
-             ArrayRef<std::pair<func::FuncOp, Value>> roots) {
+  void hoist(ModuleOp module, ArrayRef<std::pair<func::FuncOp, Value>> roots) {
     MLIRContext *ctx = &getContext();
     SymbolTable symbols(module);
     Location loc = module.getLoc();
