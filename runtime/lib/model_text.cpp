@@ -342,6 +342,8 @@ bool ModelTextParser::parseBody() {
     std::string_view keyword = Fields[0];
     if (keyword == "param" || keyword == "state" || keyword == "packed") {
       bool isState = keyword == "state", isPacked = keyword == "packed";
+      if (isPacked && Version < 2)
+        return error("'packed' needs version 2 of the description");
       if (!Model.entries.empty())
         return error(quote(keyword) +
                      " after the first 'entry' (params come first)");
@@ -436,6 +438,8 @@ bool ModelTextParser::parseBody() {
     } else if (keyword == "pack_weights") {
       // The entry that computes the packed params: after every other entry,
       // with neither inputs nor outputs.
+      if (Version < 2)
+        return error("'pack_weights' needs version 2 of the description");
       if (!inEntry)
         return error("'pack_weights' outside an entry block");
       if (!expectFieldCount(1, "pack_weights"))

@@ -200,6 +200,8 @@ TEST(PackWeightsTest, DescriptorRules) {
           "packed NAME DTYPE SHAPE");
   rejects(head + "param w f32 4 zeros 0\npacked p f32 4\n" + pack,
           "the only entry");
+  rejects("dlc-model 1\nname pk\nparam w f32 4 zeros 0\npacked p f32 4\n",
+          "'packed' needs version 2");
 }
 
 } // namespace

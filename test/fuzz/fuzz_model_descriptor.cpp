@@ -46,6 +46,15 @@ void checkLayout(const ModelDecl &model) {
   if (model.paramBytes < end || model.paramBytes % 64 != 0 ||
       model.workspaceBytes < 0 || model.workspaceBytes % 64 != 0)
     broken("the arena does not hold the params and the workspace");
+  // The packed params and the pack_weights entry come last, hidden.
+  for (size_t i = 0; i < model.params.size(); ++i)
+    if (model.params[i].isPacked != (i >= model.numParams))
+      broken("a packed param before a param or state");
+  for (size_t e = 0; e < model.entries.size(); ++e)
+    if (model.entries[e].packWeights != (e >= model.numEntries))
+      broken("the pack_weights entry is not the last");
+  if (model.hasPackWeights() != (model.numParams < model.params.size()))
+    broken("packed params without their entry, or the other way round");
 }
 
 void create(const std::string &text, const ModelDecl &decl) {
@@ -72,6 +81,9 @@ void create(const std::string &text, const ModelDecl &decl) {
   }
   if (dlc_model_init(m, 42) != DLC_OK)
     broken("dlc_model_init fails on a created model");
+  if (dlc_model_num_params(m) != static_cast<int32_t>(decl.numParams) ||
+      dlc_model_num_entries(m) != static_cast<int32_t>(decl.numEntries))
+    broken("the C API shows packed params or the pack_weights entry");
   dlc_tensor_info info;
   for (int32_t i = 0; i < dlc_model_num_params(m); ++i)
     if (dlc_model_param_info(m, i, &info) != DLC_OK)
