@@ -80,6 +80,9 @@ private:
   bool parseHeader();
   bool parseBody();
   bool parseParam(bool isState, bool isPacked);
+  /// The params and entries the C API shows: all but the packed ones and
+  /// pack_weights, which must come together.
+  bool countPublic();
   bool parseShard(ParamDecl &param);
   bool parseTensor(TensorDecl &tensor, const char *syntax);
   bool parseDType(std::string_view field, dlc_dtype &dtype);
@@ -513,6 +516,10 @@ bool ModelTextParser::parseBody() {
     LineNo = entryLine;
     return error("entry " + quote(Model.entries.back().name) + " has no 'end'");
   }
+  return countPublic();
+}
+
+bool ModelTextParser::countPublic() {
   Model.numParams = static_cast<size_t>(
       std::count_if(Model.params.begin(), Model.params.end(),
                     [](const ParamDecl &p) { return !p.isPacked; }));
