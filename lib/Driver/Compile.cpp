@@ -9,14 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Driver/Compile.h"
 
-#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 #include "dlc/Driver/Errors.h"
 #include "dlc/Driver/MemoryBudget.h"
 #include "dlc/Frontend/ModelImporter.h"
 #include "dlc/Frontend/OnnxImporter.h"
 #include "dlc/Target/Pipeline.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -257,18 +255,13 @@ dlc::driver::loadModel(mlir::MLIRContext &ctx, SourceMgr &sm,
   // Weights re-laid out once (packed parameters and their entry), for
   // inference: a training step reads the weights it updates as they are,
   // and copies for its model's forward pass would only take memory.
-  bool packed = false;
-  if (o.packWeightsMiB > 0 && !o.train) {
-    if (failed(mlir::dlc::runPackWeightsPipeline(*c.module, o.packWeightsMiB)))
-      return std::nullopt;
-    packed = llvm::any_of(c.module->getOps<mlir::func::FuncOp>(),
-                          [](mlir::func::FuncOp f) {
-                            return f->hasAttr(mlir::dlc::kPackWeightsAttrName);
-                          });
-  }
-  if (o.train || prec != Precision::FP32 || packed) {
+  bool pack = o.packWeightsMiB > 0 && !o.train;
+  if (pack &&
+      failed(mlir::dlc::runPackWeightsPipeline(*c.module, o.packWeightsMiB)))
+    return std::nullopt;
+  if (o.train || prec != Precision::FP32 || pack) {
     // The training step added an entry and the optimizer state; autocast
-    // changed the activations' types.
+    // changed the activations' types; packing added params and an entry.
     auto trained = mlir::dlc::extractModelInfo(*c.module);
     if (failed(trained))
       return std::nullopt;

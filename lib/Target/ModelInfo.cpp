@@ -99,12 +99,7 @@ static int64_t multiplyAdds(Operation *op) {
   return 0;
 }
 
-static int64_t bytesOf(Type t) {
-  auto tt = dyn_cast<RankedTensorType>(t);
-  if (!tt)
-    return 0;
-  return tt.getNumElements() * ((tt.getElementTypeBitWidth() + 7) / 8);
-}
+static int64_t bytesOf(Type t) { return mlir::dlc::tensorBytes(t); }
 
 /// The gradients (operands of the optimizer update, whole) and the saved
 /// activations (values computed before the backward pass's seed and read
@@ -206,12 +201,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
     });
     // A training step updates the params in place (the optimizer's and
     // batch_norm's running statistics' assignments).
-    e.writesParams =
-        f.walk([](Operation *op) {
-           return isa<mlir::dlc::AssignOp, mlir::dlc::OptimizerUpdateOp>(op)
-                      ? WalkResult::interrupt()
-                      : WalkResult::advance();
-         }).wasInterrupted();
+    e.writesParams = mlir::dlc::writesParameters(f);
     f.walk([&](mlir::dlc::AllReduceOp op) {
       e.usesComm = true;
       // The runtime packs a bucket's small buffers into a staging buffer
@@ -301,12 +291,19 @@ int64_t EntryInfo::ioBytes() const {
   return n;
 }
 
-int64_t ModelInfo::stateBytes() const {
+/// The bytes of the params of `info` for which `pick` holds.
+template <typename Pick>
+static int64_t bytesOfParams(const ModelInfo &info, Pick pick) {
   int64_t n = 0;
-  for (const ParamInfo &p : params)
-    if (p.optimizerState)
+  for (const ParamInfo &p : info.params)
+    if (pick(p))
       n += p.bytes;
   return n;
+}
+
+int64_t ModelInfo::stateBytes() const {
+  return bytesOfParams(*this,
+                       [](const ParamInfo &p) { return p.optimizerState; });
 }
 
 SmallVector<EntryInfo *> ModelInfo::tableEntries() {
@@ -319,20 +316,13 @@ SmallVector<EntryInfo *> ModelInfo::tableEntries() {
 }
 
 SmallVector<const EntryInfo *> ModelInfo::tableEntries() const {
-  SmallVector<const EntryInfo *> table;
-  for (const EntryInfo &e : entries)
-    table.push_back(&e);
-  if (packWeights)
-    table.push_back(&*packWeights);
-  return table;
+  SmallVector<EntryInfo *> table =
+      const_cast<ModelInfo *>(this)->tableEntries();
+  return SmallVector<const EntryInfo *>(table.begin(), table.end());
 }
 
 int64_t ModelInfo::packedBytes() const {
-  int64_t n = 0;
-  for (const ParamInfo &p : params)
-    if (p.packed)
-      n += p.bytes;
-  return n;
+  return bytesOfParams(*this, [](const ParamInfo &p) { return p.packed; });
 }
 
 int64_t ModelInfo::persistentArenaBytes() const {
@@ -358,11 +348,8 @@ int64_t ModelInfo::paramCount() const {
 }
 
 int64_t ModelInfo::paramBytes() const {
-  int64_t n = 0;
-  for (const ParamInfo &p : params)
-    if (!p.optimizerState && !p.packed)
-      n += p.bytes;
-  return n;
+  return bytesOfParams(
+      *this, [](const ParamInfo &p) { return !p.optimizerState && !p.packed; });
 }
 
 static void printShape(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {

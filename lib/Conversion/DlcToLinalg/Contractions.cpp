@@ -26,14 +26,6 @@ namespace {
 /// Up to this many rows, a linear layer is dot products, not a GEMM.
 constexpr int64_t kDotProductRows = kLinearDotProductRows;
 
-/// `W` when `weight` is `dlc.transpose W [1, 0]` (a weight that
-/// dlc-pack-weights stores as [K, N]), else null.
-Value packedWeight(Value weight) {
-  auto t = weight.getDefiningOp<TransposeOp>();
-  return t && t.getPermutation() == ArrayRef<int64_t>{1, 0} ? t.getInput()
-                                                            : Value();
-}
-
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
@@ -63,7 +55,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // small against the layer (a training batch against a wide layer). The
     // transpose of the result is folded into the epilogue loop.
     // A weight stored as [K, N] already (dlc-pack-weights) needs neither.
-    Value packed = m > kDotProductRows ? packedWeight(op.getWeight()) : Value();
+    Value packed =
+        m > kDotProductRows ? matrixTransposeInput(op.getWeight()) : Value();
     bool transposeInput = !packed && m * k + m * n < n * k;
     // 16-bit operands stay 16-bit: the matmul reads them and accumulates in
     // fp32 (linalg.matmul's mixed-precision form). dlc-tile-and-vectorize

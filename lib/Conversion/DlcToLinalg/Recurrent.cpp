@@ -86,9 +86,8 @@ struct Sequence {
   /// step's recurrent GEMM multiplies the state by, laid out once.
   Value transposedWeight(Value w) const {
     // A weight stored transposed (dlc-pack-weights) is read as it is.
-    if (auto t = w.getDefiningOp<TransposeOp>();
-        t && t.getPermutation() == ArrayRef<int64_t>{1, 0})
-      return t.getInput();
+    if (Value stored = matrixTransposeInput(w))
+      return stored;
     auto wTy = tensorTy(w);
     return linalg::TransposeOp::create(
                b, loc, w,

@@ -27,6 +27,26 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::oputils;
 
+int64_t mlir::dlc::tensorBytes(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t ? t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8) : 0;
+}
+
+bool mlir::dlc::writesParameters(Operation *function) {
+  return function
+      ->walk([](Operation *op) {
+        return isa<AssignOp, OptimizerUpdateOp>(op) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+Value mlir::dlc::matrixTransposeInput(Value value) {
+  auto t = value.getDefiningOp<TransposeOp>();
+  return t && t.getPermutation() == ArrayRef<int64_t>{1, 0} ? t.getInput()
+                                                            : Value();
+}
+
 StringRef mlir::dlc::elementTypeName(Type t) {
   if (t.isF32())
     return "f32";

@@ -27,22 +27,6 @@ using namespace mlir::dlc;
 
 namespace {
 
-int64_t bytesOf(Type t) {
-  auto tt = cast<RankedTensorType>(t);
-  return tt.getNumElements() * ((tt.getElementTypeBitWidth() + 7) / 8);
-}
-
-/// Whether an entry writes parameters (a training step): its reads of them
-/// cannot be computed ahead.
-bool writesParams(func::FuncOp f) {
-  return f
-      .walk([](Operation *op) {
-        return isa<AssignOp, OptimizerUpdateOp>(op) ? WalkResult::interrupt()
-                                                    : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 /// The values of one entry that depend on parameters alone: a dlc.param, or
 /// a pure dlc op in the entry's body (no region, no cast: autocast's
 /// rounding stays in the matmul packing) whose operands all are.
@@ -77,12 +61,6 @@ private:
   DenseMap<Value, bool> known;
 };
 
-/// Whether `v` is `dlc.transpose %x [1, 0]`.
-bool isTransposed2d(Value v) {
-  auto t = v.getDefiningOp<TransposeOp>();
-  return t && t.getPermutation() == ArrayRef<int64_t>{1, 0};
-}
-
 struct DlcPackWeightsPass
     : dlc::impl::DlcPackWeightsPassBase<DlcPackWeightsPass> {
   using DlcPackWeightsPassBase::DlcPackWeightsPassBase;
@@ -94,7 +72,7 @@ struct DlcPackWeightsPass
       if (f->hasAttr(kPackWeightsAttrName))
         return; // packed already
       if (f->hasAttr(kEntryAttrName) && !f.isExternal() &&
-          f.getBody().hasOneBlock() && !writesParams(f))
+          f.getBody().hasOneBlock() && !writesParameters(f))
         readers.push_back(f);
     }
     int64_t budget = maxMiB * (int64_t(1) << 20);
@@ -118,13 +96,14 @@ struct DlcPackWeightsPass
     auto packTransposed = [&](Operation *op, OpOperand &weight) {
       Value w = weight.get();
       auto wTy = dyn_cast<RankedTensorType>(w.getType());
-      if (!wTy || wTy.getRank() != 2 || isTransposed2d(w) || !paramOnly(w))
+      if (!wTy || wTy.getRank() != 2 || matrixTransposeInput(w) ||
+          !paramOnly(w))
         return;
       Value &root = transposed[w];
       if (!root) {
-        if (bytesOf(wTy) > budget)
+        if (tensorBytes(wTy) > budget)
           return;
-        budget -= bytesOf(wTy);
+        budget -= tensorBytes(wTy);
         OpBuilder b(op);
         if (Operation *def = w.getDefiningOp())
           b.setInsertionPointAfter(def);
@@ -173,21 +152,19 @@ struct DlcPackWeightsPass
                             [&](Value u) { return !paramOnly(u); }) ||
                user->getNumResults() == 0;
       });
-      if (!readByEntry || bytesOf(r.getType()) > budget)
+      if (!readByEntry || tensorBytes(r.getType()) > budget)
         continue;
-      budget -= bytesOf(r.getType());
+      budget -= tensorBytes(r.getType());
       chosen.insert(r);
       roots.push_back({f, r});
     }
   }
 
-  /// A name for the packed form of `root`: the weight's, when one weight
-  /// is read, with ".packed" (and a number when it is taken).
-  std::string nameFor(Value root, SymbolTable &symbols) {
-    SetVector<Operation *> slice;
-    BackwardSliceOptions opts;
-    opts.omitBlockArguments = true;
-    (void)getBackwardSlice(root, &slice, opts);
+  /// A name for the packed form of a root computed by `slice`: the
+  /// weight's, when one weight is read, with ".packed" (and a number when
+  /// it is taken).
+  std::string nameFor(const SetVector<Operation *> &slice,
+                      SymbolTable &symbols) {
     // The weight it reads, when it reads one (twice, for a gate reorder).
     std::optional<StringRef> weight;
     bool one = true;
@@ -229,7 +206,13 @@ struct DlcPackWeightsPass
     OpBuilder pb = OpBuilder::atBlockEnd(body);
     DenseMap<Operation *, IRMapping> cloned; // per entry function
     for (auto [f, root] : roots) {
-      std::string name = nameFor(root, symbols);
+      // What computes it: its param-only slice.
+      SetVector<Operation *> slice;
+      BackwardSliceOptions opts;
+      opts.omitBlockArguments = true;
+      (void)getBackwardSlice(root, &slice, opts);
+      slice.insert(root.getDefiningOp());
+      std::string name = nameFor(slice, symbols);
       auto type = cast<RankedTensorType>(root.getType());
       auto param = ParameterOp::create(
           mb, root.getLoc(), name, type, ParameterInit::zeros,
@@ -238,12 +221,7 @@ struct DlcPackWeightsPass
       symbols.insert(param);
       mb.setInsertionPointAfter(param);
 
-      // pack_weights computes it: the root's param-only slice, in order.
-      SetVector<Operation *> slice;
-      BackwardSliceOptions opts;
-      opts.omitBlockArguments = true;
-      (void)getBackwardSlice(root, &slice, opts);
-      slice.insert(root.getDefiningOp());
+      // pack_weights computes it: the slice, in order.
       SmallVector<Operation *> ordered(slice.begin(), slice.end());
       llvm::sort(ordered, [](Operation *a, Operation *b) {
         return a->isBeforeInBlock(b);

@@ -36,6 +36,20 @@ std::string entrySymbol(llvm::StringRef model, llvm::StringRef entry);
 /// for a type dlc does not support.
 llvm::StringRef elementTypeName(Type type);
 
+/// The bytes of a ranked tensor type's elements (16-bit floats at 2); 0
+/// for any other type.
+int64_t tensorBytes(Type type);
+
+/// Whether a function writes parameters (`dlc.assign`, or the optimizer's
+/// in-place update): a training step, whose calls run alone and whose
+/// reads of the weights cannot be computed ahead.
+bool writesParameters(Operation *function);
+
+/// `x` when `value` is `dlc.transpose %x [1, 0]` (a matrix transpose: how
+/// dlc-pack-weights hands a layer the weight it stores as [K, N]), else
+/// null.
+Value matrixTransposeInput(Value value);
+
 /// The device `value` lives on: the `device` of a dlc.transfer, else the
 /// `dlc.device` attribute of the op that defines it (of the function
 /// argument, for an entry block argument). std::nullopt when unplaced.
