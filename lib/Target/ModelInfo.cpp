@@ -99,8 +99,6 @@ static int64_t multiplyAdds(Operation *op) {
   return 0;
 }
 
-static int64_t bytesOf(Type t) { return mlir::dlc::tensorBytes(t); }
-
 /// The gradients (operands of the optimizer update, whole) and the saved
 /// activations (values computed before the backward pass's seed and read
 /// after it) of a training step.
@@ -115,7 +113,7 @@ static void trainingBytes(func::FuncOp f, EntryInfo &e) {
         // A sharded optimizer reads shards of the whole gradients.
         if (auto scatter = g.getDefiningOp<mlir::dlc::ReduceScatterOp>())
           g = scatter.getInputs()[cast<OpResult>(g).getResultNumber()];
-        e.gradientBytes += bytesOf(g.getType());
+        e.gradientBytes += mlir::dlc::tensorBytes(g.getType());
       }
   }
   if (!seed)
@@ -131,7 +129,7 @@ static void trainingBytes(func::FuncOp f, EntryInfo &e) {
             return top && seed->isBeforeInBlock(top) &&
                    !top->hasTrait<OpTrait::IsTerminator>();
           }))
-        e.savedActivationBytes += bytesOf(r.getType());
+        e.savedActivationBytes += mlir::dlc::tensorBytes(r.getType());
   }
 }
 
@@ -188,7 +186,7 @@ FailureOr<ModelInfo> mlir::dlc::extractModelInfo(ModuleOp module) {
       trainingBytes(f, e);
     f.walk([&](mlir::dlc::CastOp cast) {
       if (cast.getInput().getDefiningOp<mlir::dlc::ParamOp>())
-        e.weightCopyBytes += bytesOf(cast.getType());
+        e.weightCopyBytes += mlir::dlc::tensorBytes(cast.getType());
     });
     f.walk([&](Operation *op) {
       e.multiplyAdds += multiplyAdds(op);
