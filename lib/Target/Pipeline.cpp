@@ -188,6 +188,9 @@ void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
   // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
   // plan: hoisting the accumulators out of the K loop needs to see that the
   // operands are distinct buffers, not views of one workspace.
+  // Batched matmuls and transposes (attention) as loops of the 2-D ones
+  // that the tiling handles.
+  pm.addNestedPass<func::FuncOp>(createDlcSplitBatchesPass());
   DlcTileAndVectorizePassOptions tiling;
   tiling.vectorBits = options.vectorBits;
   tiling.registerTile = options.registerTile;

@@ -91,18 +91,22 @@ func.func @broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>) ->
 
 // -----
 
-// Softmax subtracts the row maximum before exponentiating.
+// Softmax subtracts the row maximum before exponentiating; the
+// exponentials are computed once, in an elementwise loop (not inside the
+// sum's reduction, where they would stay scalar), then summed and divided.
 // CHECK-LABEL: func.func @softmax
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: linalg.fill ins(%[[NEGINF]]
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.maximumf
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: %[[EXPS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
 // CHECK: arith.subf
 // CHECK: math.exp
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[EXPS]] :
+// CHECK-NOT: math.exp
 // CHECK: arith.addf
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
-// CHECK: math.exp
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[EXPS]], %[[SUM]] :
+// CHECK-NOT: math.exp
 // CHECK: arith.divf
 func.func @softmax(%a: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %0 = dlc.softmax %a {dim = 1 : i64} : tensor<4x10xf32>

@@ -290,6 +290,40 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def DlcSplitBatchesPass : Pass<"dlc-split-batches", "::mlir::func::FuncOp"> {
+  let summary = "Run batched matmuls and batched transposes as loops of 2-D ones";
+  let description = [{
+    Runs on bufferized IR before `dlc-tile-and-vectorize`, which tiles and
+    vectorises `linalg.matmul` and 2-D `linalg.transpose` only. Every
+    `linalg.batch_matmul` with the default indexing maps and every
+    `linalg.transpose` of permutation `[0, 2, 1]` on static buffers
+    (attention's `Q K^T` and `P V`, its key transposed, their gradients)
+    becomes an `scf.for` over the batch whose body is the 2-D op on
+    rank-reduced subviews of the batch. The batched ops otherwise run as
+    scalar loops that keep their accumulator in memory.
+
+    The loop is marked `dlc.independent_iterations` (each iteration writes
+    only its own batch), so `dlc-parallelize-loops` runs it as an
+    `scf.forall` on the thread pool; each matmul's cache tiles then run on
+    the thread of its batch. Every element is computed by the same
+    operations in the same order at any thread count.
+
+    ```mlir
+    linalg.batch_matmul ins(%q, %kt : memref<32x128x64xf32>, memref<32x64x128xf32>)
+                        outs(%s : memref<32x128x128xf32>)
+    // becomes
+    scf.for %b = %c0 to %c32 step %c1 {
+      %qb = memref.subview %q[%b, 0, 0] [1, 128, 64] [1, 1, 1] : ... to memref<128x64xf32, strided<[64, 1], offset: ?>>
+      ...
+      linalg.matmul ins(%qb, %ktb : ...) outs(%sb : ...)
+    } {dlc.independent_iterations}
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def DlcParallelizeLoopsPass
     : Pass<"dlc-parallelize-loops", "::mlir::func::FuncOp"> {
   let summary = "Run the large loop nests that are not matmuls on the thread pool";

@@ -282,24 +282,46 @@ Value scale(OpBuilder &b, Location loc, Value v, double factor) {
 
 /// Row maximum and sum(exp(x - max)) along `dim`; both drop `dim`.
 std::pair<Value, Value> maxAndSumExp(OpBuilder &b, Location loc, Value x,
-                                     int64_t dim) {
+                                     int64_t dim, Value *exps) {
   MLIRContext *ctx = b.getContext();
   auto ty = tensorTy(x);
   int64_t rank = ty.getRank();
   Type et = ty.getElementType();
   AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap row = dropDimMap(ctx, rank, dim);
   Value max =
       reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x}, {id}, et,
              -INFINITY, [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
                return arith::MaximumFOp::create(nb, l, acc, a[0]).getResult();
              });
-  Value sum = reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x, max},
-                     {id, dropDimMap(ctx, rank, dim)}, et, 0.0,
-                     [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
-                       Value e = math::ExpOp::create(
-                           nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-                       return arith::AddFOp::create(nb, l, acc, e).getResult();
-                     });
+  auto shiftedExp = [](OpBuilder &nb, Location l, Value v, Value m) -> Value {
+    return math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, v, m));
+  };
+  if (!exps)
+    return {max,
+            reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{x, max},
+                   {id, row}, et, 0.0,
+                   [&](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+                     Value e = shiftedExp(nb, l, a[0], a[1]);
+                     return arith::AddFOp::create(nb, l, acc, e).getResult();
+                   })};
+  // The exponentials once, in an elementwise loop of their own (LLVM
+  // vectorises it; inside the sum's loop they would be scalar, as the sum
+  // is kept in order), then their sum: the same values, in the same order.
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  *exps = linalg::GenericOp::create(
+              b, loc, TypeRange{ty}, ValueRange{x, max},
+              ValueRange{emptyTensor(b, loc, ty)},
+              SmallVector<AffineMap>{id, row, id}, iters,
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                linalg::YieldOp::create(nb, l, shiftedExp(nb, l, a[0], a[1]));
+              })
+              .getResult(0);
+  Value sum =
+      reduce(b, loc, ty.getShape(), {dim}, false, ValueRange{*exps}, {id}, et,
+             0.0, [](OpBuilder &nb, Location l, Value acc, ValueRange a) {
+               return arith::AddFOp::create(nb, l, acc, a[0]).getResult();
+             });
   return {max, sum};
 }
 

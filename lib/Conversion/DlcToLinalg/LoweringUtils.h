@@ -73,8 +73,10 @@ Value applyActivation(OpBuilder &b, Location loc, Activation act, Value x);
 /// Multiplies every element of `v` by `factor`.
 Value scale(OpBuilder &b, Location loc, Value v, double factor);
 /// Row maximum and sum(exp(x - max)) along `dim` of `x`; both drop `dim`.
+/// With `exps`, the exponentials are computed once into a tensor of `x`'s
+/// shape, returned there, and summed from it.
 std::pair<Value, Value> maxAndSumExp(OpBuilder &b, Location loc, Value x,
-                                     int64_t dim);
+                                     int64_t dim, Value *exps = nullptr);
 
 /// A tensor of `ty` holding `x` placed along each dimension d at
 /// offset[d], every stride[d] (negative: backwards), from x's element

@@ -1,8 +1,9 @@
 //===- Normalization.cpp - softmaxes and normalisations -------------------===//
 //
-// Part of dlc-lower-to-linalg. Softmax and log-softmax along a dimension
-// (the row maximum and the sum of exponentials, then one elementwise loop over
-// the row statistics), layer normalisation and its gradient (row mean and
+// Part of dlc-lower-to-linalg. Softmax (the row maximum, the exponentials,
+// their sum, then the quotients) and log-softmax (the row maximum and the sum
+// of exponentials, then one elementwise loop over the row statistics) along
+// a dimension, layer normalisation and its gradient (row mean and
 // inverse standard deviation), and inference batch normalisation (a loop over
 // the channels, then one elementwise loop).
 //
@@ -53,12 +54,11 @@ struct LowerSoftmax : OpRewritePattern<SoftmaxOp> {
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
     int64_t dim = op.getDim();
-    auto [max, sum] = maxAndSumExp(b, loc, op.getInput(), dim);
-    Value y = rowwise(b, loc, op.getInput(), dim, ValueRange{max, sum},
+    Value exps;
+    Value sum = maxAndSumExp(b, loc, op.getInput(), dim, &exps).second;
+    Value y = rowwise(b, loc, exps, dim, ValueRange{sum},
                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                        Value e = math::ExpOp::create(
-                            nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-                        return arith::DivFOp::create(nb, l, e, a[2]);
+                        return arith::DivFOp::create(nb, l, a[0], a[1]);
                       });
     b.replaceOp(op, y);
     return success();
