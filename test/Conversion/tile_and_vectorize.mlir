@@ -1,15 +1,34 @@
 // RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-tile-and-vectorize=pack-panels=false -split-input-file | FileCheck %s --check-prefix=INPLACE
 
 // A 128x256x64 matmul with the AVX-512 schedule: cache tiles in parallel
-// (scf.forall; N is split so that there are at least 4), read in place,
-// 8x32x1 register tiles, the contraction lowered to FMAs with the
-// accumulator tile carried through the k loop.
+// (scf.forall; N is split so that there are at least 4), 8x32x1 register
+// tiles, the contraction lowered to FMAs with the accumulator tile carried
+// through the k loop. Each 64 x 128 cache tile of B is first copied into
+// four 64 x 32 micro-panels, a row of 32 floats at a time, and the register
+// tiles of each panel read it from there.
 // CHECK-LABEL: func.func @square
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
-// CHECK-NOT: memref.alloc
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x32xf32>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[COL:.*]] = affine.apply
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[ROW:.*]] = vector.load %arg1[%[[K]], %[[COL]]] : memref<64x256xf32>, vector<32xf32>
+// CHECK: vector.store %[[ROW]], %[[P]][%[[J]], %[[K]], %c0] : memref<4x64x32xf32>, vector<32xf32>
+// CHECK: scf.for %[[J2:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.transfer_read %[[P]][%[[J2]], %{{.*}}, %c0]{{.*}} : memref<4x64x32xf32>, vector<1x32xf32>
 // CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: memref.dealloc %[[P]]
 // CHECK-NOT: linalg.matmul
+// pack-panels=false reads B in place.
+// INPLACE-LABEL: func.func @square
+// INPLACE: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// INPLACE-NOT: memref.alloc
+// INPLACE: scf.for {{.*}} iter_args
+// INPLACE: vector.fma {{.*}} : vector<32xf32>
+// INPLACE-NOT: linalg.matmul
+// INPLACE: return
 // With the AVX2 schedule (one 128-row tile in M, so N in 4 tiles of 64) the
 // B panel is first copied into an aligned, contiguous buffer, and the
 // register tile is 4x16.

@@ -264,6 +264,14 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     the FMAs of the widened kernel do; the instruction treats subnormal
     inputs and results as zero.
 
+    With 512-bit vectors, the fp32 right operand of each cache tile, a
+    `[Kt, Nt]` view of a row-major `[K, N]` buffer whose rows are `4N`
+    bytes apart (a 2048-wide weight puts every row on the same L1 sets,
+    out of reach of the prefetchers), is copied into `[Nt/nr][Kt][nr]`
+    micro-panels and the cache tile becomes one matmul per panel: the
+    register tiles stream B from consecutive lines, and a panel stays in L1
+    while they sweep the rows of A (`pack-panels=false` reads B in place).
+
     `register-tile` and `cache-tile` override the sizes for experiments
     (the bf16 dot-product tile takes M rows and a multiple of 16 columns).
 
@@ -280,6 +288,8 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
                "Upper bounds of the cache tile as M,N,K (default: from vector-bits)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "The target has AVX512_BF16: bf16 matmuls run on vdpbf16ps">,
+    Option<"packPanels", "pack-panels", "bool", /*default=*/"true",
+           "512-bit vectors: copy each fp32 cache tile of B into micro-panels">,
   ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
                            "::mlir::x86vector::X86VectorDialect",

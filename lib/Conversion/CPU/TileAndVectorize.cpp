@@ -398,6 +398,90 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
   }
 }
 
+/// The fp32 right operand of each cache-tile matmul of the groups in
+/// `panelWidth` (group -> register tile width nr), a `[Kt, Nt]` view of a
+/// row-major `[K, N]` buffer, is copied into `[Nt/nr][Kt][nr]` micro-panels
+/// (64-byte aligned) before the matmul, which becomes one matmul per panel:
+/// the register tile then streams its B rows from consecutive 128-byte
+/// lines instead of rows `4N` bytes apart (every row of a 2048-wide weight
+/// on the same L1 sets, out of reach of the prefetchers), and a panel stays
+/// in L1 while the register tiles sweep the rows of A. The copy is one pass
+/// over the cache tile, against `Mt` multiply-adds per element.
+void packRightPanels(ModuleOp module,
+                     const std::map<int64_t, int64_t> &panelWidth) {
+  SmallVector<linalg::MatmulOp> tiles;
+  module.walk([&](linalg::MatmulOp op) {
+    auto group = op->getAttrOfType<IntegerAttr>("dlc.tile_group");
+    if (group && panelWidth.count(group.getInt()) &&
+        op.hasPureBufferSemantics())
+      tiles.push_back(op);
+  });
+  for (linalg::MatmulOp op : tiles) {
+    auto group = op->getAttrOfType<IntegerAttr>("dlc.tile_group");
+    int64_t nr = panelWidth.at(group.getInt());
+    Value a = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    Value acc = op.getDpsInits()[0];
+    auto bTy = cast<MemRefType>(rhs.getType());
+    auto cTy = cast<MemRefType>(acc.getType());
+    if (!bTy.hasStaticShape() || !cTy.hasStaticShape() ||
+        bTy.getDimSize(1) % nr)
+      continue;
+    int64_t kt = bTy.getDimSize(0), panels = bTy.getDimSize(1) / nr;
+    int64_t mt = cTy.getDimSize(0);
+    Type elem = bTy.getElementType();
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    Value zero = index(0), one = index(1), width = index(nr);
+    Value packed =
+        memref::AllocOp::create(b, loc, MemRefType::get({panels, kt, nr}, elem),
+                                ValueRange{}, b.getI64IntegerAttr(64));
+    // packed[j][k][:] = B[k][j * nr : (j + 1) * nr], a vector per row.
+    auto copyPanels = scf::ForOp::create(b, loc, zero, index(panels), one);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(copyPanels.getBody());
+      Value j = copyPanels.getInductionVar();
+      Value col = arith::MulIOp::create(b, loc, j, width);
+      auto rows = scf::ForOp::create(b, loc, zero, index(kt), one);
+      b.setInsertionPointToStart(rows.getBody());
+      Value k = rows.getInductionVar();
+      Value row = vector::LoadOp::create(b, loc, VectorType::get({nr}, elem),
+                                         rhs, ValueRange{k, col});
+      vector::StoreOp::create(b, loc, row, packed, ValueRange{j, k, zero});
+    }
+    auto matmuls = scf::ForOp::create(b, loc, zero, index(panels), one);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(matmuls.getBody());
+      Value j = matmuls.getInductionVar();
+      Value col = arith::MulIOp::create(b, loc, j, width);
+      SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
+      SmallVector<OpFoldResult> offsets{j, b.getIndexAttr(0),
+                                        b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(kt),
+                                      b.getIndexAttr(nr)};
+      MemRefType panelTy = memref::SubViewOp::inferRankReducedResultType(
+          {kt, nr}, cast<MemRefType>(packed.getType()), offsets, sizes, ones);
+      Value panel = memref::SubViewOp::create(b, loc, panelTy, packed, offsets,
+                                              sizes, ones);
+      Value accPanel = memref::SubViewOp::create(
+          b, loc, acc, ArrayRef<OpFoldResult>{b.getIndexAttr(0), col},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(mt), b.getIndexAttr(nr)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+      auto tile = linalg::MatmulOp::create(
+          b, loc, TypeRange{}, ValueRange{a, panel}, ValueRange{accPanel});
+      tile->setAttr("dlc.tile_group", group);
+    }
+    b.setInsertionPointAfter(matmuls);
+    memref::DeallocOp::create(b, loc, packed);
+    op->erase();
+    eraseUnusedViews(rhs);
+  }
+}
+
 /// The contiguous reshapes (memref.expand_shape and collapse_shape chains of
 /// an identity-layout buffer, which a `reshape` bufferizes to) that `op`
 /// reads or writes, directly or through subviews, replaced by one
@@ -536,6 +620,7 @@ struct DlcTileAndVectorizePass
       cacheTiling += llvm::formatv(kTransposes, tr).str();
     bool anyPeel = false, anyVectorized = false;
     std::set<int64_t> dotGroups;
+    std::map<int64_t, int64_t> panelGroups;
     for (auto &[t, id] : groups) {
       cacheTiling += llvm::formatv(kCacheTileGroup, id, t.mt, t.nt, t.kt,
                                    promoteB && !t.widen
@@ -547,6 +632,9 @@ struct DlcTileAndVectorizePass
         continue;
       }
       anyVectorized = true;
+      // fp32 tiles on 512-bit vectors (AVX2 copies its B tile whole, above).
+      if (!promoteB && !t.widen && t.nr % lanes == 0 && packPanels)
+        panelGroups[id] = t.nr;
       std::string marks = llvm::formatv(kMarkTile, id).str();
       if (t.mt % t.mr) {
         marks += llvm::formatv(kMarkPeel, id).str();
@@ -595,6 +683,7 @@ struct DlcTileAndVectorizePass
       }
     }
     packNarrowOperands(module, dotGroups, dotTile);
+    packRightPanels(module, panelGroups);
     if (failed(apply(registerTiling)) || failed(apply(vectorizing)))
       return signalPassFailure();
     dlc::hoistAccumulators(module);
