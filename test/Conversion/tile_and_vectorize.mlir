@@ -261,3 +261,16 @@ func.func @may_alias(%w: memref<64x32xf32>, %g: memref<4x8x64xf32>, %out: memref
   }
   return
 }
+
+// -----
+
+// A B whose rows are not contiguous (a transposed view) is not copied into
+// panels (the copy loads rows as vectors): it is read in place.
+// CHECK-LABEL: func.func @strided_rhs
+// CHECK-NOT: memref.alloc
+// CHECK: vector.fma
+// CHECK: return
+func.func @strided_rhs(%a: memref<64x64xf32>, %b: memref<64x128xf32, strided<[1, 64]>>, %c: memref<64x128xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x128xf32, strided<[1, 64]>>) outs(%c : memref<64x128xf32>)
+  return
+}

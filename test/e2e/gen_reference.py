@@ -470,6 +470,25 @@ def _conv_direct(rng):
     return m, inputs, fwd
 
 
+@model("conv_channels", 21)
+def _conv_channels(rng):
+    # Convolutions whose output positions are no multiple of 16 (2 x 7 x 7
+    # = 98) while their channels are (32, then 16): dlc's GEMM then has the
+    # channels as its columns (y^T = col^T w^T). Strided and padded, then
+    # a stride-1 3x3, a 1x1 and a bias-free one.
+    m = Layers(c1=nn.Conv2d(8, 32, 3, stride=2, padding=1),
+               c2=nn.Conv2d(32, 16, 3, padding=1),
+               c3=nn.Conv2d(16, 32, 1, bias=False))
+    inputs = od(("x", randn(rng, 2, 8, 13, 13)))
+
+    def fwd(m, t):
+        a = F.relu(m.c1(t["x"]))
+        b = m.c2(a)
+        return od(("a", a), ("b", b), ("c", m.c3(b)))
+
+    return m, inputs, fwd
+
+
 # --------------------------------------------------------------------------
 # a light reading of the hand-written .dlc, to cross-check it
 

@@ -423,8 +423,9 @@ void packRightPanels(ModuleOp module,
     Value acc = op.getDpsInits()[0];
     auto bTy = cast<MemRefType>(rhs.getType());
     auto cTy = cast<MemRefType>(acc.getType());
+    // Rows of B are copied as vectors: they must be contiguous.
     if (!bTy.hasStaticShape() || !cTy.hasStaticShape() ||
-        bTy.getDimSize(1) % nr)
+        !bTy.isLastDimUnitStride() || bTy.getDimSize(1) % nr)
       continue;
     int64_t kt = bTy.getDimSize(0), panels = bTy.getDimSize(1) / nr;
     int64_t mt = cTy.getDimSize(0);

@@ -10,6 +10,9 @@
 //                            weight is used in its own layout)
 //   result[N, O, OH, OW]   = act(y + bias), read transposed in one epilogue
 //
+// (or y^T = col^T weight^T when N*OH*OW is no multiple of 16 and O is, so
+// that the register tiles stay full vectors wide).
+//
 // Grouped convolutions are a direct linalg.generic (correct, not tuned).
 // The input gradient is the transposed convolution: the result's gradient
 // spread out by the strides and padded, convolved with the flipped weight
@@ -64,6 +67,11 @@ namespace {
 /// Up to this many input taps (C * KH * KW), a convolution is computed
 /// directly rather than as im2col + GEMM.
 constexpr int64_t kMaxDirectTaps = 16;
+
+/// The GEMM of a convolution has the output positions as its columns when
+/// they are a multiple of this (one AVX-512 vector of fp32), else the
+/// channels when those are.
+constexpr int64_t kChannelColumnsWidth = 16;
 
 /// The attributes of a convolution.
 struct ConvAttrs {
@@ -207,23 +215,47 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     // result is collapsed to the GEMM's shape; dlc-fuse-elementwise keeps
     // that reshape out of the matmul.
     int64_t q = oh * ow, kk = kh * kw;
-    AffineExpr r = d(0);
-    AffineMap xMap = AffineMap::get(
-        4, 0,
-        {d(1), r.floorDiv(kk), windowExpr(d(2), (r % kk).floorDiv(kw), sh, dh),
-         windowExpr(d(3), r % kw, sw, dw)},
-        ctx);
-    Value col4 = gather(b, loc, xp, xMap,
-                        RankedTensorType::get({c * kk, n, oh, ow}, acc));
-    Value col = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({c * kk, n * q}, acc), col4,
-        SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-    AffineMap wMap = AffineMap::get(
-        2, 0, {d(0), d(1).floorDiv(kk), (d(1) % kk).floorDiv(kw), d(1) % kw},
-        ctx);
-    Value w2 = gather(b, loc, w, wMap, RankedTensorType::get({o, c * kk}, acc));
-    y = matmul(b, loc, w2, col);
-    yMap = AffineMap::get(3, 0, {d(1), d(0) * q + d(2)}, ctx);
+    // The register tiles are one or two vectors of the GEMM's columns wide,
+    // and each must divide them: when the output positions are no multiple
+    // of 16 (a batch of 8 7x7 images has 392) but the channels are, the
+    // GEMM is y^T = col^T w^T, whose columns are the channels, instead of
+    // running 8-wide tiles. Its rows are then (n, oh, ow) and its copy of
+    // the patches iterates (n, oh, ow, r).
+    bool channelColumns =
+        (n * q) % kChannelColumnsWidth != 0 && o % kChannelColumnsWidth == 0;
+    AffineExpr r = d(channelColumns ? 3 : 0);
+    int64_t first = channelColumns ? 0 : 1;
+    AffineMap xMap =
+        AffineMap::get(4, 0,
+                       {d(first), r.floorDiv(kk),
+                        windowExpr(d(first + 1), (r % kk).floorDiv(kw), sh, dh),
+                        windowExpr(d(first + 2), r % kw, sw, dw)},
+                       ctx);
+    auto wAt = [&](AffineExpr oi, AffineExpr ri) {
+      return AffineMap::get(
+          2, 0, {oi, ri.floorDiv(kk), (ri % kk).floorDiv(kw), ri % kw}, ctx);
+    };
+    if (channelColumns) {
+      Value col4 = gather(b, loc, xp, xMap,
+                          RankedTensorType::get({n, oh, ow, c * kk}, acc));
+      Value colT = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({n * q, c * kk}, acc), col4,
+          SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+      Value w2T = gather(b, loc, w, wAt(d(1), d(0)),
+                         RankedTensorType::get({c * kk, o}, acc));
+      y = matmul(b, loc, colT, w2T);
+      yMap = AffineMap::get(3, 0, {d(0) * q + d(2), d(1)}, ctx);
+    } else {
+      Value col4 = gather(b, loc, xp, xMap,
+                          RankedTensorType::get({c * kk, n, oh, ow}, acc));
+      Value col = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({c * kk, n * q}, acc), col4,
+          SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+      Value w2 = gather(b, loc, w, wAt(d(0), d(1)),
+                        RankedTensorType::get({o, c * kk}, acc));
+      y = matmul(b, loc, w2, col);
+      yMap = AffineMap::get(3, 0, {d(1), d(0) * q + d(2)}, ctx);
+    }
     epiTy = RankedTensorType::get({n, o, q}, et);
   } else {
     // y[n, o, oh, ow] += xp[n, g*Cg + ci, oh*sh + kh*dh, ow*sw + kw*dw]
