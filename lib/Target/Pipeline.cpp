@@ -185,12 +185,12 @@ void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
   // step's slice of its sequence; the CUDA code has no loop over steps).
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
-  // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
-  // plan: hoisting the accumulators out of the K loop needs to see that the
-  // operands are distinct buffers, not views of one workspace.
   // Batched matmuls and transposes (attention) as loops of the 2-D ones
   // that the tiling handles.
   pm.addNestedPass<func::FuncOp>(createDlcSplitBatchesPass());
+  // Matmuls: cache and register tiling, AVX-512 FMAs. Before the memory
+  // plan: hoisting the accumulators out of the K loop needs to see that the
+  // operands are distinct buffers, not views of one workspace.
   DlcTileAndVectorizePassOptions tiling;
   tiling.vectorBits = options.vectorBits;
   tiling.registerTile = options.registerTile;
