@@ -7,6 +7,7 @@
 #ifndef DLC_CONVERSION_BUFFERVIEWS_H
 #define DLC_CONVERSION_BUFFERVIEWS_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -18,6 +19,11 @@ SmallVector<Value> bufferAndViews(Value buffer);
 
 /// The buffer that `value` is a view of (through view-like ops), or `value`.
 Value viewedBuffer(Value value);
+
+/// Slice `i` of dimension 0 of the static memref `buffer`, `[D0, ...]` ->
+/// `[...]`, as a rank-reduced memref.subview (a batch of a batched op, a
+/// micro-panel of a packed operand).
+Value leadingSlice(OpBuilder &b, Location loc, Value buffer, Value i);
 
 } // namespace mlir::dlc
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 
@@ -24,22 +25,6 @@ namespace mlir::dlc {
 using namespace mlir;
 
 namespace {
-
-/// Batch `i` of `buffer`, `[B, ...]` -> `[...]`, as a rank-reduced subview.
-Value batchView(OpBuilder &b, Location loc, Value buffer, Value i) {
-  auto ty = cast<MemRefType>(buffer.getType());
-  int64_t rank = ty.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
-  offsets[0] = i;
-  for (int64_t d : ty.getShape().drop_front())
-    sizes.push_back(b.getIndexAttr(d));
-  MemRefType viewTy = memref::SubViewOp::inferRankReducedResultType(
-      ty.getShape().drop_front(), ty, offsets, sizes, strides);
-  return memref::SubViewOp::create(b, loc, viewTy, buffer, offsets, sizes,
-                                   strides);
-}
 
 /// Whether `op` works on static buffers whose dimension 0 is the batch.
 bool isStaticBatched(linalg::LinalgOp op) {
@@ -66,7 +51,8 @@ void splitBatch(IRRewriter &rewriter, linalg::LinalgOp op,
   rewriter.setInsertionPoint(loop.getBody()->getTerminator());
   SmallVector<Value> views;
   for (Value v : op->getOperands())
-    views.push_back(batchView(rewriter, loc, v, loop.getInductionVar()));
+    views.push_back(
+        dlc::leadingSlice(rewriter, loc, v, loop.getInductionVar()));
   build(rewriter, loc, views);
   rewriter.eraseOp(op);
 }

@@ -459,15 +459,7 @@ void packRightPanels(ModuleOp module,
       b.setInsertionPointToStart(matmuls.getBody());
       Value j = matmuls.getInductionVar();
       Value col = arith::MulIOp::create(b, loc, j, width);
-      SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
-      SmallVector<OpFoldResult> offsets{j, b.getIndexAttr(0),
-                                        b.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(kt),
-                                      b.getIndexAttr(nr)};
-      MemRefType panelTy = memref::SubViewOp::inferRankReducedResultType(
-          {kt, nr}, cast<MemRefType>(packed.getType()), offsets, sizes, ones);
-      Value panel = memref::SubViewOp::create(b, loc, panelTy, packed, offsets,
-                                              sizes, ones);
+      Value panel = dlc::leadingSlice(b, loc, packed, j);
       Value accPanel = memref::SubViewOp::create(
           b, loc, acc, ArrayRef<OpFoldResult>{b.getIndexAttr(0), col},
           ArrayRef<OpFoldResult>{b.getIndexAttr(mt), b.getIndexAttr(nr)},
