@@ -409,12 +409,16 @@ std::unique_ptr<Module> dlc::driver::lowerToLLVM(Compiled &c,
       return nullptr;
   }
   mlir::dlc::collectWorkspaceSizes(*c.module, c.info);
-  // One workspace serves every variant: the largest plan.
+  // One workspace serves every variant: the largest plan (and its buffers,
+  // for the report's reuse factor).
   for (const mlir::dlc::CpuVariant &v : variants) {
     mlir::dlc::ModelInfo planned = c.info;
     mlir::dlc::collectWorkspaceSizes(v.module, planned);
     for (auto [e, p] : llvm::zip(c.info.tableEntries(), planned.tableEntries()))
-      e->workspaceBytes = std::max(e->workspaceBytes, p->workspaceBytes);
+      if (p->workspaceBytes > e->workspaceBytes) {
+        e->workspaceBytes = p->workspaceBytes;
+        e->bufferBytes = p->bufferBytes;
+      }
   }
   // The CUDA code has its own plan (cuBLASLt reads the 16-bit copies that
   // the CPU code rounds while packing).

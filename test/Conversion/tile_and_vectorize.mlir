@@ -4,21 +4,27 @@
 // A 128x256x64 matmul with the AVX-512 schedule: cache tiles in parallel
 // (scf.forall; N is split so that there are at least 4), 8x32x1 register
 // tiles, the contraction lowered to FMAs with the accumulator tile carried
-// through the k loop. Each 64 x 128 cache tile of B is first copied into
-// four 64 x 32 micro-panels, a row of 32 floats at a time, and the register
-// tiles of each panel read it from there.
+// through the k loop. Both M tiles read every cache tile of B, so B is
+// first copied whole into eight 64 x 32 micro-panels, a row of 32 floats at
+// a time, before the parallel loop (its rows on the thread pool), and the
+// register tiles of each cache tile read their panels from there.
 // CHECK-LABEL: func.func @square
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
-// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x32xf32>
-// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: %[[COL:.*]] = affine.apply
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x64x32xf32>
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[COL:.*]] = arith.muli %[[J]]
 // CHECK: %[[ROW:.*]] = vector.load %arg1[%[[K]], %[[COL]]] : memref<64x256xf32>, vector<32xf32>
-// CHECK: vector.store %[[ROW]], %[[P]][%[[J]], %[[K]], %c0] : memref<4x64x32xf32>, vector<32xf32>
+// CHECK: vector.store %[[ROW]], %[[P]][%[[J]], %[[K]], %c0] : memref<8x64x32xf32>, vector<32xf32>
+// CHECK: } {dlc.independent_iterations}
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[FIRST:.*]] = arith.divui %{{.*}}, %c32
 // CHECK: scf.for %[[J2:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[PANEL:.*]] = arith.addi %[[FIRST]], %[[J2]]
 // CHECK: scf.for {{.*}} iter_args
-// CHECK: vector.transfer_read %[[P]][%[[J2]], %{{.*}}, %c0]{{.*}} : memref<4x64x32xf32>, vector<1x32xf32>
+// CHECK: vector.transfer_read %[[P]][%[[PANEL]], %{{.*}}, %c0]{{.*}} : memref<8x64x32xf32>, vector<1x32xf32>
 // CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: }
 // CHECK: memref.dealloc %[[P]]
 // CHECK-NOT: linalg.matmul
 // pack-panels=false reads B in place.
@@ -42,6 +48,39 @@
 // AVX2: memref.dealloc %[[BUF]]
 func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
+  return
+}
+
+// -----
+
+// One tile in M: each cache tile of B is read by one cache tile of the
+// matmul, so it is copied into its four micro-panels inside the parallel
+// loop, where it is read.
+// CHECK-LABEL: func.func @one_row_tile
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x32xf32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: vector.load %arg1[%[[K]], %{{.*}}] : memref<64x256xf32>, vector<32xf32>
+// CHECK: vector.store %{{.*}}, %[[P]][%[[J]], %[[K]], %c0] : memref<4x64x32xf32>, vector<32xf32>
+// CHECK-NOT: dlc.independent_iterations
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: memref.dealloc %[[P]]
+func.func @one_row_tile(%a: memref<64x64xf32>, %b: memref<64x256xf32>, %c: memref<64x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x256xf32>) outs(%c : memref<64x256xf32>)
+  return
+}
+
+// -----
+
+// A B of 32 MiB is not copied whole: each cache tile is packed where it
+// is read.
+// CHECK-LABEL: func.func @large_rhs
+// CHECK: scf.forall
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<16x256x32xf32>
+// CHECK-NOT: memref<128x2048x32xf32>
+func.func @large_rhs(%a: memref<128x2048xf32>, %b: memref<2048x4096xf32>, %c: memref<128x4096xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x2048xf32>, memref<2048x4096xf32>) outs(%c : memref<128x4096xf32>)
   return
 }
 
@@ -272,5 +311,24 @@ func.func @may_alias(%w: memref<64x32xf32>, %g: memref<4x8x64xf32>, %out: memref
 // CHECK: return
 func.func @strided_rhs(%a: memref<64x64xf32>, %b: memref<64x128xf32, strided<[1, 64]>>, %c: memref<64x128xf32>) {
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x128xf32, strided<[1, 64]>>) outs(%c : memref<64x128xf32>)
+  return
+}
+
+// -----
+
+// A B read through a collapse_shape (an im2col buffer [C*KH*KW, N, OH, OW]
+// as [C*KH*KW, N*OH*OW]) is read through one reinterpret_cast of its
+// buffer: folded into the copy's loads, the collapse would divide every
+// column index back into (N, OH, OW).
+// CHECK-LABEL: func.func @collapsed_rhs
+// CHECK: %[[B:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [32, 128], strides: [128, 1]
+// CHECK-NOT: memref.collapse_shape
+// CHECK-NOT: affine.delinearize_index
+// CHECK: vector.load %[[B]]
+// CHECK-NOT: affine.delinearize_index
+// CHECK: return
+func.func @collapsed_rhs(%a: memref<64x32xf32>, %b4: memref<32x2x4x16xf32>, %c: memref<64x128xf32>) {
+  %b = memref.collapse_shape %b4 [[0], [1, 2, 3]] : memref<32x2x4x16xf32> into memref<32x128xf32>
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x128xf32>) outs(%c : memref<64x128xf32>)
   return
 }

@@ -10,8 +10,10 @@
 #include "HoistAccumulators.h"
 #include "dlc/Conversion/BufferViews.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -398,6 +400,80 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
   }
 }
 
+/// Largest right operand copied into micro-panels once for all the M tiles
+/// of a matmul, before its parallel loop; a larger one is copied per cache
+/// tile.
+constexpr int64_t kMaxPackedOperandBytes = 16 << 20;
+
+/// A cache tile `tile` of a 2-D buffer defined outside `scope`, through a
+/// chain of unit-stride subviews (the M x N tiles, then the K tiles): the
+/// buffer and the tile's offsets in it, computed at `b`'s insertion point.
+struct TileOrigin {
+  Value buffer;
+  Value row, col;
+};
+std::optional<TileOrigin> tileOrigin(Value tile, Operation *scope, OpBuilder &b,
+                                     Location loc) {
+  Value row = arith::ConstantIndexOp::create(b, loc, 0);
+  Value col = row;
+  Value v = tile;
+  while (true) {
+    Operation *def = v.getDefiningOp();
+    Region *home = def ? def->getParentRegion()
+                       : cast<BlockArgument>(v).getOwner()->getParent();
+    if (!scope->isAncestor(home->getParentOp()))
+      break;
+    auto sub = dyn_cast_or_null<memref::SubViewOp>(def);
+    if (!sub || sub.getSourceType().getRank() != 2 ||
+        sub.getType().getRank() != 2 ||
+        !llvm::all_of(sub.getStaticStrides(), [](int64_t s) { return s == 1; }))
+      return std::nullopt;
+    SmallVector<OpFoldResult> offsets = sub.getMixedOffsets();
+    row = arith::AddIOp::create(
+        b, loc, row, getValueOrCreateConstantIndexOp(b, loc, offsets[0]));
+    col = arith::AddIOp::create(
+        b, loc, col, getValueOrCreateConstantIndexOp(b, loc, offsets[1]));
+    v = sub.getSource();
+  }
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return std::nullopt;
+  return TileOrigin{v, row, col};
+}
+
+/// Copies the row-major `[K, N]` buffer `rhs` (rows contiguous) into a new
+/// `[N/nr][K][nr]` buffer, row by row: B is read in order (a column of
+/// panels would touch rows 4N bytes apart, a page each), the panels are
+/// written as N/nr sequential streams. The rows are independent iterations
+/// (dlc-parallelize-loops runs them on the thread pool).
+Value copyIntoPanels(OpBuilder &b, Location loc, Value rhs, int64_t nr,
+                     bool parallel) {
+  auto ty = cast<MemRefType>(rhs.getType());
+  int64_t k = ty.getDimSize(0), panels = ty.getDimSize(1) / nr;
+  Type elem = ty.getElementType();
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value zero = index(0), one = index(1);
+  Value packed =
+      memref::AllocOp::create(b, loc, MemRefType::get({panels, k, nr}, elem),
+                              ValueRange{}, b.getI64IntegerAttr(64));
+  auto rows = scf::ForOp::create(b, loc, zero, index(k), one);
+  if (parallel)
+    rows->setAttr(dlc::kIndependentIterationsAttrName, b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rows.getBody());
+  Value row = rows.getInductionVar();
+  auto copy = scf::ForOp::create(b, loc, zero, index(panels), one);
+  b.setInsertionPointToStart(copy.getBody());
+  Value j = copy.getInductionVar();
+  Value col = arith::MulIOp::create(b, loc, j, index(nr));
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({nr}, elem), rhs,
+                                   ValueRange{row, col});
+  vector::StoreOp::create(b, loc, v, packed, ValueRange{j, row, zero});
+  return packed;
+}
+
 /// The fp32 right operand of each cache-tile matmul of the groups in
 /// `panelWidth` (group -> register tile width nr), a `[Kt, Nt]` view of a
 /// row-major `[K, N]` buffer, is copied into `[Nt/nr][Kt][nr]` micro-panels
@@ -416,6 +492,8 @@ void packRightPanels(ModuleOp module,
         op.hasPureBufferSemantics())
       tiles.push_back(op);
   });
+  // The operands packed whole before their matmul's parallel loop.
+  DenseMap<std::pair<Operation *, Value>, Value> packedWhole;
   for (linalg::MatmulOp op : tiles) {
     auto group = op->getAttrOfType<IntegerAttr>("dlc.tile_group");
     int64_t nr = panelWidth.at(group.getInt());
@@ -429,29 +507,47 @@ void packRightPanels(ModuleOp module,
       continue;
     int64_t kt = bTy.getDimSize(0), panels = bTy.getDimSize(1) / nr;
     int64_t mt = cTy.getDimSize(0);
-    Type elem = bTy.getElementType();
     OpBuilder b(op);
     Location loc = op.getLoc();
     auto index = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
     };
     Value zero = index(0), one = index(1), width = index(nr);
-    Value packed =
-        memref::AllocOp::create(b, loc, MemRefType::get({panels, kt, nr}, elem),
-                                ValueRange{}, b.getI64IntegerAttr(64));
-    // packed[j][k][:] = B[k][j * nr : (j + 1) * nr], a vector per row.
-    auto copyPanels = scf::ForOp::create(b, loc, zero, index(panels), one);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(copyPanels.getBody());
-      Value j = copyPanels.getInductionVar();
-      Value col = arith::MulIOp::create(b, loc, j, width);
-      auto rows = scf::ForOp::create(b, loc, zero, index(kt), one);
-      b.setInsertionPointToStart(rows.getBody());
-      Value k = rows.getInductionVar();
-      Value row = vector::LoadOp::create(b, loc, VectorType::get({nr}, elem),
-                                         rhs, ValueRange{k, col});
-      vector::StoreOp::create(b, loc, row, packed, ValueRange{j, k, zero});
+    // Several M tiles read each cache tile of B: B is copied into panels
+    // once, before the parallel loop over the tiles, when it is small
+    // enough; each cache tile is then a block of its panels.
+    auto forall = op->getParentOfType<scf::ForallOp>();
+    std::optional<TileOrigin> bOrigin, cOrigin;
+    if (forall) {
+      bOrigin = tileOrigin(rhs, forall, b, loc);
+      cOrigin = tileOrigin(acc, forall, b, loc);
+    }
+    Value whole;
+    if (bOrigin && cOrigin) {
+      auto wholeTy = cast<MemRefType>(bOrigin->buffer.getType());
+      int64_t m = cast<MemRefType>(cOrigin->buffer.getType()).getDimSize(0);
+      int64_t bytes = wholeTy.getNumElements() *
+                      wholeTy.getElementType().getIntOrFloatBitWidth() / 8;
+      if (m / mt >= 2 && bytes <= kMaxPackedOperandBytes &&
+          wholeTy.isLastDimUnitStride() && wholeTy.getDimSize(1) % nr == 0) {
+        Value &slot = packedWhole[{forall.getOperation(), bOrigin->buffer}];
+        if (!slot) {
+          OpBuilder pb(forall);
+          slot = copyIntoPanels(pb, forall.getLoc(), bOrigin->buffer, nr,
+                                /*parallel=*/true);
+          pb.setInsertionPointAfter(forall);
+          memref::DeallocOp::create(pb, forall.getLoc(), slot);
+        }
+        whole = slot;
+      }
+    }
+    Value packed, panelBase = zero, rowBase = zero;
+    if (whole) {
+      packed = whole;
+      panelBase = arith::DivUIOp::create(b, loc, bOrigin->col, width);
+      rowBase = bOrigin->row;
+    } else {
+      packed = copyIntoPanels(b, loc, rhs, nr, /*parallel=*/false);
     }
     auto matmuls = scf::ForOp::create(b, loc, zero, index(panels), one);
     {
@@ -459,7 +555,18 @@ void packRightPanels(ModuleOp module,
       b.setInsertionPointToStart(matmuls.getBody());
       Value j = matmuls.getInductionVar();
       Value col = arith::MulIOp::create(b, loc, j, width);
-      Value panel = dlc::leadingSlice(b, loc, packed, j);
+      // packed[panelBase + j][rowBase : rowBase + kt][:]
+      auto packedTy = cast<MemRefType>(packed.getType());
+      SmallVector<OpFoldResult> offsets{
+          arith::AddIOp::create(b, loc, panelBase, j).getResult(), rowBase,
+          b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(kt),
+                                      b.getIndexAttr(nr)};
+      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+      MemRefType panelTy = memref::SubViewOp::inferRankReducedResultType(
+          {kt, nr}, packedTy, offsets, sizes, strides);
+      Value panel = memref::SubViewOp::create(b, loc, panelTy, packed, offsets,
+                                              sizes, strides);
       Value accPanel = memref::SubViewOp::create(
           b, loc, acc, ArrayRef<OpFoldResult>{b.getIndexAttr(0), col},
           ArrayRef<OpFoldResult>{b.getIndexAttr(mt), b.getIndexAttr(nr)},
@@ -468,8 +575,10 @@ void packRightPanels(ModuleOp module,
           b, loc, TypeRange{}, ValueRange{a, panel}, ValueRange{accPanel});
       tile->setAttr("dlc.tile_group", group);
     }
-    b.setInsertionPointAfter(matmuls);
-    memref::DeallocOp::create(b, loc, packed);
+    if (!whole) {
+      b.setInsertionPointAfter(matmuls);
+      memref::DeallocOp::create(b, loc, packed);
+    }
     op->erase();
     eraseUnusedViews(rhs);
   }
@@ -482,8 +591,11 @@ void packRightPanels(ModuleOp module,
 /// The schedule's fold_memref_alias_ops never converges on a
 /// vector.transfer_read of a subview of an expand_shape (MLIR 22: the
 /// greedy driver, unbounded in a transform script, spins forever), and the
-/// tiles of a matmul or transpose are such subviews. A reinterpret_cast is
-/// left alone by those patterns and lowers to the same pointer.
+/// tiles of a matmul or transpose are such subviews. Through a
+/// collapse_shape they fold every access into a delinearisation (an
+/// im2col buffer [C*KH*KW, N, OH, OW] read as [C*KH*KW, N*OH*OW]: two
+/// divisions per row of B copied into panels). A reinterpret_cast is left
+/// alone by those patterns and lowers to the same pointer.
 void castReshapedOperands(Operation *op) {
   for (OpOperand &use : op->getOpOperands()) {
     // Through the subviews of one (a recurrent step's slice of the
@@ -493,12 +605,13 @@ void castReshapedOperands(Operation *op) {
       slot = &sub.getSourceMutable();
     OpOperand &operand = *slot;
     Value root = operand.get();
-    bool expanded = false;
+    bool reshaped = false;
     while (true) {
       if (auto e = root.getDefiningOp<memref::ExpandShapeOp>()) {
-        expanded = true;
+        reshaped = true;
         root = e.getSrc();
       } else if (auto c = root.getDefiningOp<memref::CollapseShapeOp>()) {
+        reshaped = true;
         root = c.getSrc();
       } else {
         break;
@@ -506,7 +619,7 @@ void castReshapedOperands(Operation *op) {
     }
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     auto rootType = dyn_cast<MemRefType>(root.getType());
-    if (!expanded || !type || !rootType || !type.hasStaticShape() ||
+    if (!reshaped || !type || !rootType || !type.hasStaticShape() ||
         !type.getLayout().isIdentity() || !rootType.getLayout().isIdentity())
       continue;
     auto [strides, offset] = type.getStridesAndOffset();
