@@ -1,7 +1,9 @@
-// RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s
-// RUN: dlc-opt %s -dlc-tile-and-vectorize=pack-panels=false -split-input-file | FileCheck %s --check-prefix=INPLACE
+// RUN: dlc-opt %s -dlc-tile-and-vectorize=register-tile=8,32 -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-tile-and-vectorize -split-input-file | FileCheck %s --check-prefix=WIDE
+// RUN: dlc-opt %s -dlc-tile-and-vectorize="register-tile=8,32 pack-panels=false" -split-input-file | FileCheck %s --check-prefix=INPLACE
 
-// A 128x256x64 matmul with the AVX-512 schedule: cache tiles in parallel
+// A 128x256x64 matmul with the AVX-512 schedule and 8 x 32 register tiles
+// (those of an N that is no multiple of 64): cache tiles in parallel
 // (scf.forall; N is split so that there are at least 4), 8x32x1 register
 // tiles, the contraction lowered to FMAs with the accumulator tile carried
 // through the k loop. Both M tiles read every cache tile of B, so B is
@@ -27,6 +29,19 @@
 // CHECK: }
 // CHECK: memref.dealloc %[[P]]
 // CHECK-NOT: linalg.matmul
+// By default, N a multiple of 64 takes 6 x 64 register tiles (24 zmm
+// accumulators), B in 64-wide micro-panels; the 64-row M tile runs ten of
+// them and a peeled 4 x 64 tile.
+// WIDE-LABEL: func.func @square
+// WIDE: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x64xf32>
+// WIDE: vector.store %{{.*}}, %[[P]][%{{.*}}, %{{.*}}, %c0] : memref<4x64x64xf32>, vector<64xf32>
+// WIDE: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// WIDE: scf.for %{{.*}} = %c0 to %c60 step %c6
+// WIDE: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<6x64xf32>)
+// WIDE-COUNT-6: vector.fma {{.*}} : vector<64xf32>
+// WIDE: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x64xf32>)
+// WIDE-COUNT-4: vector.fma {{.*}} : vector<64xf32>
+// WIDE: memref.dealloc %[[P]]
 // pack-panels=false reads B in place.
 // INPLACE-LABEL: func.func @square
 // INPLACE: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
@@ -330,5 +345,34 @@ func.func @strided_rhs(%a: memref<64x64xf32>, %b: memref<64x128xf32, strided<[1,
 func.func @collapsed_rhs(%a: memref<64x32xf32>, %b4: memref<32x2x4x16xf32>, %c: memref<64x128xf32>) {
   %b = memref.collapse_shape %b4 [[0], [1, 2, 3]] : memref<32x2x4x16xf32> into memref<32x128xf32>
   linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x128xf32>) outs(%c : memref<64x128xf32>)
+  return
+}
+
+// -----
+
+// An N that is no multiple of 64 keeps the 8 x 32 register tile.
+// WIDE-LABEL: func.func @n96
+// WIDE: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// WIDE-NOT: vector<6x64xf32>
+// WIDE: return
+func.func @n96(%a: memref<128x64xf32>, %b: memref<64x96xf32>, %c: memref<128x96xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x96xf32>) outs(%c : memref<128x96xf32>)
+  return
+}
+
+// -----
+
+// Fewer than 32 rows (a recurrent layer's block of 8, at every step) read
+// B in place: each element copied would serve 8 FMAs.
+// CHECK-LABEL: func.func @few_rows
+// CHECK-NOT: memref.alloc
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: return
+// WIDE-LABEL: func.func @few_rows
+// WIDE-NOT: memref.alloc
+// WIDE: vector.fma {{.*}} : vector<64xf32>
+// WIDE: return
+func.func @few_rows(%a: memref<8x128xf32>, %b: memref<128x512xf32>, %c: memref<8x512xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x128xf32>, memref<128x512xf32>) outs(%c : memref<8x512xf32>)
   return
 }

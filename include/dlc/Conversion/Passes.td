@@ -228,7 +228,10 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     transform interpreter.
 
     - 512-bit vectors (AVX-512): cache tiles up to 64 x 512 x 256, register
-      tile 8 x 32 (16 zmm accumulators).
+      tile 8 x 32 (16 zmm accumulators); an fp32 matmul whose N is a
+      multiple of 64 takes 6 x 64 tiles (24 zmm accumulators: 4 loads of B
+      and 6 broadcasts of A per 24 FMAs) and K tiles of 128 (a 32 KiB
+      micro-panel).
     - 256-bit vectors (AVX2): cache tiles up to 128 x 256 x 256 whose B
       panel is first copied into a contiguous, aligned buffer (rows of
       1024 floats otherwise put every B load on the same few L1 sets),

@@ -70,27 +70,38 @@ struct MatmulTiles {
 /// Fewest parallel cache tiles worth aiming for.
 constexpr int64_t kMinParallelTiles = 4;
 
-/// `regM` x `regN` is the preferred register tile; smaller tiles are used
-/// where the dimensions do not divide.
-MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t regM,
-                        int64_t regN, ArrayRef<int64_t> cache) {
+/// A register tile: `rows` x `cols` accumulators.
+struct RegisterTile {
+  int64_t rows, cols;
+};
+
+/// The first of the `preferred` register tiles whose width divides N (or,
+/// when none does, `fallbackWidth` columns or fewer, on the last tile's
+/// rows); smaller tiles are used where the dimensions do not divide.
+MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k,
+                        ArrayRef<RegisterTile> preferred, int64_t fallbackWidth,
+                        ArrayRef<int64_t> cache) {
   MatmulTiles t;
   t.mt = largestDivisor(m, cache[0]);
-  // The preferred register tile when the M tile is big enough: a remainder
-  // is peeled off (see kPeelAndVectorize); a small M tile takes a divisor.
-  t.mr = t.mt >= 4 * regM ? regM : largestDivisor(t.mt, regM);
-  // Two vector registers per accumulator row; narrower if needed.
   t.nr = 0;
-  for (int64_t w = regN; w >= 8 && !t.nr; w /= 2)
-    if (n % w == 0)
-      t.nr = w;
+  int64_t regM = preferred.back().rows;
+  for (RegisterTile r : preferred)
+    if (n % r.cols == 0) {
+      t.nr = r.cols;
+      regM = r.rows;
+      break;
+    }
   if (!t.nr)
-    t.nr = n <= regN ? n : largestDivisor(n, regN);
+    t.nr = n <= fallbackWidth ? n : largestDivisor(n, fallbackWidth);
+  // The preferred rows when the M tile is big enough: a remainder is
+  // peeled off (see kPeelAndVectorize); a small M tile takes a divisor.
+  t.mr = t.mt >= 4 * regM ? regM : largestDivisor(t.mt, regM);
   t.nt = largestDivisor(n, cache[1], t.nr);
   // Small-batch layers (M = 64) are a single tile in M: split N finer so
-  // that the parallel loop has work for several threads.
+  // that the parallel loop has work for several threads, down to 4
+  // register tiles or 128 columns.
   while ((m / t.mt) * (n / t.nt) < kMinParallelTiles && t.nt % 2 == 0 &&
-         (t.nt / 2) % t.nr == 0 && t.nt / 2 >= 4 * t.nr)
+         (t.nt / 2) % t.nr == 0 && t.nt / 2 >= std::min<int64_t>(4 * t.nr, 128))
     t.nt /= 2;
   t.kt = largestDivisor(k, cache[2]);
   return t;
@@ -400,6 +411,9 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
   }
 }
 
+/// Fewest rows of a cache tile whose B is copied into micro-panels.
+constexpr int64_t kMinPackedRows = 32;
+
 /// Largest right operand copied into micro-panels once for all the M tiles
 /// of a matmul, before its parallel loop; a larger one is copied per cache
 /// tile.
@@ -507,6 +521,11 @@ void packRightPanels(ModuleOp module,
       continue;
     int64_t kt = bTy.getDimSize(0), panels = bTy.getDimSize(1) / nr;
     int64_t mt = cTy.getDimSize(0);
+    // A few rows of A use each element of B a few times: the copy would
+    // cost more than the FMAs it serves (a recurrent layer's block of 8
+    // rows, whose B is the same weight at every step).
+    if (mt < kMinPackedRows)
+      continue;
     OpBuilder b(op);
     Location loc = op.getLoc();
     auto index = [&](int64_t v) {
@@ -648,6 +667,18 @@ struct DlcTileAndVectorizePass
       module.emitError("register-tile takes two sizes, M and N");
       return signalPassFailure();
     }
+    // Register tiles: regM rows of two vectors (AVX-512: 8 x 32, 16
+    // accumulators; AVX2: 4 x 16), then narrower ones. With AVX-512, an
+    // fp32 matmul whose N is a multiple of 64 takes 6 x 64 first (24
+    // accumulators: 4 loads of B and 6 broadcasts of A per 24 FMAs instead
+    // of 2 and 8 per 16), its micro-panels 32 KiB at K tiles of 128.
+    SmallVector<RegisterTile> narrowTiles;
+    for (int64_t w = regN; w >= 8; w /= 2)
+      narrowTiles.push_back({regM, w});
+    SmallVector<RegisterTile> wideTiles = narrowTiles;
+    bool wideDefault = registerTile.empty() && lanes >= 16;
+    if (wideDefault)
+      wideTiles.insert(wideTiles.begin(), RegisterTile{6, 4 * lanes});
     // AVX2 (measured on Zen 3): the B panel of a cache tile (K x N) is
     // copied into a contiguous buffer (`promote`) so the register tile
     // streams it without 4 KiB-stride cache-set conflicts, and M tiles of
@@ -673,12 +704,17 @@ struct DlcTileAndVectorizePass
       // Only the default (non-transposed, non-broadcast) indexing maps.
       if (op.hasUserDefinedMaps())
         return;
-      MatmulTiles t = chooseTiles(c.getDimSize(0), c.getDimSize(1),
-                                  a.getDimSize(1), regM, regN, cache);
-      t.widen = llvm::any_of(op.getDpsInputs(), [&](Value v) {
+      bool widen = llvm::any_of(op.getDpsInputs(), [&](Value v) {
         return cast<ShapedType>(v.getType()).getElementType() !=
                c.getElementType();
       });
+      bool fp32 = c.getElementType().isF32() && !widen;
+      MatmulTiles t =
+          chooseTiles(c.getDimSize(0), c.getDimSize(1), a.getDimSize(1),
+                      fp32 ? wideTiles : narrowTiles, regN, cache);
+      t.widen = widen;
+      if (wideDefault && fp32 && cacheTile.empty() && t.nr == 4 * lanes)
+        t.kt = largestDivisor(a.getDimSize(1), cache[2] / 2);
       // AVX512_BF16: bf16 x bf16 -> fp32 on dot products, whose accumulator
       // rows are 16 columns wide.
       t.dot =
