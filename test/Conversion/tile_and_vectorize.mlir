@@ -50,16 +50,20 @@
 // INPLACE: vector.fma {{.*}} : vector<32xf32>
 // INPLACE-NOT: linalg.matmul
 // INPLACE: return
-// With the AVX2 schedule (one 128-row tile in M, so N in 4 tiles of 64) the
+// With the AVX2 schedule (one 128-row tile in M, so N in 2 tiles of 128) the
 // B panel is first copied into an aligned, contiguous buffer, and the
-// register tile is 4x16.
+// register tile is 3 x 32 (12 ymm accumulators; the 128 rows as 42 tiles
+// and a peeled 2 x 32).
 // AVX2-LABEL: func.func @square
-// AVX2: scf.forall (%{{.*}}) in (4)
-// AVX2: %[[SRC:.*]] = memref.subview %arg1[0, %{{.*}}] [64, 64] [1, 1]
-// AVX2: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16384xi8>
-// AVX2: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x64xf32>
+// AVX2: scf.forall (%{{.*}}) in (2)
+// AVX2: %[[SRC:.*]] = memref.subview %arg1[0, %{{.*}}] [64, 128] [1, 1]
+// AVX2: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32768xi8>
+// AVX2: %[[PANEL:.*]] = memref.view %[[BUF]]{{.*}} to memref<64x128xf32>
 // AVX2: linalg.copy ins(%[[SRC]] : {{.*}}) outs(%[[PANEL]]
-// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c126 step %c3
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<3x32xf32>)
+// AVX2-COUNT-3: vector.fma {{.*}} : vector<32xf32>
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<2x32xf32>)
 // AVX2: memref.dealloc %[[BUF]]
 func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
@@ -123,13 +127,28 @@ func.func @tensors(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>
 
 // -----
 
-// With 256-bit vectors (AVX2) the register tile is 4 x 16.
+// With 256-bit vectors (AVX2) an fp32 register tile is 3 x 32 where N is a
+// multiple of 32 (64 rows: 21 tiles and a peeled 1 x 32), else 4 x 16.
 // RUN: dlc-opt %s -dlc-tile-and-vectorize=vector-bits=256 -split-input-file | FileCheck %s --check-prefix=AVX2
 // AVX2-LABEL: func.func @avx2
-// AVX2: vector.fma {{.*}} : vector<16xf32>
-// AVX2-NOT: vector<32xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c63 step %c3
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<3x32xf32>)
+// AVX2-COUNT-3: vector.fma {{.*}} : vector<32xf32>
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<1x32xf32>)
 func.func @avx2(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// AVX2-LABEL: func.func @avx2_n48
+// AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: vector<32xf32>
+// AVX2: return
+func.func @avx2_n48(%a: memref<64x64xf32>, %b: memref<64x48xf32>, %c: memref<64x48xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x48xf32>) outs(%c : memref<64x48xf32>)
   return
 }
 

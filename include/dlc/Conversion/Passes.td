@@ -236,7 +236,9 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
       panel is first copied into a contiguous, aligned buffer (rows of
       1024 floats otherwise put every B load on the same few L1 sets),
       register tile 4 x 16 (8 ymm accumulators, leaving registers for the
-      B row and the broadcasts).
+      B row and the broadcasts); an fp32 matmul whose N is a multiple of
+      32 takes 3 x 32 tiles (12 ymm accumulators: 4 loads of B and 3
+      broadcasts of A per 12 FMAs).
 
     The cache tiles over M and N form an `scf.forall`, which the pipeline
     lowers to an OpenMP parallel loop run on libdlcrt's thread pool

@@ -668,17 +668,20 @@ struct DlcTileAndVectorizePass
       return signalPassFailure();
     }
     // Register tiles: regM rows of two vectors (AVX-512: 8 x 32, 16
-    // accumulators; AVX2: 4 x 16), then narrower ones. With AVX-512, an
-    // fp32 matmul whose N is a multiple of 64 takes 6 x 64 first (24
-    // accumulators: 4 loads of B and 6 broadcasts of A per 24 FMAs instead
-    // of 2 and 8 per 16), its micro-panels 32 KiB at K tiles of 128.
+    // accumulators; AVX2: 4 x 16), then narrower ones. An fp32 matmul whose
+    // N is a multiple of four vectors takes rows of four vectors first:
+    // AVX-512 6 x 64 (24 accumulators: 4 loads of B and 6 broadcasts of A
+    // per 24 FMAs instead of 2 and 8 per 16), its micro-panels 32 KiB at K
+    // tiles of 128; AVX2 3 x 32 (12 accumulators instead of 8, enough to
+    // hide the FMAs' latency on two pipes).
     SmallVector<RegisterTile> narrowTiles;
     for (int64_t w = regN; w >= 8; w /= 2)
       narrowTiles.push_back({regM, w});
     SmallVector<RegisterTile> wideTiles = narrowTiles;
-    bool wideDefault = registerTile.empty() && lanes >= 16;
+    bool wideDefault = registerTile.empty();
     if (wideDefault)
-      wideTiles.insert(wideTiles.begin(), RegisterTile{6, 4 * lanes});
+      wideTiles.insert(wideTiles.begin(),
+                       RegisterTile{lanes >= 16 ? 6 : 3, 4 * lanes});
     // AVX2 (measured on Zen 3): the B panel of a cache tile (K x N) is
     // copied into a contiguous buffer (`promote`) so the register tile
     // streams it without 4 KiB-stride cache-set conflicts, and M tiles of
@@ -713,7 +716,8 @@ struct DlcTileAndVectorizePass
           chooseTiles(c.getDimSize(0), c.getDimSize(1), a.getDimSize(1),
                       fp32 ? wideTiles : narrowTiles, regN, cache);
       t.widen = widen;
-      if (wideDefault && fp32 && cacheTile.empty() && t.nr == 4 * lanes)
+      if (wideDefault && lanes >= 16 && fp32 && cacheTile.empty() &&
+          t.nr == 4 * lanes)
         t.kt = largestDivisor(a.getDimSize(1), cache[2] / 2);
       // AVX512_BF16: bf16 x bf16 -> fp32 on dot products, whose accumulator
       // rows are 16 columns wide.
