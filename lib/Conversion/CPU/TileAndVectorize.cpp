@@ -411,7 +411,10 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
   }
 }
 
-/// Fewest rows of a cache tile whose B is copied into micro-panels.
+/// Fewest rows of a cache tile whose B is copied into micro-panels: fewer
+/// rows of A use each element of B a few times, and the copy would cost
+/// more than the FMAs it serves (a recurrent layer's block of 8 rows, whose
+/// B is the same weight at every step).
 constexpr int64_t kMinPackedRows = 32;
 
 /// Largest right operand copied into micro-panels once for all the M tiles
@@ -521,11 +524,6 @@ void packRightPanels(ModuleOp module,
       continue;
     int64_t kt = bTy.getDimSize(0), panels = bTy.getDimSize(1) / nr;
     int64_t mt = cTy.getDimSize(0);
-    // A few rows of A use each element of B a few times: the copy would
-    // cost more than the FMAs it serves (a recurrent layer's block of 8
-    // rows, whose B is the same weight at every step).
-    if (mt < kMinPackedRows)
-      continue;
     OpBuilder b(op);
     Location loc = op.getLoc();
     auto index = [&](int64_t v) {
@@ -716,8 +714,8 @@ struct DlcTileAndVectorizePass
           chooseTiles(c.getDimSize(0), c.getDimSize(1), a.getDimSize(1),
                       fp32 ? wideTiles : narrowTiles, regN, cache);
       t.widen = widen;
-      if (wideDefault && lanes >= 16 && fp32 && cacheTile.empty() &&
-          t.nr == 4 * lanes)
+      // By default, four vectors wide is only ever the fp32 tile.
+      if (wideDefault && lanes >= 16 && cacheTile.empty() && t.nr == 4 * lanes)
         t.kt = largestDivisor(a.getDimSize(1), cache[2] / 2);
       // AVX512_BF16: bf16 x bf16 -> fp32 on dot products, whose accumulator
       // rows are 16 columns wide.
@@ -779,7 +777,8 @@ struct DlcTileAndVectorizePass
       }
       anyVectorized = true;
       // fp32 tiles on 512-bit vectors (AVX2 copies its B tile whole, above).
-      if (!promoteB && !t.widen && t.nr % lanes == 0 && packPanels)
+      if (!promoteB && !t.widen && t.nr % lanes == 0 &&
+          t.mt >= kMinPackedRows && packPanels)
         panelGroups[id] = t.nr;
       std::string marks = llvm::formatv(kMarkTile, id).str();
       if (t.mt % t.mr) {
