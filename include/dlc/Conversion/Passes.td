@@ -258,15 +258,17 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
 
     With `bf16-dot` (the target has AVX512_BF16, which the driver reads off
     the target machine) and 512-bit vectors, a matmul whose operands are
-    both bf16 and whose accumulator is fp32 runs natively instead: in each
-    cache tile, B is packed with the two rows of every K pair interleaved
-    (`[k/2][n][2]` bf16, rounded from the fp32 value autocast cast when it
-    reads one, as above), and a register tile of 8 x 32 fp32 accumulators
-    takes one `x86vector.avx512.dot` (`vdpbf16ps`: two products per lane)
-    per K pair, with the pair of A elements broadcast from A's row (packed
-    too when it must be rounded or K is odd). Products of bf16 values are
+    both bf16 and whose accumulator is fp32 runs natively instead: B is
+    packed with the two rows of every K pair interleaved (`[k/2][n][2]`
+    bf16, rounded by `vcvtneps2bf16` from the fp32 value autocast cast
+    when it reads one, as above), once before the parallel loop when
+    several M tiles read it (at most 32 MiB of pairs), else per cache
+    tile; a register tile of 8 x 32 fp32 accumulators takes one
+    `x86vector.avx512.dot` (`vdpbf16ps`: two products per lane) per K
+    pair, with the pair of A elements broadcast from A's row (packed too
+    when it must be rounded or K is odd). Products of bf16 values are
     exact in fp32 and each pair is added with a rounding per product, as
-    the FMAs of the widened kernel do; the instruction treats subnormal
+    the FMAs of the widened kernel do; the instructions treat subnormal
     inputs and results as zero.
 
     With 512-bit vectors, the fp32 right operand of each cache tile, a

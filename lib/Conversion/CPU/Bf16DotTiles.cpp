@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bf16DotTiles.h"
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -39,32 +40,41 @@ Type elementOf(Value v) {
   return cast<MemRefType>(v.getType()).getElementType();
 }
 
-/// `v` (a vector or scalar of f32 or bf16) as bf16, rounded to nearest even.
+/// `v` (a vector or scalar of f32 or bf16) as bf16, rounded to nearest even:
+/// a vector of 16 by one vcvtneps2bf16 (the dot products' instruction set),
+/// a scalar tail by arith.truncf. The instruction flushes subnormal inputs to
+/// zero: vdpbf16ps reads their bf16 roundings as zero anyway, except those
+/// within half a bf16 step below the smallest normal, which round up to it.
 Value toBf16(ImplicitLocOpBuilder &b, Value v) {
   Type bf16 = b.getBF16Type();
   Type elem = getElementTypeOrSelf(v.getType());
   if (elem == bf16)
     return v;
-  Type to = bf16;
-  if (auto vec = dyn_cast<VectorType>(v.getType()))
-    to = VectorType::get(vec.getShape(), bf16);
+  auto vec = dyn_cast<VectorType>(v.getType());
+  if (!vec)
+    return arith::TruncFOp::create(b, bf16, v);
+  auto to = VectorType::get(vec.getShape(), bf16);
+  if (vec.getShape() == ArrayRef<int64_t>{kLanes})
+    return x86vector::CvtPackedF32ToBF16Op::create(b, to, v);
   return arith::TruncFOp::create(b, to, v);
 }
 
-/// A for loop from 0 to `ub` by `step` whose body `body(iv)` builds.
-void forLoop(ImplicitLocOpBuilder &b, int64_t ub, int64_t step,
-             function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+/// A for loop from 0 to `ub` by `step` whose body `body(iv)` builds (none
+/// when `ub` is not positive).
+scf::ForOp forLoop(ImplicitLocOpBuilder &b, int64_t ub, int64_t step,
+                   function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
   if (ub <= 0)
-    return;
+    return {};
   Value lb = arith::ConstantIndexOp::create(b, 0);
   Value hi = arith::ConstantIndexOp::create(b, ub);
   Value st = arith::ConstantIndexOp::create(b, step);
-  scf::ForOp::create(b, lb, hi, st, ValueRange{},
-                     [&](OpBuilder &nb, Location loc, Value iv, ValueRange) {
-                       ImplicitLocOpBuilder ib(loc, nb);
-                       body(ib, iv);
-                       scf::YieldOp::create(ib);
-                     });
+  return scf::ForOp::create(
+      b, lb, hi, st, ValueRange{},
+      [&](OpBuilder &nb, Location loc, Value iv, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        body(ib, iv);
+        scf::YieldOp::create(ib);
+      });
 }
 
 Value addConst(ImplicitLocOpBuilder &b, Value v, int64_t c) {
@@ -105,8 +115,10 @@ void packRows(ImplicitLocOpBuilder &b, Value src, Value dst) {
 
 /// Packs `src` (k x n, f32 or bf16; n a multiple of 16) into `dst` (k/2
 /// rounded up x 2n, bf16) with each pair of rows interleaved; an odd last
-/// row is paired with zeros.
-void packPairs(ImplicitLocOpBuilder &b, Value src, Value dst) {
+/// row is paired with zeros. `parallel` marks the loop over the pairs as
+/// independent iterations.
+void packPairs(ImplicitLocOpBuilder &b, Value src, Value dst,
+               bool parallel = false) {
   int64_t k = shapeOf(src)[0], n = shapeOf(src)[1];
   auto srcVec = VectorType::get({kLanes}, elementOf(src));
   auto half = VectorType::get({kLanes}, b.getBF16Type());
@@ -129,8 +141,11 @@ void packPairs(ImplicitLocOpBuilder &b, Value src, Value dst) {
       vector::StoreOp::create(b, pair, dst, ValueRange{p, mulConst(b, j, 2)});
     });
   };
-  forLoop(b, k / 2, 1,
-          [&](ImplicitLocOpBuilder &b, Value p) { pack(b, p, false); });
+  scf::ForOp pairs =
+      forLoop(b, k / 2, 1,
+              [&](ImplicitLocOpBuilder &b, Value p) { pack(b, p, false); });
+  if (pairs && parallel)
+    pairs->setAttr(dlc::kIndependentIterationsAttrName, b.getUnitAttr());
   if (k % 2)
     pack(b, arith::ConstantIndexOp::create(b, k / 2), true);
 }
@@ -208,8 +223,18 @@ bool mlir::dlc::canUseBf16Dot(linalg::MatmulOp op) {
          shapeOf(c)[1] % kLanes == 0;
 }
 
+Value mlir::dlc::packBf16Pairs(OpBuilder &builder, Location loc, Value src) {
+  ImplicitLocOpBuilder b(loc, builder);
+  int64_t k = shapeOf(src)[0], n = shapeOf(src)[1];
+  Value dst = memref::AllocOp::create(
+      b, MemRefType::get({(k + 1) / 2, 2 * n}, b.getBF16Type()), ValueRange{},
+      b.getI64IntegerAttr(64));
+  packPairs(b, src, dst, /*parallel=*/true);
+  return dst;
+}
+
 void mlir::dlc::lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b,
-                               Bf16DotTile tile) {
+                               Bf16DotTile tile, Value packedB) {
   ImplicitLocOpBuilder builder(op.getLoc(), op);
   Value c = op.getDpsInits()[0];
   int64_t m = shapeOf(c)[0], n = shapeOf(c)[1], k = shapeOf(a)[1];
@@ -228,9 +253,12 @@ void mlir::dlc::lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b,
     buffers.push_back(aPanel);
     packRows(builder, a, aPanel);
   }
-  Value bPanel = alloc((k + 1) / 2, 2 * n);
-  buffers.push_back(bPanel);
-  packPairs(builder, b, bPanel);
+  Value bPanel = packedB;
+  if (!bPanel) {
+    bPanel = alloc((k + 1) / 2, 2 * n);
+    buffers.push_back(bPanel);
+    packPairs(builder, b, bPanel);
+  }
 
   int64_t full = m - m % mr;
   forLoop(builder, full, mr, [&](ImplicitLocOpBuilder &b, Value m0) {

@@ -32,7 +32,17 @@ bool canUseBf16Dot(linalg::MatmulOp op);
 /// (`[k/2][n][2]`, what vdpbf16ps multiplies), A only when it must be
 /// rounded or its K is odd; the pair of A elements that a dot product
 /// needs is broadcast from its row.
-void lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b, Bf16DotTile tile);
+/// `packedB`, when given, is B's tile already packed that way (a block of
+/// packBf16Pairs' buffer), and B is not packed again.
+void lowerToBf16Dot(linalg::MatmulOp op, Value a, Value b, Bf16DotTile tile,
+                    Value packedB = {});
+
+/// Packs the whole `[K, N]` buffer `src` (f32 or bf16, N a multiple of 16)
+/// into a new `[ceil(K/2), 2N]` bf16 buffer of interleaved row pairs, at
+/// `builder`'s insertion point, rounding as lowerToBf16Dot does. Its pairs
+/// of rows are independent iterations (dlc-parallelize-loops runs them on
+/// the thread pool). The caller deallocates the buffer.
+Value packBf16Pairs(OpBuilder &builder, Location loc, Value src);
 
 } // namespace mlir::dlc
 

@@ -313,6 +313,98 @@ void eraseUnusedViews(Value view) {
   }
 }
 
+/// A cache tile `tile` of a 2-D buffer defined outside `scope`, through a
+/// chain of unit-stride subviews (the M x N tiles, then the K tiles): the
+/// buffer and the tile's offsets in it, computed at `b`'s insertion point.
+struct TileOrigin {
+  Value buffer;
+  Value row, col;
+};
+std::optional<TileOrigin> tileOrigin(Value tile, Operation *scope, OpBuilder &b,
+                                     Location loc) {
+  Value row = arith::ConstantIndexOp::create(b, loc, 0);
+  Value col = row;
+  Value v = tile;
+  while (true) {
+    Operation *def = v.getDefiningOp();
+    Region *home = def ? def->getParentRegion()
+                       : cast<BlockArgument>(v).getOwner()->getParent();
+    if (!scope->isAncestor(home->getParentOp()))
+      break;
+    auto sub = dyn_cast_or_null<memref::SubViewOp>(def);
+    if (!sub || sub.getSourceType().getRank() != 2 ||
+        sub.getType().getRank() != 2 ||
+        !llvm::all_of(sub.getStaticStrides(), [](int64_t s) { return s == 1; }))
+      return std::nullopt;
+    SmallVector<OpFoldResult> offsets = sub.getMixedOffsets();
+    row = arith::AddIOp::create(
+        b, loc, row, getValueOrCreateConstantIndexOp(b, loc, offsets[0]));
+    col = arith::AddIOp::create(
+        b, loc, col, getValueOrCreateConstantIndexOp(b, loc, offsets[1]));
+    v = sub.getSource();
+  }
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return std::nullopt;
+  return TileOrigin{v, row, col};
+}
+
+/// Largest right operand of the dot-product kernel packed into row pairs
+/// once for all the M tiles of a matmul (the packed bytes); a larger one is
+/// packed per cache tile.
+constexpr int64_t kMaxPackedPairsBytes = 32 << 20;
+
+/// The dot-product kernel's B tile `b` (a `[Kt, Nt]` view of a `[K, N]`
+/// buffer, or of the fp32 one autocast rounds it from) packed into row
+/// pairs once for every M tile of the parallel loop: a block of the pairs
+/// of the whole buffer, packed before the loop (and kept in `packedWhole`
+/// for the loop's other tiles); null when the matmul has a single M tile,
+/// the tile does not start on a pair, or the pairs exceed
+/// kMaxPackedPairsBytes. A small-batch layer (a weight `[N, K]` times the
+/// batch's `[K, 64]`) otherwise packs its whole input again for each of
+/// its N / 64 M tiles.
+Value packedPairsBlock(
+    linalg::MatmulOp op, Value b,
+    DenseMap<std::pair<Operation *, Value>, Value> &packedWhole) {
+  auto forall = op->getParentOfType<scf::ForallOp>();
+  if (!forall)
+    return {};
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Value acc = op.getDpsInits()[0];
+  std::optional<TileOrigin> bOrigin = tileOrigin(b, forall, builder, loc);
+  std::optional<TileOrigin> cOrigin = tileOrigin(acc, forall, builder, loc);
+  if (!bOrigin || !cOrigin)
+    return {};
+  auto wholeTy = cast<MemRefType>(bOrigin->buffer.getType());
+  auto tileTy = cast<MemRefType>(b.getType());
+  int64_t k = wholeTy.getDimSize(0), n = wholeTy.getDimSize(1);
+  int64_t kt = tileTy.getDimSize(0), nt = tileTy.getDimSize(1);
+  int64_t m = cast<MemRefType>(cOrigin->buffer.getType()).getDimSize(0);
+  int64_t mt = cast<MemRefType>(acc.getType()).getDimSize(0);
+  int64_t bytes = (k + 1) / 2 * 2 * n * 2;
+  if (m / mt < 2 || (kt % 2 && kt != k) || n % 16 ||
+      bytes > kMaxPackedPairsBytes || !wholeTy.isLastDimUnitStride())
+    return {};
+  Value &whole = packedWhole[{forall.getOperation(), bOrigin->buffer}];
+  if (!whole) {
+    OpBuilder pb(forall);
+    whole = dlc::packBf16Pairs(pb, forall.getLoc(), bOrigin->buffer);
+    pb.setInsertionPointAfter(forall);
+    memref::DeallocOp::create(pb, forall.getLoc(), whole);
+  }
+  // whole[row / 2 : kt / 2 (rounded up)][2 col : 2 nt]
+  Value two = arith::ConstantIndexOp::create(builder, loc, 2);
+  SmallVector<OpFoldResult> offsets{
+      arith::DivUIOp::create(builder, loc, bOrigin->row, two).getResult(),
+      arith::MulIOp::create(builder, loc, bOrigin->col, two).getResult()};
+  SmallVector<OpFoldResult> sizes{builder.getIndexAttr((kt + 1) / 2),
+                                  builder.getIndexAttr(2 * nt)};
+  SmallVector<OpFoldResult> strides(2, builder.getIndexAttr(1));
+  return memref::SubViewOp::create(builder, loc, whole, offsets, sizes,
+                                   strides);
+}
+
 /// The 16-bit operands of the cache-tile matmuls (inside the K loop) are
 /// copied, widened to fp32, into a 64-byte-aligned packing buffer right
 /// before the matmul: the register tile then runs the fp32 kernel on
@@ -333,6 +425,7 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
       tiles.push_back(op);
   });
   SetVector<linalg::GenericOp> fusedCasts;
+  DenseMap<std::pair<Operation *, Value>, Value> packedWhole;
   for (linalg::MatmulOp op : tiles) {
     auto group = op->getAttrOfType<IntegerAttr>("dlc.tile_group");
     if (dotGroups.count(group.getInt()) && dlc::canUseBf16Dot(op)) {
@@ -346,7 +439,8 @@ void packNarrowOperands(ModuleOp module, const std::set<int64_t> &dotGroups,
         sources.push_back(from);
       }
       SmallVector<Value> old(op.getDpsInputs());
-      dlc::lowerToBf16Dot(op, sources[0], sources[1], dotTile);
+      Value packedB = packedPairsBlock(op, sources[1], packedWhole);
+      dlc::lowerToBf16Dot(op, sources[0], sources[1], dotTile, packedB);
       for (Value v : old)
         eraseUnusedViews(v);
       continue;
@@ -421,42 +515,6 @@ constexpr int64_t kMinPackedRows = 32;
 /// of a matmul, before its parallel loop; a larger one is copied per cache
 /// tile.
 constexpr int64_t kMaxPackedOperandBytes = 16 << 20;
-
-/// A cache tile `tile` of a 2-D buffer defined outside `scope`, through a
-/// chain of unit-stride subviews (the M x N tiles, then the K tiles): the
-/// buffer and the tile's offsets in it, computed at `b`'s insertion point.
-struct TileOrigin {
-  Value buffer;
-  Value row, col;
-};
-std::optional<TileOrigin> tileOrigin(Value tile, Operation *scope, OpBuilder &b,
-                                     Location loc) {
-  Value row = arith::ConstantIndexOp::create(b, loc, 0);
-  Value col = row;
-  Value v = tile;
-  while (true) {
-    Operation *def = v.getDefiningOp();
-    Region *home = def ? def->getParentRegion()
-                       : cast<BlockArgument>(v).getOwner()->getParent();
-    if (!scope->isAncestor(home->getParentOp()))
-      break;
-    auto sub = dyn_cast_or_null<memref::SubViewOp>(def);
-    if (!sub || sub.getSourceType().getRank() != 2 ||
-        sub.getType().getRank() != 2 ||
-        !llvm::all_of(sub.getStaticStrides(), [](int64_t s) { return s == 1; }))
-      return std::nullopt;
-    SmallVector<OpFoldResult> offsets = sub.getMixedOffsets();
-    row = arith::AddIOp::create(
-        b, loc, row, getValueOrCreateConstantIndexOp(b, loc, offsets[0]));
-    col = arith::AddIOp::create(
-        b, loc, col, getValueOrCreateConstantIndexOp(b, loc, offsets[1]));
-    v = sub.getSource();
-  }
-  auto type = dyn_cast<MemRefType>(v.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape())
-    return std::nullopt;
-  return TileOrigin{v, row, col};
-}
 
 /// Copies the row-major `[K, N]` buffer `rhs` (rows contiguous) into a new
 /// `[N/nr][K][nr]` buffer, row by row: B is read in order (a column of
