@@ -92,14 +92,14 @@ func.func @one_row_tile(%a: memref<64x64xf32>, %b: memref<64x256xf32>, %c: memre
 
 // -----
 
-// A B of 32 MiB is not copied whole: each cache tile is packed where it
-// is read.
+// A B of 128 MiB (over 64) is not copied whole: each cache tile is packed
+// where it is read.
 // CHECK-LABEL: func.func @large_rhs
 // CHECK: scf.forall
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<16x256x32xf32>
-// CHECK-NOT: memref<128x2048x32xf32>
-func.func @large_rhs(%a: memref<128x2048xf32>, %b: memref<2048x4096xf32>, %c: memref<128x4096xf32>) {
-  linalg.matmul ins(%a, %b : memref<128x2048xf32>, memref<2048x4096xf32>) outs(%c : memref<128x4096xf32>)
+// CHECK-NOT: memref<256x4096x32xf32>
+func.func @large_rhs(%a: memref<128x4096xf32>, %b: memref<4096x8192xf32>, %c: memref<128x8192xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x4096xf32>, memref<4096x8192xf32>) outs(%c : memref<128x8192xf32>)
   return
 }
 

@@ -278,7 +278,7 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     micro-panels and the cache tile becomes one matmul per panel: the
     register tiles stream B from consecutive lines, and a panel stays in L1
     while they sweep the rows of A (`pack-panels=false` reads B in place).
-    When several M tiles read each cache tile of B and B is at most 16 MiB,
+    When several M tiles read each cache tile of B and B is at most 64 MiB,
     the whole of B is copied into `[N/nr][K][nr]` panels once, before the
     parallel loop (its rows are independent iterations, run on the thread
     pool), and each cache tile reads a block of them: copied per cache

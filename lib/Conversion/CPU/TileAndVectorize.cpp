@@ -513,8 +513,10 @@ constexpr int64_t kMinPackedRows = 32;
 
 /// Largest right operand copied into micro-panels once for all the M tiles
 /// of a matmul, before its parallel loop; a larger one is copied per cache
-/// tile.
-constexpr int64_t kMaxPackedOperandBytes = 16 << 20;
+/// tile. The big MLP's first layer reads its batch's input (38.5 MB as
+/// `[K, 64]`) from each of its 64 M tiles: copied per tile, that is as many
+/// bytes per call as the 2.4 GB weight itself.
+constexpr int64_t kMaxPackedOperandBytes = 64 << 20;
 
 /// Copies the row-major `[K, N]` buffer `rhs` (rows contiguous) into a new
 /// `[N/nr][K][nr]` buffer, row by row: B is read in order (a column of
