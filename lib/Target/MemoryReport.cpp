@@ -39,7 +39,7 @@ struct Row {
 const Row kRows[] = {
     {"weights", "weights", &MemoryUse::weights, ""},
     {"packed weights", "packed_weights", &MemoryUse::packed,
-     "  (re-laid out once, dlc-pack-weights)"},
+     "  (computed once, dlc-pack-weights)"},
     {"gradients", "gradients", &MemoryUse::gradients, "  (in the workspace)"},
     {"optimizer state", "optimizer_state", &MemoryUse::optimizerState,
      "  (moments)"},
@@ -120,6 +120,11 @@ void mlir::dlc::printPrecisionSaving(const ModelInfo &info,
                                      raw_ostream &os) {
   os << "against fp32 (" << precision << " activations, fp32 master "
      << "weights), bytes\n";
+  // The 16-bit copies dlc-pack-weights made once, outside the workspace.
+  int64_t packedCopies = 0;
+  for (const ParamInfo &p : info.params)
+    if (p.packed && (p.dtype == "bf16" || p.dtype == "f16"))
+      packedCopies += p.bytes;
   for (const EntryInfo &e : info.entries) {
     const EntryInfo *f = nullptr;
     for (const EntryInfo &g : fp32.entries)
@@ -133,6 +138,9 @@ void mlir::dlc::printPrecisionSaving(const ModelInfo &info,
     if (e.packedCastBytes)
       os << " (" << withCommas(e.packedCastBytes)
          << " bytes of 16-bit casts rounded in the matmul packing, not stored)";
+    if (packedCopies)
+      os << ", and " << withCommas(packedCopies)
+         << " packed once (dlc-pack-weights)";
     os << "; saved activations " << withCommas(u.savedActivations)
        << " (fp32: " << withCommas(v.savedActivations) << "); workspace "
        << withCommas(u.workspace) << " (fp32: " << withCommas(v.workspace)

@@ -69,3 +69,41 @@ func.func @not_into_window(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   } -> tensor<1x2x2x2xf32>
   return %p : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+// pack_weights computes a 16-bit copy of a weight in the packed parameter's
+// buffer (dlc-lower-entry-abi): its destination stays the parameter, not a
+// new tensor that bufferization would allocate and copy out of. Another
+// function's cast gets the new tensor (upstream's pattern).
+// CHECK-LABEL: func.func @pack_weights
+// CHECK: %[[P:.*]] = bufferization.to_tensor %arg1
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[P]] : tensor<16x8xbf16>)
+// CHECK-LABEL: func.func @other
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<16x8xbf16>
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[E]] : tensor<16x8xbf16>)
+func.func @pack_weights(%w: memref<16x8xf32>, %packed: memref<16x8xbf16>) attributes {dlc.entry, dlc.pack_weights} {
+  %0 = bufferization.to_tensor %w restrict : memref<16x8xf32> to tensor<16x8xf32>
+  %1 = bufferization.to_tensor %packed restrict writable : memref<16x8xbf16> to tensor<16x8xbf16>
+  %2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<16x8xf32>) outs(%1 : tensor<16x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<16x8xbf16>
+  bufferization.materialize_in_destination %2 in restrict writable %packed : (tensor<16x8xbf16>, memref<16x8xbf16>) -> ()
+  return
+}
+func.func @other(%w: memref<16x8xf32>, %packed: memref<16x8xbf16>) attributes {dlc.entry} {
+  %0 = bufferization.to_tensor %w restrict : memref<16x8xf32> to tensor<16x8xf32>
+  %1 = bufferization.to_tensor %packed restrict writable : memref<16x8xbf16> to tensor<16x8xbf16>
+  %2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<16x8xf32>) outs(%1 : tensor<16x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<16x8xbf16>
+  bufferization.materialize_in_destination %2 in restrict writable %packed : (tensor<16x8xbf16>, memref<16x8xbf16>) -> ()
+  return
+}

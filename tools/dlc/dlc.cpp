@@ -309,7 +309,8 @@ static cl::opt<int64_t> packWeightsMiB(
     "pack-weights-mib",
     cl::desc("Without --train: re-lay out the weights that the forward pass "
              "reads transposed once, when they change, rather than on every "
-             "call, while the copies fit in N MiB (default 64; 0: never)"),
+             "call, while the copies fit in N MiB (default 64; 0: never); "
+             "--precision's 16-bit copies of weights whatever their size"),
     cl::init(64), cl::cat(dlcCat));
 
 static cl::opt<int64_t> cudaSmallGemmFmas(

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/Dlc/IR/DlcContracts.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -77,8 +78,11 @@ struct DlcFuseElementwisePass
     // write their results into slices of sequences threaded through the
     // loop, and the fusion patterns would replace those destinations, which
     // their payloads do not read, with new tensors, each step's then copied
-    // in. So the ops outside loops, top-down, again after every round that
-    // changed something, as the region-wide driver does.
+    // in. For the same reason, not in pack_weights, whose results are
+    // computed in the packed parameters' buffers (dlc-lower-entry-abi): a
+    // 16-bit copy of a weight does not read its destination either. So the
+    // ops outside loops, top-down, again after every round that changed
+    // something, as the region-wide driver does.
     FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
@@ -86,6 +90,8 @@ struct DlcFuseElementwisePass
     for (int round = 0; changed && round < kMaxRounds; ++round) {
       SmallVector<Operation *> ops;
       getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (op->hasAttr(dlc::kPackWeightsAttrName))
+          return WalkResult::skip();
         ops.push_back(op);
         return isa<scf::ForOp>(op) ? WalkResult::skip() : WalkResult::advance();
       });

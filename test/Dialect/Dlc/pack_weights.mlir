@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s -dlc-pack-weights -split-input-file | FileCheck %s
+// RUN: dlc-opt %s -dlc-pack-weights=max-mib=1 -split-input-file | FileCheck %s
 // RUN: dlc-opt %s -dlc-pack-weights=max-mib=0 -split-input-file | FileCheck %s --check-prefix=NONE
 
 // A linear layer of more than 4 rows reads its weight as [K, N]: the
@@ -52,19 +52,77 @@ module @mlp {
 // -----
 
 // Up to 4 rows a linear layer reads its weight in its own layout (dot
-// products): nothing to pack, and no pack_weights entry. A 16-bit copy of a
-// weight (autocast's cast) is rounded in the matmul's packing instead.
+// products): nothing to pack, and no pack_weights entry.
 // CHECK-LABEL: module @small
 // CHECK-NOT: packed
 // CHECK-NOT: pack_weights
 module @small {
   dlc.parameter @fc.weight : tensor<16x8xf32> {init = #dlc.init<ones>}
-  func.func @forward(%x: tensor<4x8xf32>, %x2: tensor<32x8xbf16>) -> (tensor<4x16xf32>, tensor<32x16xbf16>) attributes {dlc.entry} {
+  func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x16xf32> attributes {dlc.entry} {
     %w = dlc.param @fc.weight : tensor<16x8xf32>
     %y = dlc.linear %x, %w : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    return %y : tensor<4x16xf32>
+  }
+}
+
+// -----
+
+// Autocast's 16-bit copies of weights are packed in the weight's own layout
+// (not transposed: the matmul reads a 16-bit weight in place), once per
+// weight and type, however large (the budget of 1 MiB is smaller than the
+// 8 MiB of @big's copy). A cast of an activation, and the widening of a
+// 16-bit weight, are not copies of weights made for a matmul; the rounding
+// of a sum of weights is.
+// CHECK-LABEL: module @autocast
+// CHECK: dlc.parameter @fc.weight.packed : tensor<16x8xbf16> {init = #dlc.init<zeros>, role = #dlc.role<packed>}
+// CHECK: dlc.parameter @big.packed : tensor<2048x2048xbf16>
+// CHECK: dlc.parameter @fc.weight.packed.1 : tensor<16x8xf16>
+// CHECK: dlc.parameter @fc.weight.packed.2 : tensor<16x8xbf16>
+// CHECK-NOT: dlc.parameter
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[P:.*]] = dlc.param @fc.weight.packed : tensor<16x8xbf16>
+// CHECK-NOT: dlc.cast %{{.*}} : tensor<16x8xf32>
+// CHECK: dlc.linear %{{.*}}, %[[P]] : (tensor<32x8xbf16>, tensor<16x8xbf16>)
+// CHECK: dlc.linear %{{.*}}, %[[P]] : (tensor<4x8xbf16>, tensor<16x8xbf16>)
+// CHECK: dlc.param @big.packed
+// CHECK: dlc.param @fc.weight.packed.1 : tensor<16x8xf16>
+// CHECK: dlc.cast %arg2 : tensor<32x8xf32> to tensor<32x8xbf16>
+// CHECK: dlc.cast %{{.*}} : tensor<8xbf16> to tensor<8xf32>
+// CHECK-LABEL: func.func @pack_weights() attributes {dlc.entry, dlc.pack_weights}
+// CHECK: dlc.cast %{{.*}} : tensor<16x8xf32> to tensor<16x8xbf16>
+// CHECK: dlc.assign @fc.weight.packed,
+// CHECK: dlc.cast %{{.*}} : tensor<2048x2048xf32> to tensor<2048x2048xbf16>
+// CHECK: dlc.assign @big.packed,
+// CHECK: dlc.cast %{{.*}} : tensor<16x8xf32> to tensor<16x8xf16>
+// CHECK: dlc.assign @fc.weight.packed.1,
+// CHECK: %[[S:.*]] = dlc.add
+// CHECK: %[[R:.*]] = dlc.cast %[[S]] : tensor<16x8xf32> to tensor<16x8xbf16>
+// CHECK: dlc.assign @fc.weight.packed.2, %[[R]]
+// CHECK-NEXT: return
+// NONE-LABEL: module @autocast
+// NONE-NOT: packed
+// NONE-NOT: pack_weights
+module @autocast {
+  dlc.parameter @fc.weight : tensor<16x8xf32> {init = #dlc.init<ones>}
+  dlc.parameter @big : tensor<2048x2048xf32> {init = #dlc.init<ones>}
+  dlc.parameter @narrow : tensor<8xbf16> {init = #dlc.init<ones>}
+  func.func @forward(%x: tensor<32x8xbf16>, %x4: tensor<4x8xbf16>, %a: tensor<32x8xf32>, %xb: tensor<32x2048xbf16>, %xh: tensor<32x8xf16>) -> (tensor<32x16xbf16>, tensor<4x16xbf16>, tensor<32x8xbf16>, tensor<8xf32>, tensor<32x2048xbf16>, tensor<32x16xf16>, tensor<32x16xbf16>) attributes {dlc.entry} {
+    %w = dlc.param @fc.weight : tensor<16x8xf32>
     %c = dlc.cast %w : tensor<16x8xf32> to tensor<16x8xbf16>
-    %y2 = dlc.linear %x2, %c : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
-    return %y, %y2 : tensor<4x16xf32>, tensor<32x16xbf16>
+    %y = dlc.linear %x, %c : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
+    %y4 = dlc.linear %x4, %c : (tensor<4x8xbf16>, tensor<16x8xbf16>) -> tensor<4x16xbf16>
+    %big = dlc.param @big : tensor<2048x2048xf32>
+    %bc = dlc.cast %big : tensor<2048x2048xf32> to tensor<2048x2048xbf16>
+    %yb = dlc.linear %xb, %bc : (tensor<32x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<32x2048xbf16>
+    %h = dlc.cast %w : tensor<16x8xf32> to tensor<16x8xf16>
+    %yh = dlc.linear %xh, %h : (tensor<32x8xf16>, tensor<16x8xf16>) -> tensor<32x16xf16>
+    %ac = dlc.cast %a : tensor<32x8xf32> to tensor<32x8xbf16>
+    %n = dlc.param @narrow : tensor<8xbf16>
+    %nw = dlc.cast %n : tensor<8xbf16> to tensor<8xf32>
+    %s = dlc.add %w, %w : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+    %sc = dlc.cast %s : tensor<16x8xf32> to tensor<16x8xbf16>
+    %ys = dlc.linear %x, %sc : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
+    return %y, %y4, %ac, %nw, %yb, %yh, %ys : tensor<32x16xbf16>, tensor<4x16xbf16>, tensor<32x8xbf16>, tensor<8xf32>, tensor<32x2048xbf16>, tensor<32x16xf16>, tensor<32x16xbf16>
   }
 }
 

@@ -28,8 +28,8 @@ using namespace mlir::dlc;
 namespace {
 
 /// The values of one entry that depend on parameters alone: a dlc.param, or
-/// a pure dlc op in the entry's body (no region, no cast: autocast's
-/// rounding stays in the matmul packing) whose operands all are.
+/// a pure dlc op in the entry's body (no region, no cast: a 16-bit copy of a
+/// weight is packed as it is, not re-laid out) whose operands all are.
 class ParamOnly {
 public:
   explicit ParamOnly(func::FuncOp f) : body(&f.getBody().front()) {}
@@ -66,6 +66,8 @@ struct DlcPackWeightsPass
   using DlcPackWeightsPassBase::DlcPackWeightsPassBase;
 
   void runOnOperation() override {
+    if (maxMiB <= 0)
+      return;
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> readers;
     for (auto f : module.getOps<func::FuncOp>()) {
@@ -140,6 +142,16 @@ struct DlcPackWeightsPass
     for (auto &[g, r] : roots)
       if (g == f)
         chosen.insert(r);
+    // Autocast's 16-bit copies of weights, whatever the budget: half the
+    // weight's bytes, against a rounding per call that reads all of them.
+    for (Operation &op : f.getBody().front()) {
+      auto cast = dyn_cast<CastOp>(op);
+      if (cast &&
+          isa<BFloat16Type, Float16Type>(
+              getElementTypeOrSelf(cast.getResult().getType())) &&
+          paramOnly(cast.getInput()) && chosen.insert(cast.getResult()))
+        roots.push_back({f, cast.getResult()});
+    }
     for (Operation &op : f.getBody().front()) {
       if (isa<ParamOp>(op) || !isa<TransposeOp, SliceOp, ConcatOp>(op) ||
           op.getNumResults() != 1)

@@ -218,11 +218,19 @@ def DlcPackWeightsPass : Pass<"dlc-pack-weights", "::mlir::ModuleOp"> {
       reads transposed, the same way;
     - any other computation from parameters alone that ends in a layout
       change (`dlc.transpose`, `dlc.slice`, `dlc.concat`: the gate
-      reorder of an exported LSTM).
+      reorder of an exported LSTM);
+    - autocast's `dlc.cast` of a weight to bf16 or fp16, kept in the
+      weight's own layout: the matmul reads the 16-bit copy in place
+      instead of rounding the fp32 weight again on every call.
 
-    Packed copies are kept while their sum stays within `max-mib`; a model
-    whose weights are larger re-lays them out per call as before (the
+    Re-laid-out copies are kept while their sum stays within `max-mib`; a
+    model whose weights are larger re-lays them out per call as before (the
     memory of a copy of a big model's weights is worth more than the time).
+    16-bit copies are made whatever their size: each is half its weight's
+    bytes, and rounding per call reads all of the weight's (the
+    `--precision=bf16` forward pass of a model too big for the budget would
+    otherwise be bound by reading its fp32 weights). A budget of zero packs
+    nothing.
     Names are the weight's with `.packed` (and a number when a weight has
     several packed forms).
 
