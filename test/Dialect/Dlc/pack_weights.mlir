@@ -72,11 +72,14 @@ module @small {
 // weight and type, however large (the budget of 1 MiB is smaller than the
 // 8 MiB of @big's copy). A cast of an activation, and the widening of a
 // 16-bit weight, are not copies of weights made for a matmul; the rounding
-// of a sum of weights is.
+// of a sum of weights is, and so is that of a transposed weight, whose
+// transpose is not packed besides (the entry reads it only through the
+// copy).
 // CHECK-LABEL: module @autocast
 // CHECK: dlc.parameter @fc.weight.packed : tensor<16x8xbf16> {init = #dlc.init<zeros>, role = #dlc.role<packed>}
 // CHECK: dlc.parameter @big.packed : tensor<2048x2048xbf16>
 // CHECK: dlc.parameter @fc.weight.packed.1 : tensor<16x8xf16>
+// CHECK: dlc.parameter @t.packed : tensor<16x8xbf16>
 // CHECK: dlc.parameter @fc.weight.packed.2 : tensor<16x8xbf16>
 // CHECK-NOT: dlc.parameter
 // CHECK-LABEL: func.func @forward
@@ -95,6 +98,8 @@ module @small {
 // CHECK: dlc.assign @big.packed,
 // CHECK: dlc.cast %{{.*}} : tensor<16x8xf32> to tensor<16x8xf16>
 // CHECK: dlc.assign @fc.weight.packed.1,
+// CHECK: dlc.cast %{{.*}} : tensor<16x8xf32> to tensor<16x8xbf16>
+// CHECK: dlc.assign @t.packed,
 // CHECK: %[[S:.*]] = dlc.add
 // CHECK: %[[R:.*]] = dlc.cast %[[S]] : tensor<16x8xf32> to tensor<16x8xbf16>
 // CHECK: dlc.assign @fc.weight.packed.2, %[[R]]
@@ -106,7 +111,8 @@ module @autocast {
   dlc.parameter @fc.weight : tensor<16x8xf32> {init = #dlc.init<ones>}
   dlc.parameter @big : tensor<2048x2048xf32> {init = #dlc.init<ones>}
   dlc.parameter @narrow : tensor<8xbf16> {init = #dlc.init<ones>}
-  func.func @forward(%x: tensor<32x8xbf16>, %x4: tensor<4x8xbf16>, %a: tensor<32x8xf32>, %xb: tensor<32x2048xbf16>, %xh: tensor<32x8xf16>) -> (tensor<32x16xbf16>, tensor<4x16xbf16>, tensor<32x8xbf16>, tensor<8xf32>, tensor<32x2048xbf16>, tensor<32x16xf16>, tensor<32x16xbf16>) attributes {dlc.entry} {
+  dlc.parameter @t : tensor<8x16xf32> {init = #dlc.init<ones>}
+  func.func @forward(%x: tensor<32x8xbf16>, %x4: tensor<4x8xbf16>, %a: tensor<32x8xf32>, %xb: tensor<32x2048xbf16>, %xh: tensor<32x8xf16>) -> (tensor<32x16xbf16>, tensor<4x16xbf16>, tensor<32x8xbf16>, tensor<8xf32>, tensor<32x2048xbf16>, tensor<32x16xf16>, tensor<32x16xbf16>, tensor<32x16xbf16>) attributes {dlc.entry} {
     %w = dlc.param @fc.weight : tensor<16x8xf32>
     %c = dlc.cast %w : tensor<16x8xf32> to tensor<16x8xbf16>
     %y = dlc.linear %x, %c : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
@@ -116,13 +122,17 @@ module @autocast {
     %yb = dlc.linear %xb, %bc : (tensor<32x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<32x2048xbf16>
     %h = dlc.cast %w : tensor<16x8xf32> to tensor<16x8xf16>
     %yh = dlc.linear %xh, %h : (tensor<32x8xf16>, tensor<16x8xf16>) -> tensor<32x16xf16>
+    %tw = dlc.param @t : tensor<8x16xf32>
+    %tt = dlc.transpose %tw [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+    %tc = dlc.cast %tt : tensor<16x8xf32> to tensor<16x8xbf16>
+    %yt = dlc.linear %x, %tc : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
     %ac = dlc.cast %a : tensor<32x8xf32> to tensor<32x8xbf16>
     %n = dlc.param @narrow : tensor<8xbf16>
     %nw = dlc.cast %n : tensor<8xbf16> to tensor<8xf32>
     %s = dlc.add %w, %w : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
     %sc = dlc.cast %s : tensor<16x8xf32> to tensor<16x8xbf16>
     %ys = dlc.linear %x, %sc : (tensor<32x8xbf16>, tensor<16x8xbf16>) -> tensor<32x16xbf16>
-    return %y, %y4, %ac, %nw, %yb, %yh, %ys : tensor<32x16xbf16>, tensor<4x16xbf16>, tensor<32x8xbf16>, tensor<8xf32>, tensor<32x2048xbf16>, tensor<32x16xf16>, tensor<32x16xbf16>
+    return %y, %y4, %ac, %nw, %yb, %yh, %ys, %yt : tensor<32x16xbf16>, tensor<4x16xbf16>, tensor<32x8xbf16>, tensor<8xf32>, tensor<32x2048xbf16>, tensor<32x16xf16>, tensor<32x16xbf16>, tensor<32x16xbf16>
   }
 }
 

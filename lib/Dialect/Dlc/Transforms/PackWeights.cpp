@@ -159,9 +159,12 @@ struct DlcPackWeightsPass
       Value r = op.getResult(0);
       if (chosen.contains(r) || wrappers.contains(r) || !paramOnly(r))
         continue;
+      // (Not through a 16-bit copy chosen above, which packs it.)
       bool readByEntry = llvm::any_of(r.getUsers(), [&](Operation *user) {
         return llvm::any_of(user->getResults(),
-                            [&](Value u) { return !paramOnly(u); }) ||
+                            [&](Value u) {
+                              return !paramOnly(u) && !chosen.contains(u);
+                            }) ||
                user->getNumResults() == 0;
       });
       if (!readByEntry || tensorBytes(r.getType()) > budget)
