@@ -109,6 +109,10 @@ bool dlc::rt::isKnownCpuFeature(std::string_view name) {
   return false;
 }
 
+bool dlc::rt::cpuHasFeature(std::string_view name) {
+  return detectedFeatures().count(std::string(name)) != 0;
+}
+
 dlc_status dlc::rt::checkCpuVariants(const dlc_model_desc &desc,
                                      const ModelDecl &model) {
   if (desc.abi_version < 4 || desc.num_cpu_variants == 0)

@@ -82,6 +82,44 @@ void fill(void *data, dlc_dtype dtype, int64_t begin, int64_t end,
   }
 }
 
+/// Element k of a float32 `uniform` stream, the same bits as the double
+/// formula of the file comment: (2 u - 1) is t * 2^-24 with t the 25-bit even
+/// integer 2 (z >> 40) - 2^24, exact in double (and in int32), so the only
+/// roundings are the product with the bound and the narrowing to float. The
+/// state before draw k + 1 is `seed + (k + 1) * gamma`: no value depends on
+/// the one before, and the loop vectorises.
+inline float uniformFloat32At(uint64_t seed, int64_t k, double bound) {
+  uint64_t z = seed + static_cast<uint64_t>(k + 1) * SplitMix64::kGamma;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const int32_t t = static_cast<int32_t>((z >> 40) << 1) - (int32_t(1) << 24);
+  return static_cast<float>(static_cast<double>(t) * 0x1p-24 * bound);
+}
+
+void uniformFloat32Generic(float *out, int64_t begin, int64_t end,
+                           uint64_t seed, double bound) {
+  // Drawn in sequence: without 64-bit vector multiplies, the compiler's
+  // vector version of uniformFloat32At is slower than this scalar loop.
+  SplitMix64 rng(seed);
+  rng.skip(static_cast<uint64_t>(begin));
+  for (int64_t i = begin; i < end; ++i) {
+    double u = static_cast<double>(rng.next() >> 40) * 0x1p-24;
+    out[i] = static_cast<float>((2 * u - 1) * bound);
+  }
+}
+
+#if defined(__x86_64__)
+/// 8 draws per AVX-512 vector (vpmullq): 2.5-3.5x the scalar loop, which
+/// matters for a large model's seconds of initialisation.
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void
+uniformFloat32Avx512(float *out, int64_t begin, int64_t end, uint64_t seed,
+                     double bound) {
+  for (int64_t i = begin; i < end; ++i)
+    out[i] = uniformFloat32At(seed, i, bound);
+}
+#endif
+
 /// A param's `uniform` stream, drawn in parallel ranges: element k is the
 /// k-th draw whichever thread computes it, so the values do not depend on
 /// the number of threads.
@@ -91,6 +129,7 @@ struct UniformFill {
   int64_t numel;
   uint64_t seed;
   double bound;
+  bool wide; ///< float32 on AVX-512 (uniformFloat32).
 };
 
 /// Elements per unit of dlc_parallel_for.
@@ -100,6 +139,9 @@ void uniformBlocks(void *ctx, int64_t beginBlock, int64_t endBlock) {
   const auto &f = *static_cast<const UniformFill *>(ctx);
   int64_t begin = beginBlock * kInitBlock;
   int64_t end = std::min(f.numel, endBlock * kInitBlock);
+  if (f.dtype == DLC_F32)
+    return uniformFloat32(static_cast<float *>(f.data), begin, end, f.seed,
+                          f.bound, f.wide);
   SplitMix64 rng(f.seed);
   rng.skip(static_cast<uint64_t>(begin));
   const double bound = f.bound;
@@ -110,6 +152,25 @@ void uniformBlocks(void *ctx, int64_t beginBlock, int64_t endBlock) {
 }
 
 } // namespace
+
+bool dlc::rt::uniformFloat32WideAvailable() {
+#if defined(__x86_64__)
+  return cpuHasFeature("avx512f") && cpuHasFeature("avx512dq") &&
+         cpuHasFeature("avx512vl");
+#else
+  return false;
+#endif
+}
+
+void dlc::rt::uniformFloat32(float *out, int64_t begin, int64_t end,
+                             uint64_t seed, double bound, bool wide) {
+#if defined(__x86_64__)
+  if (wide)
+    return uniformFloat32Avx512(out, begin, end, seed, bound);
+#endif
+  (void)wide;
+  uniformFloat32Generic(out, begin, end, seed, bound);
+}
 
 uint64_t dlc::rt::fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -164,8 +225,9 @@ void dlc::rt::initParam(const ParamDecl &param, void *data, uint64_t seed,
   case InitKind::Uniform: {
     // On the runtime's threads (a large model's weights take seconds on
     // one).
-    UniformFill f{data, param.dtype, param.numel, seed ^ fnv1a64(param.name),
-                  param.bound};
+    UniformFill f{data,        param.dtype,
+                  param.numel, seed ^ fnv1a64(param.name),
+                  param.bound, uniformFloat32WideAvailable()};
     dlc_parallel_for((param.numel + kInitBlock - 1) / kInitBlock, uniformBlocks,
                      &f);
     return;

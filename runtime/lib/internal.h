@@ -256,6 +256,9 @@ struct ModelDecl {
 
 /// Whether the runtime can check the x86 feature `name` (cpu.cpp).
 bool isKnownCpuFeature(std::string_view name);
+/// Whether this CPU (and OS) has the known x86 feature `name`, less those
+/// named in DLC_CPU_FEATURES_DISABLE.
+bool cpuHasFeature(std::string_view name);
 /// DLC_ERR_FORMAT unless the CPU variants of `desc` (ABI version 4) are
 /// complete, with an entry function per entry of `model` and known
 /// features.
@@ -293,6 +296,14 @@ public:
 private:
   uint64_t State;
 };
+
+/// Elements [begin, end) of the float32 `uniform` stream seeded with `seed`
+/// (a param's `seed ^ fnv1a64(name)`), into out[begin, end). `wide` takes
+/// the AVX-512 loop, which must give the same bits; only where
+/// uniformFloat32WideAvailable().
+void uniformFloat32(float *out, int64_t begin, int64_t end, uint64_t seed,
+                    double bound, bool wide);
+bool uniformFloat32WideAvailable();
 
 /// Rounds a double to IEEE binary16 / bfloat16 bits, to nearest even.
 uint16_t doubleToHalfBits(double v);

@@ -149,6 +149,42 @@ TEST(InitTest, LargeParamsAreOneStream) {
   EXPECT_EQ(a.next(), b.next());
 }
 
+// The float32 stream has a scalar loop and an AVX-512 one; both give the
+// formula's bits (the one above, drawn in sequence in double), for every
+// range start (the vector loop's head and tail) and for bounds whose
+// products are subnormal or overflow.
+TEST(InitTest, Float32LoopsGiveTheFormulasBits) {
+  const double bounds[] = {
+      0.5, 1 / std::sqrt(150528.0), 0.07216878364870323, 1e-40, 3.3e38, 1e39};
+  const uint64_t seeds[] = {0, 42 ^ fnv1a64("fc1.weight"), ~uint64_t(0)};
+  const bool wideHere = uniformFloat32WideAvailable();
+  for (uint64_t seed : seeds)
+    for (double bound : bounds)
+      for (int64_t begin : {int64_t(0), int64_t(1), int64_t(13)}) {
+        const int64_t end = begin + 1000 + begin;
+        std::vector<uint32_t> want(static_cast<size_t>(end));
+        SplitMix64 rng(seed);
+        rng.skip(static_cast<uint64_t>(begin));
+        for (int64_t k = begin; k < end; ++k) {
+          double u = static_cast<double>(rng.next() >> 40) * 0x1p-24;
+          want[k] = floatBits(static_cast<float>((2 * u - 1) * bound));
+        }
+        for (bool wide : {false, true}) {
+          if (wide && !wideHere)
+            continue;
+          std::vector<float> got(static_cast<size_t>(end), -7.0f);
+          uniformFloat32(got.data(), begin, end, seed, bound, wide);
+          for (int64_t k = 0; k < end; ++k)
+            ASSERT_EQ(floatBits(got[k]), k < begin ? floatBits(-7.0f) : want[k])
+                << "element " << k << " of [" << begin << ", " << end
+                << "), bound " << bound << (wide ? ", AVX-512" : ", scalar");
+        }
+      }
+  if (!wideHere)
+    GTEST_SKIP() << "no AVX-512 (avx512f, avx512dq, avx512vl): only the "
+                    "scalar loop was checked";
+}
+
 TEST(InitTest, OnesAndZerosInEveryDType) {
   const dlc_dtype dtypes[] = {DLC_F32, DLC_F16, DLC_BF16, DLC_F64,
                               DLC_I64, DLC_I32, DLC_I8,   DLC_U8};
