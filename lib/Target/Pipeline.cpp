@@ -199,6 +199,10 @@ void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
   pm.addPass(createDlcTileAndVectorizePass(tiling));
   // The other large loop nests: parallel tiles too.
   pm.addNestedPass<func::FuncOp>(createDlcParallelizeLoopsPass());
+  // Reductions along a row (softmax, normalisations) on vectors.
+  DlcVectorizeReductionsPassOptions reductions;
+  reductions.vectorBits = options.vectorBits;
+  pm.addNestedPass<func::FuncOp>(createDlcVectorizeReductionsPass(reductions));
   // Every intermediate buffer gets its place in the entry's workspace; what
   // is left (the matmul packing buffers, inside the parallel loops) comes
   // with its deallocation from the tiling.
