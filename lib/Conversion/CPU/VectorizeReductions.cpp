@@ -46,8 +46,7 @@ std::optional<Combiner> findCombiner(linalg::GenericOp generic) {
   BlockArgument acc = body.getArgument(generic.getNumDpsInputs());
   Operation *op = body.getTerminator()->getOperand(0).getDefiningOp();
   if (!op || !acc.hasOneUse() || *acc.getUsers().begin() != op ||
-      op->getNumOperands() != 2 ||
-      op->getOperand(0) == op->getOperand(1))
+      op->getNumOperands() != 2 || op->getOperand(0) == op->getOperand(1))
     return std::nullopt;
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -213,8 +212,9 @@ bool Vectorizer::run() {
   // Lane 0 starts from the output's value, the others from the identity.
   Value init = memref::LoadOp::create(b, loc, output, outIndices);
   Value identity = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(
-                  vecTy, b.getFloatAttr(b.getF32Type(), combiner->identity)));
+      b, loc,
+      DenseElementsAttr::get(
+          vecTy, b.getFloatAttr(b.getF32Type(), combiner->identity)));
   Value acc0 = vector::InsertOp::create(b, loc, init, identity, 0);
   Value rowEnd = arith::ConstantIndexOp::create(b, loc, ranges[rowDim]);
   Value step = arith::ConstantIndexOp::create(b, loc, Lanes);
@@ -226,11 +226,11 @@ bool Vectorizer::run() {
     Block &body = op.getRegion().front();
     for (auto [i, input] : llvm::enumerate(op.getDpsInputs())) {
       SmallVector<Value> indices = indicesOf(b, accesses[i]);
-      Value v = accesses[i].alongRow
-                    ? vector::LoadOp::create(b, loc, vecTy, input, indices)
-                          .getResult()
-                    : memref::LoadOp::create(b, loc, input, indices)
-                          .getResult();
+      Value v =
+          accesses[i].alongRow
+              ? vector::LoadOp::create(b, loc, vecTy, input, indices)
+                    .getResult()
+              : memref::LoadOp::create(b, loc, input, indices).getResult();
       if (!accesses[i].alongRow)
         v = vector::BroadcastOp::create(b, loc, vecTy, v);
       Vectors.map(body.getArgument(i), v);
@@ -253,9 +253,8 @@ bool Vectorizer::run() {
       SmallVector<Type> types;
       for (Type t : inner.getResultTypes())
         types.push_back(VectorType::get({Lanes}, t));
-      Operation *vec =
-          b.create(loc, inner.getName().getIdentifier(), operands, types,
-                   inner.getAttrs());
+      Operation *vec = b.create(loc, inner.getName().getIdentifier(), operands,
+                                types, inner.getAttrs());
       Vectors.map(inner.getResults(), vec->getResults());
     }
     scf::YieldOp::create(b, loc, Vectors.lookup(combiner->op->getResult(0)));
@@ -263,9 +262,8 @@ bool Vectorizer::run() {
   b.setInsertionPointAfter(row);
   // The lanes, combined in a tree (reassociation: the row's elements are
   // summed in lanes, then the lanes pairwise).
-  auto reduce = vector::ReductionOp::create(b, loc, combiner->kind,
-                                            row.getResult(0),
-                                            arith::FastMathFlags::reassoc);
+  auto reduce = vector::ReductionOp::create(
+      b, loc, combiner->kind, row.getResult(0), arith::FastMathFlags::reassoc);
   memref::StoreOp::create(b, loc, reduce.getResult(), output, outIndices);
   op->erase();
   return true;
