@@ -323,7 +323,12 @@ def DlcSplitBatchesPass : Pass<"dlc-split-batches", "::mlir::func::FuncOp"> {
     (attention's `Q K^T` and `P V`, its key transposed, their gradients)
     becomes an `scf.for` over the batch whose body is the 2-D op on
     rank-reduced subviews of the batch. The batched ops otherwise run as
-    scalar loops that keep their accumulator in memory.
+    scalar loops that keep their accumulator in memory. A transpose of
+    permutation `[1, 2, 0]` (`[S, H, D] -> [H, D, S]`: an exporter's keys
+    transposed per head straight from the projection's layout) is the same
+    loop over the output's dimension 0, each iteration transposing the
+    input's slice `[:, h, :]`; unsplit, its innermost loop read the input
+    with a stride of `H * D` elements (vector gathers).
 
     The loop is marked `dlc.independent_iterations` (each iteration writes
     only its own batch), so `dlc-parallelize-loops` runs it as an
