@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "VerifierMessage.h"
+
 #include "dlc/Frontend/ModelImporter.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -36,8 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // The verifier names the op ("'dlc.linear' op ..."): the frontend built
     // IR that it should have refused with an error of its own.
     std::string message = d.str();
-    if (verifierError.empty() && llvm::StringRef(message).starts_with("'") &&
-        message.find("' op ") != std::string::npos)
+    if (verifierError.empty() && dlc::fuzz::isVerifierMessage(message))
       verifierError = message;
     return mlir::success(); // swallowed: the fuzzer's output stays readable
   });
