@@ -53,6 +53,18 @@ std::optional<int64_t> transposeBatchDim(linalg::TransposeOp tr) {
   return std::nullopt;
 }
 
+/// An `scf.for` over [0, n) at the rewriter's insertion point, marked as
+/// having independent iterations; the rewriter is left inside its body.
+scf::ForOp independentLoop(IRRewriter &rewriter, Location loc, int64_t n) {
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value end = arith::ConstantIndexOp::create(rewriter, loc, n);
+  auto loop = scf::ForOp::create(rewriter, loc, zero, end, one);
+  loop->setAttr(dlc::kIndependentIterationsAttrName, rewriter.getUnitAttr());
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  return loop;
+}
+
 /// Replaces `op` by an `scf.for` over its batch, marked as having
 /// independent iterations, whose body `build` fills from the batch's views
 /// of the operands (in operand order).
@@ -61,12 +73,7 @@ void splitBatch(IRRewriter &rewriter, linalg::LinalgOp op,
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   int64_t batch = cast<MemRefType>(op->getOperand(0).getType()).getDimSize(0);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value end = arith::ConstantIndexOp::create(rewriter, loc, batch);
-  auto loop = scf::ForOp::create(rewriter, loc, zero, end, one);
-  loop->setAttr(dlc::kIndependentIterationsAttrName, rewriter.getUnitAttr());
-  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  scf::ForOp loop = independentLoop(rewriter, loc, batch);
   SmallVector<Value> views;
   for (Value v : op->getOperands())
     views.push_back(
@@ -91,12 +98,7 @@ void splitHeads(IRRewriter &rewriter, linalg::TransposeOp tr) {
   Value flat =
       memref::ReinterpretCastOp::create(rewriter, loc, flatTy, tr.getInput(),
                                         /*offset=*/0, {s, h * d}, {h * d, 1});
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value end = arith::ConstantIndexOp::create(rewriter, loc, h);
-  auto loop = scf::ForOp::create(rewriter, loc, zero, end, one);
-  loop->setAttr(dlc::kIndependentIterationsAttrName, rewriter.getUnitAttr());
-  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  scf::ForOp loop = independentLoop(rewriter, loc, h);
   Value head = loop.getInductionVar();
   Value col = arith::MulIOp::create(
       rewriter, loc, head, arith::ConstantIndexOp::create(rewriter, loc, d));
