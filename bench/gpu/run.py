@@ -8,10 +8,12 @@ training steps side by side with PyTorch's, as ratios.
 Each model's step_bench runs on the device, with its inputs and outputs in
 pinned memory (as PyTorch's side pins its batch) and again in malloc'd
 memory; then torch_steps.py, if PyTorch is installed, times the same steps
-eager and compiled and the big MLP's GEMMs alone. Two tables give, per model, the median microseconds of each
-and speedups of dlc over PyTorch: whole steps (the batch copied in), and
-the step alone (dlc's entry between CUDA events; PyTorch's with the batch
-on the device). For the big MLP: the GEMMs alone over dlc's step alone
+eager, compiled (torch.compile's default mode) and compiled with mode
+"reduce-overhead" (compile-ro: CUDA graphs, the optimizer's step compiled
+too), and the big MLP's GEMMs alone. Two tables give, per model, the
+median microseconds of each and speedups of dlc over PyTorch: whole steps
+(the batch copied in), and the step alone (dlc's entry between CUDA events;
+PyTorch's with the batch on the device). For the big MLP: the GEMMs alone over dlc's step alone
 (the share of cuBLASLt's speed that the step reaches), and the GEMMs plus
 PyTorch's fused Adam alone over it (the optimizer's memory traffic bounds
 the GEMMs' share of any step)."""
@@ -21,9 +23,11 @@ import re
 import subprocess
 import sys
 
-LINE = re.compile(r"(?:step_bench|torch): (\S+) (?:\S+ on (\S+)|(\S+)): "
+# A device is named "cpu" or "cuda:0 (NVIDIA H200)".
+DEVICE = r"\S+(?: \([^)]*\))?"
+LINE = re.compile(r"(?:step_bench|torch): (\S+) (?:\S+ on (" + DEVICE + r")|(\S+)): "
                   r"min ([\d.]+) us, median ([\d.]+) us")
-ENTRY = re.compile(r"step_bench: \S+ \S+ on \S+: entry alone: "
+ENTRY = re.compile(r"step_bench: \S+ \S+ on " + DEVICE + r": entry alone: "
                    r"min ([\d.]+) us, median ([\d.]+) us")
 
 
@@ -87,15 +91,17 @@ def main():
              "events), PyTorch's with the batch on the device",
              "dlc-entry", "-resident")):
         print(f"\n{title}\n"
-              "model          dlc us   eager us  compile us  eager/dlc  compile/dlc")
+              "model          dlc us   eager us  compile us  compile-ro us"
+              "  eager/dlc  compile/dlc  compile-ro/dlc")
         for name in names:
             dlc = median.get((name, dlc_key))
             cells = [median.get((name, k + suffix))
-                     for k in ("eager", "compile")]
-            ratio = (lambda v: f"{v / dlc:10.2f}x" if v and dlc
-                     else "          -")
-            print(f"{name:12s} {fmt(dlc)} {fmt(cells[0])} {fmt(cells[1])} "
-                  f"{ratio(cells[0])} {ratio(cells[1])}")
+                     for k in ("eager", "compile", "reduce-overhead")]
+            ratio = (lambda v, w: f"{v / dlc:{w}.2f}x" if v and dlc
+                     else " " * w + "-")
+            print(f"{name:12s} {fmt(dlc)} {fmt(cells[0])} {fmt(cells[1])}"
+                  f"    {fmt(cells[2])} {ratio(cells[0], 10)} "
+                  f"{ratio(cells[1], 11)} {ratio(cells[2], 14)}")
     print()
     for name in names:
         dlc = median.get((name, "dlc-entry"))

@@ -5,10 +5,10 @@ big MLP's GEMMs alone (what cuBLASLt reaches for them through torch.matmul).
 
   torch_steps.py [--device cuda|cpu] [--models a,b] [--runs N]
 
-Each step is timed like step_bench times dlc's: inputs copied from the host,
-forward, loss, backward, optimizer step, the loss copied back (one sync);
-and again with the batch on the device already (modes eager-resident and
-compile-resident, to set beside dlc's entry alone). Prints one
+Each step is timed like step_bench times dlc's, in each of MODES: inputs
+copied from the host, forward, loss, backward, optimizer step, the loss
+copied back (one sync); and again with the batch on the device already
+(the mode's name with -resident, to set beside dlc's entry alone). Prints one
 `torch: MODEL MODE: min X us, median Y us` line per measurement; without
 PyTorch, one `torch: not run: ...` line (and exit status 0: the report's
 PyTorch cells are then empty)."""
@@ -57,14 +57,26 @@ def timed(fn, device, warmup, runs):
     return min(times), statistics.median(times)
 
 
-def step_fns(name, device, compiled):
+# mode -> what PyTorch runs: eager (Adam's fused kernel on CUDA, its
+# fastest eager update), torch.compile's default mode (the optimizer eager,
+# as in most scripts), and its "reduce-overhead" mode (forward and backward
+# replayed as CUDA graphs) with the optimizer's step compiled too (PyTorch's
+# recipe for compiling the optimizer).
+MODES = ("eager", "compile", "reduce-overhead")
+
+
+def step_fns(name, device, mode):
     """The step with the batch copied in, and with the batch on the device
     already; one model (compiled once) for both."""
     sizes, batch, loss_kind, amp = MODELS[name]
     model = mlp(sizes).to(device)
-    if compiled:
+    fused = {"fused": True} if device == "cuda" and mode == "eager" else {}
+    if mode == "compile":
         model = torch.compile(model)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    elif mode == "reduce-overhead":
+        model = torch.compile(model, mode="reduce-overhead")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, **fused)
+    opt_step = torch.compile(opt.step) if mode == "reduce-overhead" else opt.step
     # step_bench's pattern: sin(0.37 * (i % 100003)).
     x_host = torch.sin(0.37 * (torch.arange(batch * sizes[0]) % 100003)
                        .double()).float().reshape(batch, sizes[0])
@@ -83,7 +95,7 @@ def step_fns(name, device, compiled):
             loss = loss_fn(model(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        opt.step()
+        opt_step()
         return loss.item()
 
     def step():
@@ -150,9 +162,9 @@ def main():
         print("torch: no CUDA device: skipped")
         return
     for name in args.models.split(","):
-        for mode in ["eager"] + ([] if args.no_compile else ["compile"]):
+        for mode in MODES[:1] if args.no_compile else MODES:
             try:
-                steps = step_fns(name, args.device, mode == "compile")
+                steps = step_fns(name, args.device, mode)
                 for suffix, step in zip(("", "-resident"), steps):
                     lo, med = timed(step, args.device, 3, args.runs)
                     print(f"torch: {name} {mode}{suffix}: min {lo:.1f} us, "
