@@ -6,9 +6,11 @@
 // A is our b, its B our a) and m and n exchanged; the row-major matrices are
 // read as their column-major transposes, which turns each `trans` flag into
 // the matching cuBLASLt operation. Per model, the descriptors, layouts and
-// the heuristic's algorithm are cached per distinct call (shapes, strides,
-// dtypes, transposes and pointer alignments), so the heuristic runs once per
-// shape, at the first (direct, never captured) run of an entry.
+// the algorithm are cached per distinct call (shapes, strides, dtypes,
+// transposes, pointer alignments and epilogue), made once per shape when
+// dlc_model_create plans the entries. The algorithm is the heuristic's
+// first; with DLC_CUDA_GEMM_TUNE=1, the fastest of its first eight, timed
+// there on the device (its first unless another is 5% faster).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +18,14 @@
 
 #include "dlc/dlc_cuda_abi.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <limits>
 #include <map>
+#include <vector>
 
 using namespace dlc::rt;
 using namespace dlc::rt::cuapi;
@@ -218,11 +224,130 @@ void GemmCacheDeleter::operator()(GemmCache *cache) const noexcept {
 
 namespace {
 
+/// How many of cuBLASLt's algorithms the heuristic is asked for, in its
+/// order of preference.
+constexpr int kGemmCandidates = 8;
+/// Runs of each candidate timed together, after one that is not.
+constexpr int kTuneRuns = 5;
+
+/// Whether a call shape's plan takes the fastest of the heuristic's
+/// candidates, timed on the device, rather than its first: with
+/// DLC_CUDA_GEMM_TUNE=1. Not by default: on an H200 the candidates timed
+/// alone made the digits step, whose small GEMMs run one after the other,
+/// 5-13% slower, and the big MLP's step 0.8% faster (docs/gpu.md).
+bool gemmTuning() {
+  const char *v = std::getenv("DLC_CUDA_GEMM_TUNE");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+/// One call's pointers and beta.
+struct GemmOperands {
+  const void *a, *b;
+  void *c;
+  float beta;
+  const void *bias;
+  void *aux;
+};
+
+/// Times each candidate algorithm of `plan`'s call shape on the device and
+/// returns the index of the fastest: the heuristic's first (0) unless
+/// another is at least 5% faster, which keeps the first where the timings
+/// cannot tell them apart. The products, bias gradients and ReLU masks go
+/// to scratch buffers of their own: the call's operands are only read. Any
+/// failure of the driver, or of a candidate, leaves that candidate out (0
+/// if nothing could be timed): tuning never fails a model.
+size_t
+fastestCandidate(CudaContext &c, const GemmCache &cache, const GemmKey &key,
+                 GemmPlan &plan,
+                 const std::vector<cublasLtMatmulHeuristicResult_t> &cands,
+                 const GemmOperands &ops, cudaDataType_t typeC) {
+  const cuapi::Driver &d = *c.api;
+  const CublasLt &api = cache.Api;
+  const int64_t batch = key[2], m = key[3], n = key[4];
+  const int64_t ldc = key[12], strideC = key[13];
+  const int32_t epilogue = static_cast<int32_t>(key[17]);
+  const bool biasGrad = epilogue == DLC_GEMM_EPILOGUE_BGRAD_A ||
+                        epilogue == DLC_GEMM_EPILOGUE_BGRAD_B;
+  const bool masked = epilogue == DLC_GEMM_EPILOGUE_RELU_AUX_BIAS ||
+                      epilogue == DLC_GEMM_EPILOGUE_DRELU;
+  const size_t sizeC = typeC == CUDA_R_32F ? 4 : 2;
+  const size_t outBytes =
+      static_cast<size_t>((batch - 1) * strideC + (m - 1) * ldc + n) * sizeC;
+  const size_t biasBytes =
+      biasGrad ? static_cast<size_t>(std::max(m, n)) * 4 : 0;
+  const size_t auxBytes =
+      masked ? static_cast<size_t>(dlc_gemm_relu_mask_bytes(m, n)) : 0;
+  CUdeviceptr out = 0, biasOut = 0, mask = 0;
+  CUevent start = nullptr, end = nullptr;
+  auto alloc = [&](CUdeviceptr &p, size_t bytes) {
+    return bytes == 0 ||
+           (d.cuMemAlloc(&p, bytes) == CUDA_SUCCESS &&
+            d.cuMemsetD8Async(p, 0, bytes, c.stream) == CUDA_SUCCESS);
+  };
+  size_t best = 0;
+  if (alloc(out, outBytes) && alloc(biasOut, biasBytes) &&
+      alloc(mask, auxBytes) && d.cuEventCreate(&start, 0) == CUDA_SUCCESS &&
+      d.cuEventCreate(&end, 0) == CUDA_SUCCESS) {
+    auto pointer = [](CUdeviceptr p) {
+      return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+    };
+    const void *bias = biasGrad ? pointer(biasOut) : ops.bias;
+    void *aux = masked ? pointer(mask) : nullptr;
+    auto setPointer = [&](cublasLtMatmulDescAttributes_t attr, const void *p) {
+      return api.cublasLtMatmulDescSetAttribute(
+                 plan.desc, attr, &p, sizeof(p)) == CUBLAS_STATUS_SUCCESS;
+    };
+    const bool pointersSet =
+        (!bias || setPointer(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias)) &&
+        (!masked || setPointer(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux));
+    const float alpha = 1.0f;
+    auto run = [&](const cublasLtMatmulHeuristicResult_t &cand) {
+      return api.cublasLtMatmul(cache.Handle, plan.desc, &alpha, ops.b, plan.a,
+                                ops.a, plan.b, &ops.beta, pointer(out), plan.c,
+                                pointer(out), plan.c, &cand.algo,
+                                pointer(c.blasWorkspace), cand.workspaceSize,
+                                c.stream) == CUBLAS_STATUS_SUCCESS;
+    };
+    float bestMs = -1, firstMs = -1;
+    for (size_t i = 0; pointersSet && i < cands.size(); ++i) {
+      bool ok =
+          run(cands[i]) && d.cuEventRecord(start, c.stream) == CUDA_SUCCESS;
+      for (int r = 0; ok && r < kTuneRuns; ++r)
+        ok = run(cands[i]);
+      float ms = 0;
+      ok = ok && d.cuEventRecord(end, c.stream) == CUDA_SUCCESS &&
+           d.cuStreamSynchronize(c.stream) == CUDA_SUCCESS &&
+           d.cuEventElapsedTime(&ms, start, end) == CUDA_SUCCESS;
+      if (!ok)
+        continue;
+      if (i == 0)
+        firstMs = ms;
+      if (bestMs < 0 || ms < bestMs) {
+        bestMs = ms;
+        best = i;
+      }
+    }
+    if (firstMs >= 0 && bestMs > 0.95f * firstMs)
+      best = 0;
+  }
+  d.cuStreamSynchronize(c.stream);
+  for (CUevent e : {start, end})
+    if (e)
+      d.cuEventDestroy(e);
+  for (CUdeviceptr p : {out, biasOut, mask})
+    if (p)
+      d.cuMemFree(p);
+  return best;
+}
+
 /// Makes the plan of one call shape; on failure, records it in `c` and
 /// returns false (`plan` then holds what must be destroyed).
 bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
-              cudaDataType_t typeAB, cudaDataType_t typeC, const void *bias,
-              void *aux, const std::string &what, GemmPlan &plan) {
+              cudaDataType_t typeAB, cudaDataType_t typeC,
+              const GemmOperands &ops, const std::string &what,
+              GemmPlan &plan) {
+  const void *bias = ops.bias;
+  void *aux = ops.aux;
   const CublasLt &api = cache.Api;
   const int64_t batch = key[2], m = key[3], n = key[4], k = key[5];
   const int64_t lda = key[6], strideA = key[7], transA = key[8];
@@ -302,7 +427,7 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
   const uint32_t alignA = static_cast<uint32_t>(key[15]);
   const uint32_t alignB = static_cast<uint32_t>(key[14]);
   const uint32_t alignC = static_cast<uint32_t>(key[16]);
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kGemmCandidates] = {};
   int returned = 0;
   bool ok =
       check(api.cublasLtMatmulPreferenceSetAttribute(
@@ -325,21 +450,30 @@ bool makePlan(CudaContext &c, const GemmCache &cache, const GemmKey &key,
                 pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
                 sizeof(alignC)),
             "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_D_BYTES)") &&
-      check(api.cublasLtMatmulAlgoGetHeuristic(cache.Handle, plan.desc, plan.a,
-                                               plan.b, plan.c, plan.c, pref, 1,
-                                               &result, &returned),
+      check(api.cublasLtMatmulAlgoGetHeuristic(
+                cache.Handle, plan.desc, plan.a, plan.b, plan.c, plan.c, pref,
+                kGemmCandidates, results, &returned),
             "cublasLtMatmulAlgoGetHeuristic");
   api.cublasLtMatmulPreferenceDestroy(pref);
   if (!ok)
     return false;
-  if (returned < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates;
+  for (int i = 0; i < returned && i < kGemmCandidates; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS &&
+        results[i].workspaceSize <= maxWorkspace)
+      candidates.push_back(results[i]);
+  if (candidates.empty()) {
     c.recordFailure(DLC_ERR_DEVICE_UNAVAILABLE,
                     what + ": cuBLASLt has no algorithm for it on " +
                         c.description);
     return false;
   }
-  plan.algo = result.algo;
-  plan.workspaceBytes = result.workspaceSize;
+  const size_t chosen =
+      candidates.size() > 1 && gemmTuning()
+          ? fastestCandidate(c, cache, key, plan, candidates, ops, typeC)
+          : 0;
+  plan.algo = candidates[chosen].algo;
+  plan.workspaceBytes = candidates[chosen].workspaceSize;
   return true;
 }
 
@@ -445,7 +579,8 @@ extern "C" void dlc_cuda_gemm(void *ctx, int32_t dtype_ab, int32_t dtype_c,
     auto it = cache.Plans.find(key);
     if (it == cache.Plans.end()) {
       GemmPlan plan;
-      if (!makePlan(*cuda, cache, key, typeAB, typeC, bias, aux, what, plan)) {
+      const GemmOperands ops{a, b, c, beta, bias, aux};
+      if (!makePlan(*cuda, cache, key, typeAB, typeC, ops, what, plan)) {
         cache.destroy(plan);
         return;
       }

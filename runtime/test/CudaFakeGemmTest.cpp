@@ -10,7 +10,9 @@
 #include "FakeCudaModel.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 using namespace dlc::test;
 using namespace dlc::test::fake_cuda;
@@ -185,6 +187,96 @@ TEST_F(FakeCuda, GemmBiasGradients) {
             DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("bias gradients and masks a batch of 1"))
       << dlc_last_error();
+}
+
+/// The bias-gradient model's pointers, as its entry last saw them.
+void *const *BiasGradArgs = nullptr;
+
+/// dw = dy^T * x with its bias gradient (BGRAD_A) into dw and ga: a
+/// weight gradient's GEMM, which writes two buffers.
+ModelPtr biasGradModel() {
+  static const char *const text =
+      "dlc-model 1\nname g\nentry e\nin dy f32 3,2\nin x f32 3,4\n"
+      "out dw f32 2,4\nout ga f32 2\nend\n";
+  return createOneEntry(text, [](void *const *args) {
+    BiasGradArgs = args; // dy, x, dw, ga, workspace, ctx
+    dlc_cuda_gemm(args[5], DLC_F32, DLC_F32, 1, 2, 4, 3, args[0], 2, 0, 1,
+                  args[1], 4, 0, 0, 0.0f, args[2], 4, 0,
+                  DLC_GEMM_EPILOGUE_BGRAD_A, args[3], nullptr);
+  });
+}
+
+/// Runs the bias-gradient model once and checks its outputs.
+void runBiasGradModel(dlc_model *m) {
+  const float dy[6] = {1, -2, 3, 0.5f, 4, -1};
+  float x[12];
+  for (int i = 0; i < 12; ++i)
+    x[i] = float(i % 5) - 2;
+  float dw[8], ga[2];
+  const void *inputs[] = {dy, x};
+  void *outputs[] = {dw, ga};
+  ASSERT_EQ(dlc_model_run(m, 0, inputs, outputs), DLC_OK) << dlc_last_error();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ga[i], dy[i] + dy[2 + i] + dy[4 + i]) << i;
+    for (int j = 0; j < 4; ++j) {
+      float want = 0;
+      for (int p = 0; p < 3; ++p)
+        want += dy[p * 2 + i] * x[p * 4 + j];
+      EXPECT_EQ(dw[i * 4 + j], want) << i << "," << j;
+    }
+  }
+}
+
+/// DLC_CUDA_GEMM_TUNE set while a test runs.
+class GemmTuning {
+public:
+  explicit GemmTuning(const char *value) {
+    ::setenv("DLC_CUDA_GEMM_TUNE", value, 1);
+  }
+  ~GemmTuning() { ::unsetenv("DLC_CUDA_GEMM_TUNE"); }
+};
+
+TEST_F(FakeCuda, GemmPlanTimesTheHeuristicsAlgorithms) {
+  // The heuristic ranks three algorithms: 42 takes 1 ms a matmul, 43
+  // 0.25 ms, 44 fails. With DLC_CUDA_GEMM_TUNE=1, creation times 42 and 43
+  // (a warm-up and 5 timed matmuls each) into scratch buffers, never the
+  // call's own: its product and bias gradient are written by the runs
+  // alone, with 43.
+  GemmTuning tuning("1");
+  fake().algoMs = {1.0, 0.25, -1.0};
+  ModelPtr m = biasGradModel();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(fake().heuristics, 1);
+  EXPECT_EQ(fake().matmuls, 12);
+  ASSERT_NE(BiasGradArgs, nullptr);
+  for (const void *written : fake().matmulWrites) {
+    EXPECT_NE(written, BiasGradArgs[2]);
+    EXPECT_NE(written, BiasGradArgs[3]);
+  }
+  fake().resetRecords();
+  runBiasGradModel(m.get());
+  runBiasGradModel(m.get());
+  EXPECT_EQ(fake().matmulAlgos, (std::vector<int>{43, 43}));
+  EXPECT_EQ(fake().heuristics, 0);
+}
+
+TEST_F(FakeCuda, GemmPlanKeepsTheHeuristicsFirstUnlessClearlySlower) {
+  // By default, the heuristic's first, nothing timed.
+  fake().algoMs = {1.0, 0.25};
+  ModelPtr untuned = biasGradModel();
+  ASSERT_TRUE(untuned);
+  EXPECT_EQ(fake().matmuls, 0);
+  runBiasGradModel(untuned.get());
+  EXPECT_EQ(fake().matmulAlgos, (std::vector<int>{42}));
+
+  // Timed, 43 is 4% faster than 42: within what timing cannot tell apart.
+  GemmTuning tuning("1");
+  fake().algoMs = {1.0, 0.96};
+  ModelPtr m = biasGradModel();
+  ASSERT_TRUE(m);
+  fake().resetRecords();
+  runBiasGradModel(m.get());
+  EXPECT_EQ(fake().matmulAlgos, (std::vector<int>{42}));
 }
 
 TEST_F(FakeCuda, GemmReluMaskAndItsGradient) {

@@ -79,6 +79,7 @@ protected:
     f.resetRecords();
     f.failLaunchAt = -1;
     f.failBeginCapture = false;
+    f.algoMs.clear();
     f.freeBytes = size_t(1) << 30;
     ExecsDestroyedBefore = f.execsDestroyed;
   }

@@ -8,11 +8,14 @@
 // documentation, so that the tests check libdlcrt's row-major to
 // column-major mapping. Work goes through the fake driver's stream (captured
 // into graphs like kernels). Other dtypes are CUBLAS_STATUS_NOT_SUPPORTED.
+// The heuristic ranks FakeCudaState::algoMs's algorithms, each matmul
+// taking its time on the fake device's clock.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fake_cuda.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -210,10 +213,13 @@ EXPORT Status cublasLtMatmulAlgoGetHeuristic(void *, Desc *, Layout *, Layout *,
   ++state().heuristics;
   if (requested < 1)
     return kInvalidValue;
-  std::memset(results, 0, sizeof(AlgoAndMore));
-  results[0].algo[0] = 42;
-  results[0].workspaceSize = pref->maxWorkspace < 4096 ? 0 : 4096;
-  *returned = 1;
+  const int algos = std::max<int>(1, static_cast<int>(state().algoMs.size()));
+  *returned = std::min(requested, algos);
+  for (int i = 0; i < *returned; ++i) {
+    std::memset(&results[i], 0, sizeof(AlgoAndMore));
+    results[i].algo[0] = 42 + i;
+    results[i].workspaceSize = pref->maxWorkspace < 4096 ? 0 : 4096;
+  }
   return kSuccess;
 }
 
@@ -223,8 +229,14 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
                              Layout *lc, void *d, Layout *ld,
                              const AlgoAndMore *algo, void *, size_t,
                              void *stream) {
-  if (!algo || algo->algo[0] != 42)
+  const std::vector<double> &algoMs = state().algoMs;
+  const uint64_t algos = std::max<uint64_t>(1, algoMs.size());
+  if (!algo || algo->algo[0] < 42 || algo->algo[0] >= 42 + algos)
     return kInvalidValue;
+  const int algoId = static_cast<int>(algo->algo[0]);
+  const double ms = algoMs.empty() ? 0 : algoMs[algoId - 42];
+  if (ms < 0)
+    return kNotSupported;
   // fp32 (CUDA_R_32F, 0) throughout; bf16 (CUDA_R_16BF, 14) A and B with
   // an fp32 or bf16 C and D; fp16 (CUDA_R_16F, 2) A and B with an fp32 C
   // and D. fp32 compute and scale.
@@ -265,6 +277,13 @@ EXPORT Status cublasLtMatmul(void *, Desc *desc, const void *alpha,
   Layout A = *la, B = *lb, C = *lc, D = *ld;
   enqueue(stream, [=] {
     ++state().matmuls;
+    state().matmulAlgos.push_back(algoId);
+    state().matmulWrites.push_back(d);
+    if (biasGrad)
+      state().matmulWrites.push_back(op.bias);
+    if (op.epilogue == 134)
+      state().matmulWrites.push_back(op.aux);
+    state().clockMs += ms;
     for (int32_t batch = 0; batch < D.batch; ++batch) {
       auto pa = [&](uint64_t idx) {
         return element(a, A.type, batch * A.stride + idx);

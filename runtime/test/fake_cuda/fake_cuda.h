@@ -44,6 +44,12 @@ struct FakeCudaState {
   int64_t failLaunchAt = -1; ///< Fails cuLaunchKernel call number N (0-based).
   int failLaunchCode = 719;  ///< CUDA_ERROR_LAUNCH_FAILED
   bool failBeginCapture = false;
+  /// The fake cuBLASLt's algorithms, by the device time (ms of clockMs)
+  /// each of their matmuls takes: its heuristic ranks them in this order,
+  /// as algorithms 42, 43, ...; a negative time is an algorithm whose
+  /// matmul fails (CUBLAS_STATUS_NOT_SUPPORTED). Empty: one algorithm, 42,
+  /// that takes no time.
+  std::vector<double> algoMs;
 
   // Records.
   int64_t launchCalls = 0; ///< cuLaunchKernel calls, captured ones included.
@@ -62,6 +68,10 @@ struct FakeCudaState {
   /// included), and the copies of theirs that ran replayed by cuGraphLaunch.
   int64_t hostCopyCalls = 0, hostCopiesFromGraph = 0;
   int64_t matmuls = 0, heuristics = 0;
+  /// The algorithm of every matmul that ran, in order, and what each
+  /// wrote: D, and the bias gradient or ReLU mask of its epilogue.
+  std::vector<int> matmulAlgos;
+  std::vector<const void *> matmulWrites;
   /// The fake device's clock: each kernel that runs takes 0.5 ms of it.
   double clockMs = 0;
   int liveEvents = 0;
@@ -75,6 +85,8 @@ struct FakeCudaState {
     hostTargetsDtoH.clear();
     hostCopyCalls = hostCopiesFromGraph = 0;
     matmuls = heuristics = 0;
+    matmulAlgos.clear();
+    matmulWrites.clear();
   }
 };
 
