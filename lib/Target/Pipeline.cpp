@@ -128,16 +128,18 @@ LogicalResult mlir::dlc::runPlacementPipeline(ModuleOp module,
 //===----------------------------------------------------------------------===//
 
 void mlir::dlc::buildLinalgPipeline(OpPassManager &pm, StringRef device) {
-  // The CUDA mapping launches kernels from straight-line entries: recurrent
-  // layers run step by step there (the CPU loops over the steps).
-  if (device == "cuda")
-    pm.addPass(createDlcUnrollRecurrentPass());
   buildPlacementPipeline(pm, device);
   // The loss function is kept for training; inference compiles entries and
   // the helpers they call, which become private to the object.
   pm.addPass(createDlcPrepareEntriesPass());
   pm.addPass(createSymbolDCEPass());
-  pm.addPass(createDlcLowerToLinalgPass());
+  // A recurrent layer's batch rows split into blocks for the CPU's threads;
+  // on CUDA each step's kernels take the whole batch (its loop over the
+  // steps stays on the host, recorded in the entry's CUDA graph).
+  DlcLowerToLinalgPassOptions lowering;
+  if (device == "cuda")
+    lowering.recurrentBlocks = 1;
+  pm.addPass(createDlcLowerToLinalgPass(lowering));
   pm.addPass(createDlcLowerEntryAbiPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -365,6 +367,9 @@ void mlir::dlc::buildCudaCodegenPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // A recurrent layer's host loop over its steps, and the branches that
+  // choose a step's buffers.
+  pm.addPass(createSCFToControlFlowPass());
   addHostToLLVM(pm, /*openmp=*/false);
 }
 

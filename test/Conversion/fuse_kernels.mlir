@@ -373,3 +373,47 @@ func.func @warps_read_other_rows(%x: memref<64x64xf32>, %max: memref<64xf32>, %s
   }
   return
 }
+
+// -----
+
+// A recurrent layer's step: the kernels of a host loop's body fuse with
+// each other (the cell's two elementwise ops, a thread per element of the
+// state), never with a kernel outside the loop (the fill before it).
+// CHECK-LABEL: func.func @loop_body
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: scf.for
+// CHECK: gpu.launch
+// CHECK: math.tanh
+// CHECK-NOT: gpu.launch
+// CHECK: math.exp
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: }
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#s = affine_map<(d0, d1) -> (d0, d1)>
+func.func @loop_body(%seq: memref<6x4x16xf32>, %h: memref<4x16xf32>, %c: memref<4x16xf32>) attributes {dlc.entry} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  linalg.fill ins(%zero : f32) outs(%h : memref<4x16xf32>)
+  scf.for %t = %c0 to %c6 step %c1 {
+    %v = memref.subview %seq[%t, 0, 0] [1, 4, 16] [1, 1, 1] : memref<6x4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = ["parallel", "parallel"]}
+        ins(%v, %h : memref<4x16xf32, strided<[16, 1], offset: ?>>, memref<4x16xf32>) outs(%c : memref<4x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %x = arith.addf %a, %b : f32
+      %y = math.tanh %x : f32
+      linalg.yield %y : f32
+    }
+    linalg.generic {indexing_maps = [#s, #s], iterator_types = ["parallel", "parallel"]}
+        ins(%c : memref<4x16xf32>) outs(%h : memref<4x16xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %y = math.exp %a : f32
+      linalg.yield %y : f32
+    }
+  }
+  return
+}

@@ -736,3 +736,32 @@ func.func @no_gemm(%w: memref<4x3xf32>, %wt: memref<3x4xf32>, %y: memref<3x4xf32
   memref.copy %wt, %y : memref<3x4xf32> to memref<3x4xf32>
   return
 }
+
+// -----
+
+// A recurrent layer's step: the GEMM of a host loop's body is a cuBLASLt
+// call in the loop, once per iteration; its accumulator, a step of the
+// sequence, is at an offset known at run time only, which the host reads
+// (4 bytes an element) to compute the address.
+// CHECK-LABEL: func.func @step_gemm
+// CHECK-SAME: %[[CTX:arg[0-9]+]]: !llvm.ptr {dlc.name = "cuda_ctx"})
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[VIEW:.*]] = memref.subview %{{.*}}[%[[T]], 0, 0]
+// CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[VIEW]]
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %c4
+// CHECK: %[[ADDR:.*]] = arith.addi %[[BASE]], %[[BYTES]]
+// CHECK: %[[C:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK: call @dlc_cuda_gemm(%[[CTX]], {{.*}}, %cst{{[_0-9]*}}, %[[C]], %c512_i64
+// CHECK: }
+// CHECK-NOT: linalg.matmul
+func.func @step_gemm(%h: memref<32x128xf32>, %w: memref<128x512xf32>, %seq: memref<6x32x512xf32>) attributes {dlc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %t = %c0 to %c6 step %c1 {
+    %v = memref.subview %seq[%t, 0, 0] [1, 32, 512] [1, 1, 1] : memref<6x32x512xf32> to memref<32x512xf32, strided<[512, 1], offset: ?>>
+    linalg.matmul ins(%h, %w : memref<32x128xf32>, memref<128x512xf32>) outs(%v : memref<32x512xf32, strided<[512, 1], offset: ?>>)
+  }
+  return
+}

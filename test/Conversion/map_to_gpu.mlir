@@ -393,3 +393,85 @@ func.func @only_a_copy(%a: memref<4x8xf32>, %b: memref<4x8xf32>) attributes {dlc
   memref.copy %a, %b : memref<4x8xf32> to memref<4x8xf32>
   return
 }
+
+// -----
+
+// A recurrent layer's steps: a host loop without loop-carried values stays
+// on the host, its body mapped like the entry's. A step's view of the
+// sequence has an offset known at run time only: the kernel takes the
+// whole buffer under it, of static shape, and indexes it from that offset,
+// read on the host.
+// CHECK-LABEL: func.func @steps
+// CHECK-SAME: (%[[SEQ:arg[0-9]+]]: memref<6x4x16xf32>, %[[H:arg[0-9]+]]: memref<4x16xf32>
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[VIEW:.*]] = memref.subview %[[SEQ]][%[[T]], 0, 0]
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[VIEW]] to offset: [0], sizes: [384], strides: [1]
+// CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[VIEW]]
+// CHECK: gpu.launch
+// CHECK: %[[I:.*]] = arith.addi %[[OFF]], %{{.*}} : index
+// CHECK: memref.load %[[FLAT]][%{{.*}}]
+// CHECK: math.tanh
+// CHECK: memref.store %{{.*}}, %[[H]][%{{.*}}, %{{.*}}]
+// CHECK: gpu.terminator
+// CHECK: }
+// CHECK-NOT: gpu.launch
+// CHECK: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @steps(%seq: memref<6x4x16xf32>, %h: memref<4x16xf32>) attributes {dlc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %t = %c0 to %c6 step %c1 {
+    %v = memref.subview %seq[%t, 0, 0] [1, 4, 16] [1, 1, 1] : memref<6x4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%v : memref<4x16xf32, strided<[16, 1], offset: ?>>) outs(%h : memref<4x16xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %e = math.tanh %a : f32
+      linalg.yield %e : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A backward step reads the initial state at the first step and the state
+// saved by the step before at the others, a buffer chosen on the host: an
+// scf.if on the host, whose branches launch the kernel on each buffer (with
+// its own layout), so that the entry's CUDA graph records the branch each
+// iteration takes.
+// CHECK-LABEL: func.func @chosen_state
+// CHECK-SAME: (%[[SEQ:arg[0-9]+]]: memref<6x4x16xf32>, %[[H0:arg[0-9]+]]: memref<4x16xf32>, %[[OUT:arg[0-9]+]]: memref<4x16xf32>
+// CHECK: scf.for
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: gpu.launch
+// CHECK: memref.load %[[H0]][%{{.*}}, %{{.*}}]
+// CHECK: } else {
+// CHECK: memref.extract_strided_metadata
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.*}}[%{{.*}}] {{.*}}: memref<384xf32>
+// CHECK: }
+// CHECK-NOT: linalg.generic
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @chosen_state(%seq: memref<6x4x16xf32>, %h0: memref<4x16xf32>, %out: memref<4x16xf32>) attributes {dlc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %t = %c0 to %c6 step %c1 {
+    %first = arith.cmpi eq, %t, %c0 : index
+    %prev = arith.subi %t, %c1 : index
+    %p = arith.select %first, %t, %prev : index
+    %v = memref.subview %seq[%p, 0, 0] [1, 4, 16] [1, 1, 1] : memref<6x4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    %a = memref.cast %h0 : memref<4x16xf32> to memref<4x16xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %v : memref<4x16xf32, strided<[16, 1], offset: ?>> to memref<4x16xf32, strided<[?, ?], offset: ?>>
+    %s = arith.select %first, %a, %b : memref<4x16xf32, strided<[?, ?], offset: ?>>
+    linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+        ins(%s : memref<4x16xf32, strided<[?, ?], offset: ?>>) outs(%out : memref<4x16xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+    }
+  }
+  return
+}

@@ -584,7 +584,10 @@ def DlcMapGemmsPass : Pass<"dlc-map-gemms", "::mlir::ModuleOp"> {
     more argument, the runtime's CUDA context (`!llvm.ptr`, named
     `cuda_ctx`), which the calls take. First each copy of a buffer that a
     fill wrote last becomes a fill of the copy's target; then, in order,
-    each GEMM that is not small (see below) becomes:
+    each GEMM that is not small (see below), of the entry or of a host
+    loop's body (a recurrent layer's step: the call runs once per
+    iteration; an operand at an offset known at run time only has its
+    address computed on the host), becomes:
 
     | op | becomes |
     |---|---|
@@ -691,6 +694,20 @@ def DlcMapToGpuPass : Pass<"dlc-map-to-gpu", "::mlir::ModuleOp"> {
     an error naming the op. Pointers are passed to the runtime as `i64`
     (the aligned pointer of the view, plus its static offset).
 
+    An `scf.for` without loop-carried values (a recurrent layer's loop over
+    its steps, and the loop over its batch blocks) stays on the host, its
+    body mapped like the entry's: each iteration launches its kernels and
+    calls its GEMMs, all recorded in the entry's CUDA graph. A loop with
+    loop-carried values is an error. A view at an offset known at run time
+    only (a step's slice of a sequence) crosses into a kernel as the whole
+    buffer under it, which must have a static shape and identity layout,
+    indexed from that offset (`memref.extract_strided_metadata` on the
+    host, a kernel parameter). An op that reads or writes one of two
+    buffers chosen on the host (`arith.select` of memrefs: a backward
+    step's initial state at the first step, the state saved by the step
+    before at the others) becomes an `scf.if` whose branches run it on
+    each buffer, each mapped.
+
     ```mlir
     linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
         ins(%x : memref<1024xf32>) outs(%y : memref<1024xf32>) { ... }
@@ -728,7 +745,9 @@ def DlcFuseKernelsPass : Pass<"dlc-fuse-kernels", "::mlir::ModuleOp"> {
     kernel per parameter. Two launches are adjacent when only host
     arithmetic and allocations separate them (a GEMM or a copy between
     them is device work in stream order); the fused launch takes the
-    place of the later one. In order:
+    place of the later one. The launches of a host loop's or branch's
+    block (a recurrent layer's step) fuse among themselves, never with a
+    launch outside that block. In order:
 
     0. **Past runtime calls.** With `one-block`, a launch moves up past the
        runtime calls before it (GEMMs, copies) when none of the buffers

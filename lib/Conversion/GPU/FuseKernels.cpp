@@ -713,21 +713,32 @@ struct DlcFuseKernelsPass
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      for (Block &block : func.getBody()) {
-        if (oneBlock)
-          for (auto launch :
-               llvm::make_early_inc_range(block.getOps<gpu::LaunchOp>()))
-            hoistPastCalls(launch);
-        shareThreadSpaces(block, maxParamBytes);
-        if (oneBlock)
-          fuseIntoOneBlock(block, maxParamBytes);
-        placeSideBySide(block, maxParamBytes);
-      }
+      for (Block &block : func.getBody())
+        fuseIn(block);
     getOperation().walk([](Operation *op) {
       op->removeAttr(kPointsAttrName);
       op->removeAttr(kPointMapAttrName);
       op->removeAttr(kEveryLaneAttrName);
     });
+  }
+
+  /// Fuses the launches of `block`, and of the host loops' and branches'
+  /// blocks in it (a recurrent layer's step), each block on its own: no
+  /// launch moves into or out of a loop or a branch.
+  void fuseIn(Block &block) {
+    for (Operation &op : block)
+      if (isa<scf::ForOp, scf::IfOp>(op))
+        for (Region &region : op.getRegions())
+          for (Block &inner : region)
+            fuseIn(inner);
+    if (oneBlock)
+      for (auto launch :
+           llvm::make_early_inc_range(block.getOps<gpu::LaunchOp>()))
+        hoistPastCalls(launch);
+    shareThreadSpaces(block, maxParamBytes);
+    if (oneBlock)
+      fuseIntoOneBlock(block, maxParamBytes);
+    placeSideBySide(block, maxParamBytes);
   }
 
   static void shareThreadSpaces(Block &block, int64_t maxParamBytes) {

@@ -21,16 +21,33 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::gpu_mapping;
 
-std::optional<Strided> gpu_mapping::stridedOf(Value buffer) {
+std::optional<Strided> gpu_mapping::stridedOf(Value buffer,
+                                              bool dynamicOffset) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   if (!type || !type.hasStaticShape())
     return std::nullopt;
   Strided s;
   if (failed(type.getStridesAndOffset(s.strides, s.offset)) ||
-      ShapedType::isDynamic(s.offset) ||
+      (ShapedType::isDynamic(s.offset) && !dynamicOffset) ||
       llvm::any_of(s.strides, ShapedType::isDynamic))
     return std::nullopt;
   return s;
+}
+
+Value gpu_mapping::addressOfView(OpBuilder &b, Location loc, Value buffer,
+                                 const Strided &s) {
+  if (!ShapedType::isDynamic(s.offset))
+    return addressOf(b, loc, buffer, s.offset);
+  Value offset =
+      memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset();
+  int64_t bytes =
+      cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  base = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, offset,
+                            arith::ConstantIndexOp::create(b, loc, bytes)));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
 }
 
 BlockArgument mlir::dlc::cudaContextArgument(func::FuncOp func) {

@@ -31,15 +31,22 @@ using mlir::dlc::dtypeCode;
 using mlir::dlc::i32;
 using mlir::dlc::i64;
 
-/// A memref the runtime can take as a pointer: static strides and offset.
+/// A memref the runtime can take as a pointer: static strides, and an
+/// offset that is static or, where the caller allows it, ShapedType::
+/// kDynamic (a view that a host loop moves, a recurrent layer's step).
 struct Strided {
   SmallVector<int64_t> strides;
   int64_t offset = 0;
 };
 
-/// `buffer`'s strides and offset, if it is a memref of static shape, strides
-/// and offset.
-std::optional<Strided> stridedOf(Value buffer);
+/// `buffer`'s strides and offset, if it is a memref of static shape and
+/// strides, and of static offset unless `dynamicOffset` allows a dynamic
+/// one.
+std::optional<Strided> stridedOf(Value buffer, bool dynamicOffset = false);
+
+/// The address (i64) of `buffer`'s first element, `s` its stridedOf: its
+/// dynamic offset, if it has one, is read on the host.
+Value addressOfView(OpBuilder &b, Location loc, Value buffer, const Strided &s);
 
 /// The CUDA context argument of an entry, added as its last argument (named
 /// `cuda_ctx`, docs/runtime-abi.md) if it has none yet.

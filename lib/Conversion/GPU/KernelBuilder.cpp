@@ -295,19 +295,31 @@ LogicalResult KernelBuilder::flattenStridedOperands() {
     auto type = dyn_cast<MemRefType>(buffer.getType());
     if (!type || type.getLayout().isIdentity() || flats.count(buffer))
       continue;
-    std::optional<Strided> s = stridedOf(buffer);
-    if (!s)
+    std::optional<Strided> s = stridedOf(buffer, /*dynamicOffset=*/true);
+    // A view at an offset known at run time only (a host loop's step of a
+    // recurrent layer) crosses as the whole buffer it views, which must
+    // have a static shape, indexed from its offset, read on the host.
+    auto viewed = dyn_cast<MemRefType>(viewedBuffer(buffer).getType());
+    const bool dynamic = s && ShapedType::isDynamic(s->offset);
+    if (!s || (dynamic && (!viewed || !viewed.hasStaticShape() ||
+                           !viewed.getLayout().isIdentity())))
       return generic.emitOpError("reads or writes a buffer with a dynamic "
                                  "layout; the GPU lowering needs static "
                                  "strides");
-    int64_t extent = s->offset + 1;
-    for (auto [size, stride] : llvm::zip(type.getShape(), s->strides))
-      extent += (size - 1) * stride;
+    int64_t extent = dynamic ? viewed.getNumElements() : s->offset + 1;
+    if (!dynamic)
+      for (auto [size, stride] : llvm::zip(type.getShape(), s->strides))
+        extent += (size - 1) * stride;
     OpBuilder hb(launch.op);
     Value flat = memref::ReinterpretCastOp::create(
         hb, loc, MemRefType::get({extent}, type.getElementType()), buffer,
         /*offset=*/0, ArrayRef<int64_t>{extent}, ArrayRef<int64_t>{1});
-    flats[buffer] = Flat{flat, s->offset, s->strides};
+    Value dynamicOffset =
+        dynamic ? memref::ExtractStridedMetadataOp::create(hb, loc, buffer)
+                      .getOffset()
+                : Value();
+    flats[buffer] =
+        Flat{flat, dynamic ? 0 : s->offset, s->strides, dynamicOffset};
   }
   return success();
 }
@@ -337,7 +349,8 @@ std::pair<Value, SmallVector<Value>> KernelBuilder::access(OpOperand &operand) {
   auto it = flats.find(operand.get());
   if (it == flats.end())
     return {operand.get(), indices};
-  Value flatIndex = idx(kb, it->second.offset);
+  Value flatIndex = it->second.dynamicOffset ? it->second.dynamicOffset
+                                             : idx(kb, it->second.offset);
   for (auto [i, stride] : llvm::zip(indices, it->second.strides))
     flatIndex = arith::AddIOp::create(
         kb, loc, flatIndex, arith::MulIOp::create(kb, loc, i, idx(kb, stride)));

@@ -141,11 +141,13 @@ private:
   /// The loop indices at the current point.
   SmallVector<Value> dims;
 
-  /// A strided view as the flat buffer under it, indexed with its strides.
+  /// A strided view as the flat buffer under it, indexed with its strides
+  /// from its offset: a constant, or `dynamicOffset`, read on the host.
   struct Flat {
     Value buffer;
     int64_t offset;
     SmallVector<int64_t> strides;
+    Value dynamicOffset = {};
   };
   DenseMap<Value, Flat> flats;
 

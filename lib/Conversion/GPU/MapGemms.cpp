@@ -27,6 +27,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
+#include <functional>
 #include <tuple>
 
 namespace mlir::dlc {
@@ -98,10 +99,18 @@ struct DlcMapGemmsPass : dlc::impl::DlcMapGemmsPassBase<DlcMapGemmsPass> {
     fillCopiesOfFills(body);
     reluGrads.clear();
     SmallVector<linalg::LinalgOp> gemms;
-    for (Operation &op : body)
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
-          !isSmallGemm(cast<linalg::LinalgOp>(op)))
-        gemms.push_back(cast<linalg::LinalgOp>(op));
+    // The entry's GEMMs, and those of its host loops (a recurrent layer's
+    // steps): a call in the loop's body runs once per iteration.
+    std::function<void(Block &)> collect = [&](Block &block) {
+      for (Operation &op : block) {
+        if (auto loop = dyn_cast<scf::ForOp>(op))
+          collect(*loop.getBody());
+        else if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+                 !isSmallGemm(cast<linalg::LinalgOp>(op)))
+          gemms.push_back(cast<linalg::LinalgOp>(op));
+      }
+    };
+    collect(body);
     for (linalg::LinalgOp gemm : gemms)
       if (failed(mapGemm(module, func, gemm, *cudaCtx)))
         return failure();
@@ -184,7 +193,8 @@ struct DlcMapGemmsPass : dlc::impl::DlcMapGemmsPassBase<DlcMapGemmsPass> {
       return false;
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
           c = op.getDpsInits()[0];
-    auto sa = stridedOf(a), sb = stridedOf(b), sc = stridedOf(c);
+    auto sa = stridedOf(a, true), sb = stridedOf(b, true),
+         sc = stridedOf(c, true);
     auto dtA = dtypeCode(cast<MemRefType>(a.getType()).getElementType()),
          dtB = dtypeCode(cast<MemRefType>(b.getType()).getElementType()),
          dtC = dtypeCode(cast<MemRefType>(c.getType()).getElementType());
@@ -206,7 +216,8 @@ struct DlcMapGemmsPass : dlc::impl::DlcMapGemmsPassBase<DlcMapGemmsPass> {
     bool batched = isa<linalg::BatchMatmulOp>(op);
     Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
           c = op.getDpsInits()[0], gemmOut = c;
-    auto sa = stridedOf(a), sb = stridedOf(bm), sc = stridedOf(c);
+    auto sa = stridedOf(a, true), sb = stridedOf(bm, true),
+         sc = stridedOf(c, true);
     auto ta = cast<MemRefType>(a.getType()), tc = cast<MemRefType>(c.getType());
     auto dtA = dtypeCode(ta.getElementType()),
          dtC = dtypeCode(tc.getElementType());
@@ -305,16 +316,16 @@ struct DlcMapGemmsPass : dlc::impl::DlcMapGemmsPassBase<DlcMapGemmsPass> {
         i64(b, loc, mm),
         i64(b, loc, nn),
         i64(b, loc, kk),
-        addressOf(b, loc, a, sa->offset),
+        addressOfView(b, loc, a, *sa),
         i64(b, loc, sa->strides[r - 2]),
         i64(b, loc, batchStride(*sa)),
         i32(b, loc, transA),
-        addressOf(b, loc, bm, sb->offset),
+        addressOfView(b, loc, bm, *sb),
         i64(b, loc, sb->strides[r - 2]),
         i64(b, loc, batchStride(*sb)),
         i32(b, loc, transB),
         arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(beta)),
-        addressOf(b, loc, c, sc->offset),
+        addressOfView(b, loc, c, *sc),
         i64(b, loc, sc->strides[r - 2]),
         i64(b, loc, batchStride(*sc)),
         i32(b, loc, epilogueCode),

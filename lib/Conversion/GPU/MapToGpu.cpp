@@ -1,8 +1,9 @@
 //===- MapToGpu.cpp - dlc-map-to-gpu --------------------------------------===//
 //
-// Turns every top-level op of a bufferized CUDA entry that dlc-map-gemms
-// left into a GPU kernel (`gpu.launch`, built by KernelBuilder.h) or a device
-// copy (a runtime call), leaving only address arithmetic on the host. Scalars
+// Turns every op of a bufferized CUDA entry (and of its host loops' bodies,
+// a recurrent layer's steps) that dlc-map-gemms left into a GPU kernel
+// (`gpu.launch`, built by KernelBuilder.h) or a device copy (a runtime
+// call), leaving only address arithmetic and loops on the host. Scalars
 // computed from device memory run in single-thread kernels, which leave them
 // in scratch buffers for the later kernels. See Passes.td and docs/gpu.md.
 //
@@ -57,38 +58,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     // them in device scratch buffers, which later kernels read.
     scratch.clear();
     deviceValues.clear();
-    SmallVector<Operation *> ops, hostScalarOps;
-    for (Operation &op : body)
-      ops.push_back(&op);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      Operation &op = *ops[i];
-      if (isDeviceScalar(op)) {
-        SmallVector<Operation *> run = {&op};
-        while (i + 1 < ops.size() && (isDeviceScalar(*ops[i + 1]) ||
-                                      isa<arith::ConstantOp>(ops[i + 1])))
-          run.push_back(ops[++i]);
-        mapScalars(run);
-        hostScalarOps.append(run);
-        continue;
-      }
-      // Address arithmetic (views, casts, pointers, index math) and buffer
-      // allocation stay on the host, as do the GEMM calls and kernels of
-      // dlc-map-gemms.
-      if ((isPure(&op) && !isa<linalg::LinalgOp>(op)) ||
-          isa<func::ReturnOp, func::CallOp, gpu::LaunchOp, memref::AllocOp,
-              memref::DeallocOp>(op))
-        continue;
-      LogicalResult mapped = failure();
-      if (auto copy = dyn_cast<memref::CopyOp>(op))
-        mapped = mapCopy(module, func, copy, *cudaCtx);
-      else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        mapped = mapToKernel(linalgOp, scratch, getArgument());
-      else
-        return op.emitOpError("cannot run in a CUDA entry: it would touch "
-                              "device memory from the host");
-      if (failed(mapped))
-        return failure();
-    }
+    SmallVector<Operation *> hostScalarOps;
+    if (failed(mapBlock(module, func, body, *cudaCtx, hostScalarOps)))
+      return failure();
     // The host copies of the device scalars are dead now, unless a host op
     // (an address computation) needed one.
     for (Operation *op : llvm::reverse(hostScalarOps)) {
@@ -101,6 +73,115 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
             ->emitOpError("uses a value computed from device memory on the "
                           "host");
     }
+    return success();
+  }
+
+  /// Maps the ops of `block` (the entry's, or a host loop's body), adding
+  /// the host copies of the device scalars it computes to `hostScalarOps`.
+  LogicalResult mapBlock(ModuleOp module, func::FuncOp func, Block &block,
+                         Value cudaCtx,
+                         SmallVectorImpl<Operation *> &hostScalarOps) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation &op = *ops[i];
+      if (isDeviceScalar(op)) {
+        SmallVector<Operation *> run = {&op};
+        while (i + 1 < ops.size() && (isDeviceScalar(*ops[i + 1]) ||
+                                      isa<arith::ConstantOp>(ops[i + 1])))
+          run.push_back(ops[++i]);
+        mapScalars(run);
+        hostScalarOps.append(run);
+        continue;
+      }
+      // A loop over device work without loop-carried values (a recurrent
+      // layer's steps) stays on the host, its body mapped like the entry's:
+      // each iteration launches its kernels and calls its GEMMs, all
+      // recorded in the entry's CUDA graph.
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        if (loop.getNumResults() != 0)
+          return loop.emitOpError(
+              "cannot run in a CUDA entry: its loop-carried values would be "
+              "computed on the host");
+        if (failed(mapBlock(module, func, *loop.getBody(), cudaCtx,
+                            hostScalarOps)))
+          return failure();
+        continue;
+      }
+      // An op that reads or writes one of two buffers, chosen on the host
+      // (a recurrent layer's backward step reads the initial state at the
+      // first step, the state saved by the step before at the others),
+      // becomes an scf.if on the host, each branch the op on one buffer:
+      // the entry's CUDA graph records the branch each iteration takes.
+      if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+        if (auto [operand, select] = selectedOperand(op); select) {
+          if (failed(splitOnSelect(module, func, op, *operand, select, cudaCtx,
+                                   hostScalarOps)))
+            return failure();
+          continue;
+        }
+      // Address arithmetic (views, casts, pointers, index math) and buffer
+      // allocation stay on the host, as do the GEMM calls and kernels of
+      // dlc-map-gemms.
+      if ((isPure(&op) && !isa<linalg::LinalgOp>(op)) ||
+          isa<func::ReturnOp, func::CallOp, gpu::LaunchOp, memref::AllocOp,
+              memref::DeallocOp, scf::YieldOp>(op))
+        continue;
+      LogicalResult mapped = failure();
+      if (auto copy = dyn_cast<memref::CopyOp>(op))
+        mapped = mapCopy(module, func, copy, cudaCtx);
+      else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        mapped = mapToKernel(linalgOp, scratch, getArgument());
+      else
+        return op.emitOpError("cannot run in a CUDA entry: it would touch "
+                              "device memory from the host");
+      if (failed(mapped))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The first operand of `op` that is a host-side arith.select of two
+  /// buffers (through memref.casts), and that select.
+  static std::pair<OpOperand *, arith::SelectOp>
+  selectedOperand(Operation &op) {
+    for (OpOperand &operand : op.getOpOperands()) {
+      Value v = operand.get();
+      while (auto cast = v.getDefiningOp<memref::CastOp>())
+        v = cast.getSource();
+      auto select = v.getDefiningOp<arith::SelectOp>();
+      if (select && isa<MemRefType>(select.getType()))
+        return {&operand, select};
+    }
+    return {nullptr, {}};
+  }
+
+  /// `op` as an scf.if on `select`'s condition whose branches run it on
+  /// the select's true and false buffers (the casts in between dropped:
+  /// each branch keeps its buffer's own layout), each branch mapped.
+  LogicalResult splitOnSelect(ModuleOp module, func::FuncOp func, Operation &op,
+                              OpOperand &operand, arith::SelectOp select,
+                              Value cudaCtx,
+                              SmallVectorImpl<Operation *> &hostScalarOps) {
+    if (deviceValues.contains(select.getCondition()))
+      return op.emitOpError("chooses a buffer by a value in device memory");
+    OpBuilder b(&op);
+    auto branch = scf::IfOp::create(b, op.getLoc(), select.getCondition(),
+                                    /*withElseRegion=*/true);
+    unsigned index = operand.getOperandNumber();
+    for (auto [block, chosen] :
+         {std::pair(branch.thenBlock(), select.getTrueValue()),
+          std::pair(branch.elseBlock(), select.getFalseValue())}) {
+      while (auto cast = chosen.getDefiningOp<memref::CastOp>())
+        chosen = cast.getSource();
+      OpBuilder bb = OpBuilder::atBlockBegin(block);
+      Operation *clone = bb.clone(op);
+      clone->setOperand(index, chosen);
+      if (failed(mapBlock(module, func, *block, cudaCtx, hostScalarOps)))
+        return failure();
+    }
+    op.erase();
     return success();
   }
 

@@ -152,29 +152,6 @@ def DlcShardOptimizerStatePass
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
-def DlcUnrollRecurrentPass : Pass<"dlc-unroll-recurrent", "::mlir::ModuleOp"> {
-  let summary = "Unroll recurrent layers into one set of dlc ops per step";
-  let description = [{
-    Replaces every `dlc.lstm`, `dlc.gru`, `dlc.lstm_grad` and `dlc.gru_grad`
-    by their steps written out with dlc ops: per step, a slice of the
-    projection plus a `dlc.linear` of the hidden state with `W_hh`, the
-    gates' activations and the cell's update (forward), or the cell's
-    gradient and one `dlc.matmul` with `W_hh` (backward); the steps' results are joined with `dlc.concat`. The
-    CUDA pipeline runs it before placing the ops on the device: its
-    mapping launches kernels from straight-line entries and has no loop
-    over the steps (the CPU lowers the ops to an `scf.for` instead).
-
-    ```mlir
-    %y, %c, %g = dlc.lstm %p, %w, %h0, %c0 : (...) -> (...)
-    // becomes, for each step t:
-    %pt = dlc.slice %p {offsets = array<i64: t, 0, 0>, ...}
-    %r = dlc.linear %h, %w : (tensor<BxHxf32>, tensor<4HxHxf32>) -> ...
-    %a = dlc.add %pt2, %r ...      // then sigmoid, tanh, mul, add
-    ```
-  }];
-  let dependentDialects = ["::mlir::dlc::DlcDialect"];
-}
-
 def DlcFuseLayersPass : Pass<"dlc-fuse-layers", "::mlir::ModuleOp"> {
   let summary = "Fuse a layer's activation into the layer";
   let description = [{
