@@ -132,8 +132,17 @@ struct DlcLowerGpuLaunchesPass
                   "integers";
       }
     }
+    // The array lives in the entry's frame, allocated once at its start:
+    // a launch in a host loop (a recurrent layer's step) reuses it, as the
+    // driver copies the parameters when the launch is issued.
     int64_t n = std::max<int64_t>(params.size(), 1);
-    Value array = memref::AllocaOp::create(b, loc, MemRefType::get({n}, i64));
+    Block &first = func.front();
+    auto start = first.begin();
+    while (start != first.end() && isa<memref::AllocaOp>(*start))
+      ++start;
+    OpBuilder entry(&first, start);
+    Value array =
+        memref::AllocaOp::create(entry, loc, MemRefType::get({n}, i64));
     for (auto [i, p] : llvm::enumerate(params))
       memref::StoreOp::create(
           b, loc, p, array,
