@@ -133,6 +133,30 @@ TEST_F(FakeCuda, GemmEpilogueAddsBiasAndActivation) {
       << dlc_last_error();
 }
 
+/// The bias-gradient tests' operands: dy (3x2) and x (3x4).
+const float kDy[6] = {1, -2, 3, 0.5f, 4, -1};
+void fillX(float *x) {
+  for (int i = 0; i < 12; ++i)
+    x[i] = float(i % 5) - 2;
+}
+
+/// Checks dw = dy^T * x (2x4) and, unless null, ga = the sums of dy's
+/// columns (dw's bias gradient).
+void expectWeightGrad(const float *dy, const float *x, const float *dw,
+                      const float *ga) {
+  for (int i = 0; i < 2; ++i) {
+    if (ga) {
+      EXPECT_EQ(ga[i], dy[i] + dy[2 + i] + dy[4 + i]) << i;
+    }
+    for (int j = 0; j < 4; ++j) {
+      float want = 0;
+      for (int p = 0; p < 3; ++p)
+        want += dy[p * 2 + i] * x[p * 4 + j];
+      EXPECT_EQ(dw[i * 4 + j], want) << i << "," << j;
+    }
+  }
+}
+
 TEST_F(FakeCuda, GemmBiasGradients) {
   // dw = dy^T * x (a linear layer's weight gradient: dy read transposed)
   // with the sums over k of each operand: BGRAD_A gives the sum of opA's
@@ -152,25 +176,15 @@ TEST_F(FakeCuda, GemmBiasGradients) {
                   DLC_GEMM_EPILOGUE_BGRAD_B, args[5], nullptr);
   });
   ASSERT_TRUE(m);
-  const float dy[6] = {1, -2, 3, 0.5f, 4, -1};
   float x[12];
-  for (int i = 0; i < 12; ++i)
-    x[i] = float(i % 5) - 2;
+  fillX(x);
   float dw1[8], ga[2], dw2[8], gb[4];
-  const void *inputs[] = {dy, x};
+  const void *inputs[] = {kDy, x};
   void *outputs[] = {dw1, ga, dw2, gb};
   ASSERT_EQ(dlc_model_run(m.get(), 0, inputs, outputs), DLC_OK)
       << dlc_last_error();
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(ga[i], dy[i] + dy[2 + i] + dy[4 + i]) << i;
-    for (int j = 0; j < 4; ++j) {
-      float want = 0;
-      for (int p = 0; p < 3; ++p)
-        want += dy[p * 2 + i] * x[p * 4 + j];
-      EXPECT_EQ(dw1[i * 4 + j], want) << i << "," << j;
-      EXPECT_EQ(dw2[i * 4 + j], want) << i << "," << j;
-    }
-  }
+  expectWeightGrad(kDy, x, dw1, ga);
+  expectWeightGrad(kDy, x, dw2, nullptr);
   for (int j = 0; j < 4; ++j)
     EXPECT_EQ(gb[j], x[j] + x[4 + j] + x[8 + j]) << j;
   EXPECT_EQ(fake().heuristics, 2);
@@ -208,23 +222,13 @@ ModelPtr biasGradModel() {
 
 /// Runs the bias-gradient model once and checks its outputs.
 void runBiasGradModel(dlc_model *m) {
-  const float dy[6] = {1, -2, 3, 0.5f, 4, -1};
   float x[12];
-  for (int i = 0; i < 12; ++i)
-    x[i] = float(i % 5) - 2;
+  fillX(x);
   float dw[8], ga[2];
-  const void *inputs[] = {dy, x};
+  const void *inputs[] = {kDy, x};
   void *outputs[] = {dw, ga};
   ASSERT_EQ(dlc_model_run(m, 0, inputs, outputs), DLC_OK) << dlc_last_error();
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(ga[i], dy[i] + dy[2 + i] + dy[4 + i]) << i;
-    for (int j = 0; j < 4; ++j) {
-      float want = 0;
-      for (int p = 0; p < 3; ++p)
-        want += dy[p * 2 + i] * x[p * 4 + j];
-      EXPECT_EQ(dw[i * 4 + j], want) << i << "," << j;
-    }
-  }
+  expectWeightGrad(kDy, x, dw, ga);
 }
 
 /// DLC_CUDA_GEMM_TUNE set while a test runs.

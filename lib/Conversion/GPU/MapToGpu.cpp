@@ -142,15 +142,20 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     return success();
   }
 
+  /// `v` without the memref.casts that produced it.
+  static Value withoutCasts(Value v) {
+    while (auto cast = v.getDefiningOp<memref::CastOp>())
+      v = cast.getSource();
+    return v;
+  }
+
   /// The first operand of `op` that is a host-side arith.select of two
   /// buffers (through memref.casts), and that select.
   static std::pair<OpOperand *, arith::SelectOp>
   selectedOperand(Operation &op) {
     for (OpOperand &operand : op.getOpOperands()) {
-      Value v = operand.get();
-      while (auto cast = v.getDefiningOp<memref::CastOp>())
-        v = cast.getSource();
-      auto select = v.getDefiningOp<arith::SelectOp>();
+      auto select =
+          withoutCasts(operand.get()).getDefiningOp<arith::SelectOp>();
       if (select && isa<MemRefType>(select.getType()))
         return {&operand, select};
     }
@@ -173,11 +178,9 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
     for (auto [block, chosen] :
          {std::pair(branch.thenBlock(), select.getTrueValue()),
           std::pair(branch.elseBlock(), select.getFalseValue())}) {
-      while (auto cast = chosen.getDefiningOp<memref::CastOp>())
-        chosen = cast.getSource();
       OpBuilder bb = OpBuilder::atBlockBegin(block);
       Operation *clone = bb.clone(op);
-      clone->setOperand(index, chosen);
+      clone->setOperand(index, withoutCasts(chosen));
       if (failed(mapBlock(module, func, *block, cudaCtx, hostScalarOps)))
         return failure();
     }
