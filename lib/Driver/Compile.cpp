@@ -284,6 +284,7 @@ dlc::driver::codegenOptions(const CompileOptions &o, TargetMachine &tm) {
 static mlir::dlc::CudaOptions cudaOptions(const CompileOptions &o) {
   mlir::dlc::CudaOptions opts;
   opts.smallGemmFmas = o.cudaSmallGemmFmas;
+  opts.overlapComm = o.overlapComm;
   return opts;
 }
 

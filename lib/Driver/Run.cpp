@@ -595,8 +595,8 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
     return 1;
 
   ModelHandle model;
-  if (dlc_model_create(jitted->desc, o.device, &model.model) != DLC_OK)
-    return failRuntime("cannot create the model");
+  if (int status = createRankModel(jitted->desc, o.device, comm, &model.model))
+    return status;
   if (const char *why = dlc_model_fallback_reason(model.model); why && *why)
     WithColor::warning(errs(), "dlc")
         << "running on the CPU: CUDA is usable but not for this model: " << why
@@ -608,9 +608,6 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
       errs() << ", " << run.ranks << " ranks of " << batch << " rows";
     errs() << "\n";
   }
-  if (comm && dlc_model_set_comm(model.model, comm) != DLC_OK)
-    return failRuntime("cannot set the communicator");
-
   run.model = model.model;
   if (int status = prepareModel(o, run))
     return status;
@@ -663,6 +660,29 @@ int dlc::driver::runModel(mlir::MLIRContext &ctx, const RunOptions &o) {
     return runRank(ctx, o, nullptr);
   return runInJob(o.compile.ranks > 1 ? o.compile.ranks : 0, "dlc run",
                   [&](dlc_comm *comm) { return runRank(ctx, o, comm); });
+}
+
+int dlc::driver::createRankModel(const dlc_model_desc *desc,
+                                 dlc_device_kind device, dlc_comm *comm,
+                                 dlc_model **out) {
+  // In a job, each rank of a machine takes a GPU of its own.
+  int32_t ordinal = comm ? dlc_comm_local_rank(comm) : -1;
+  if (dlc_model_create_on(desc, device, ordinal, out) != DLC_OK)
+    return failRuntime("cannot create the model");
+  if (!comm)
+    return 0;
+  // Ranks on CUDA reduce with NCCL, ranks on the CPU with MPI.
+  int32_t kind = dlc_model_device(*out), same = 0;
+  if (dlc_comm_same_bytes(comm, &kind, sizeof kind, &same) != DLC_OK)
+    return failRuntime("cannot compare the ranks' devices");
+  if (!same)
+    return fail("the ranks run on different kinds of device (this one on " +
+                    Twine(dlc_model_device_name(*out)) + ")",
+                "give every rank a GPU of its own (its local rank), or run "
+                "them all on the CPU: DLC_DEVICE=cpu");
+  if (dlc_model_set_comm(*out, comm) != DLC_OK)
+    return failRuntime("cannot set the communicator");
+  return 0;
 }
 
 int dlc::driver::runInJob(int64_t ranksGiven, StringRef command,

@@ -318,6 +318,10 @@ void mlir::dlc::buildCudaEmulationPipeline(OpPassManager &pm,
   DlcEmulateGpuLaunchesPassOptions emulate;
   emulate.reverse = reverseThreads;
   pm.addPass(createDlcEmulateGpuLaunchesPass(emulate));
+  // Emulated device buffers are host memory: the CPU's communicator.
+  DlcLowerCollectivesPassOptions collectives;
+  collectives.overlap = options.overlapComm;
+  pm.addPass(createDlcLowerCollectivesPass(collectives));
   addCpuLowering(pm);
 }
 
@@ -337,6 +341,11 @@ void mlir::dlc::buildCudaCodegenPipeline(OpPassManager &pm,
   pm.addPass(createDlcPrepareEntriesPass(entries));
   addFuseAndBufferize(pm, /*cpu=*/false);
   addMapToGpu(pm, options);
+  // Collectives on planned device buffers: NCCL calls on the CUDA context.
+  DlcLowerCollectivesPassOptions collectives;
+  collectives.overlap = options.overlapComm;
+  collectives.device = "cuda";
+  pm.addPass(createDlcLowerCollectivesPass(collectives));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());

@@ -41,10 +41,11 @@ struct MpiApi {
                      const int *, void *, void *, void **) = nullptr;
   int (*igather)(const void *, int, void *, void *, int, void *, int, void *,
                  void **) = nullptr;
+  int (*ibcast)(void *, int, void *, int, void *, void **) = nullptr;
   int (*test)(void **, int *, void *) = nullptr;
   int (*abort)(void *, int) = nullptr;
   int (*finalize)() = nullptr;
-  void *world = nullptr, *f32 = nullptr, *u64 = nullptr;
+  void *world = nullptr, *f32 = nullptr, *u64 = nullptr, *byte = nullptr;
   void *sum = nullptr, *max = nullptr, *min = nullptr;
 };
 
@@ -83,17 +84,20 @@ std::string loadMpi(MpiApi &api) {
             sym(api.iallreduce, "MPI_Iallreduce") &&
             sym(api.ireduceScatter, "MPI_Ireduce_scatter") &&
             sym(api.iallgatherv, "MPI_Iallgatherv") &&
-            sym(api.igather, "MPI_Igather") && sym(api.test, "MPI_Test") &&
-            sym(api.abort, "MPI_Abort") && sym(api.finalize, "MPI_Finalize");
+            sym(api.igather, "MPI_Igather") && sym(api.ibcast, "MPI_Ibcast") &&
+            sym(api.test, "MPI_Test") && sym(api.abort, "MPI_Abort") &&
+            sym(api.finalize, "MPI_Finalize");
   if (!ok)
     return "the MPI library lacks an MPI-3 function";
   api.world = dlsym(api.lib, "ompi_mpi_comm_world");
   api.f32 = dlsym(api.lib, "ompi_mpi_float");
   api.u64 = dlsym(api.lib, "ompi_mpi_uint64_t");
+  api.byte = dlsym(api.lib, "ompi_mpi_byte");
   api.sum = dlsym(api.lib, "ompi_mpi_op_sum");
   api.max = dlsym(api.lib, "ompi_mpi_op_max");
   api.min = dlsym(api.lib, "ompi_mpi_op_min");
-  if (!api.world || !api.f32 || !api.u64 || !api.sum || !api.max || !api.min)
+  if (!api.world || !api.f32 || !api.u64 || !api.byte || !api.sum || !api.max ||
+      !api.min)
     return "the MPI library is not Open MPI's (dlc uses Open MPI's ABI)";
   return "";
 }
@@ -286,6 +290,21 @@ struct dlc_comm {
     return DLC_OK;
   }
 
+  /// Rank `root`'s `bytes` bytes at `data` into `data` on every rank. A
+  /// communicator outside MPI (createDetachedComm) keeps its own bytes.
+  dlc_status broadcast(void *data, size_t bytes, int root) {
+    if (!api.lib)
+      return DLC_OK;
+    if (bytes > INT_MAX)
+      return tooLarge("a broadcast", static_cast<int64_t>(bytes));
+    void *request = nullptr;
+    if (dlc_status s = started(api.ibcast(data, static_cast<int>(bytes),
+                                          api.byte, root, api.world, &request),
+                               "MPI_Ibcast"))
+      return s;
+    return wait(request, "a broadcast");
+  }
+
   /// Every rank's `count` floats of `send`, in rank order, into `recv` on
   /// rank `root`.
   dlc_status gather(const float *send, float *recv, int64_t count, int root) {
@@ -309,6 +328,23 @@ dlc_status dlc::rt::sameOnEveryRank(dlc_comm *c, uint64_t hash, int32_t *same) {
     return s;
   *same = hi == lo;
   return DLC_OK;
+}
+
+dlc_status dlc::rt::broadcastBytes(dlc_comm *c, void *data, size_t bytes,
+                                   int root) {
+  return c->broadcast(data, bytes, root);
+}
+
+double dlc::rt::commTimeoutSeconds(const dlc_comm *c) { return c->timeout; }
+
+dlc_comm *dlc::rt::createDetachedComm(int rank, int size) {
+  auto c = std::make_unique<dlc_comm>();
+  c->rank = rank;
+  c->size = size;
+  c->timeout = timeoutSeconds();
+  if (c->timeout < 0)
+    c->timeout = 300;
+  return c.release();
 }
 
 dlc_status dlc::rt::gatherShards(dlc_comm *c, const float *shard,
@@ -374,7 +410,8 @@ void dlc_comm_destroy(dlc_comm *c) {
   if (!c)
     return;
   int finalised = 1;
-  c->api.finalized(&finalised);
+  if (c->api.lib)
+    c->api.finalized(&finalised);
   if (c->initialisedMpi && !finalised)
     c->api.finalize();
   delete c;
@@ -411,8 +448,25 @@ dlc_status dlc_comm_same_bytes(dlc_comm *c, const void *data, size_t bytes,
 }
 
 void dlc_comm_abort(dlc_comm *c, int32_t code) {
-  if (c)
+  if (c && c->api.lib)
     c->api.abort(c->api.world, code);
+}
+
+int32_t dlc_comm_local_rank(const dlc_comm *c) {
+  if (!c)
+    return -1;
+  // torchrun's, then Open MPI's, then MPICH's (Hydra) local rank.
+  for (const char *name :
+       {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
+    const char *env = std::getenv(name);
+    if (!env || !*env)
+      continue;
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0 && v < c->size)
+      return static_cast<int32_t>(v);
+  }
+  return c->size == 1 ? 0 : c->rank;
 }
 
 dlc::rt::CommContext::~CommContext() {

@@ -49,6 +49,19 @@ namespace dlc::rt {
 /// everywhere iff their maximum and minimum over the ranks are).
 dlc_status sameOnEveryRank(dlc_comm *c, uint64_t hash, int32_t *same);
 
+/// Rank `root`'s `bytes` bytes at `data` into `data` on every rank (the
+/// NCCL communicator's unique id).
+dlc_status broadcastBytes(dlc_comm *c, void *data, size_t bytes, int root);
+
+/// How long a collective waits for the other ranks (DLC_COMM_TIMEOUT).
+double commTimeoutSeconds(const dlc_comm *c);
+
+/// A communicator outside any MPI job, rank `rank` of `size`, for the
+/// runtime's tests of what builds on one (the NCCL path against a fake
+/// NCCL): its broadcast keeps each rank's bytes; its MPI collectives must
+/// not be called.
+dlc_comm *createDetachedComm(int rank, int size);
+
 /// FNV-1a of `bytes` bytes at `data`, continuing from `hash`.
 uint64_t fnv1a(const void *data, size_t bytes,
                uint64_t hash = 0xcbf29ce484222325ULL);

@@ -109,6 +109,7 @@ CudaDriverState loadDriver() {
         resolve(getProc, "cuCtxSetCurrent", d.cuCtxSetCurrent, why) &&
         resolve(getProc, "cuStreamCreate", d.cuStreamCreate, why) &&
         resolve(getProc, "cuStreamSynchronize", d.cuStreamSynchronize, why) &&
+        resolve(getProc, "cuStreamQuery", d.cuStreamQuery, why) &&
         resolve(getProc, "cuStreamDestroy", d.cuStreamDestroy, why) &&
         resolve(getProc, "cuMemAlloc", d.cuMemAlloc, why) &&
         resolve(getProc, "cuMemFree", d.cuMemFree, why) &&
@@ -187,6 +188,7 @@ CudaContext::~CudaContext() {
   // Best effort: nothing here can be reported.
   if (context)
     api->cuCtxSetCurrent(context);
+  comm.reset();
   if (stream)
     api->cuStreamSynchronize(stream);
   for (EntryGraphs &entry : graphs)
@@ -621,6 +623,7 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   const size_t numInputs = entry.inputs.size();
   c.failStatus = DLC_OK;
   c.failMessage.clear();
+  c.commBucket.clear();
   auto report = [&] {
     return fail(c.failStatus, "model " + quote(model.name) + ", entry " +
                                   quote(entry.name) + " on " + c.description +
@@ -704,8 +707,7 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
     copyOutputs();
   }
   // Always wait, so that nothing of this run is in flight after it returns.
-  if (CUresult r = d.cuStreamSynchronize(c.stream))
-    c.recordCudaFailure("cuStreamSynchronize (running the entry)", r);
+  cudaFinishRun(c);
   if (c.failed())
     return report();
   float ms = 0;

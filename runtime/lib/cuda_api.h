@@ -50,6 +50,7 @@ constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 
 constexpr unsigned long long CU_GET_PROC_ADDRESS_DEFAULT = 0;
@@ -81,6 +82,7 @@ using PFN_cuDevicePrimaryCtxRelease = CUresult (*)(CUdevice dev);
 using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext ctx);
 using PFN_cuStreamCreate = CUresult (*)(CUstream *stream, unsigned flags);
 using PFN_cuStreamSynchronize = CUresult (*)(CUstream stream);
+using PFN_cuStreamQuery = CUresult (*)(CUstream stream);
 using PFN_cuStreamDestroy = CUresult (*)(CUstream stream);
 using PFN_cuMemAlloc = CUresult (*)(CUdeviceptr *dptr, size_t bytes);
 using PFN_cuMemFree = CUresult (*)(CUdeviceptr dptr);
@@ -136,6 +138,7 @@ struct Driver {
   PFN_cuCtxSetCurrent cuCtxSetCurrent = nullptr;
   PFN_cuStreamCreate cuStreamCreate = nullptr;
   PFN_cuStreamSynchronize cuStreamSynchronize = nullptr;
+  PFN_cuStreamQuery cuStreamQuery = nullptr;
   PFN_cuStreamDestroy cuStreamDestroy = nullptr;
   PFN_cuMemAlloc cuMemAlloc = nullptr;
   PFN_cuMemFree cuMemFree = nullptr;
@@ -270,6 +273,50 @@ struct CublasLt {
       cublasLtMatrixLayout_t cLayout, void *d, cublasLtMatrixLayout_t dLayout,
       const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspaceBytes,
       CUstream stream) = nullptr;
+};
+
+//===-- NCCL -------------------------------------------------------------===//
+
+using ncclResult_t = int;
+using ncclComm_t = struct ncclComm *;
+using ncclDataType_t = int;
+using ncclRedOp_t = int;
+/// NCCL_UNIQUE_ID_BYTES.
+struct ncclUniqueId {
+  char internal[128];
+};
+
+constexpr ncclResult_t ncclSuccess = 0;
+constexpr ncclResult_t ncclInProgress = 7;
+constexpr ncclDataType_t ncclFloat32 = 7;
+constexpr ncclRedOp_t ncclSum = 0;
+constexpr ncclRedOp_t ncclAvg = 4; ///< Since NCCL 2.10.
+/// ncclAvg's first version, as ncclGetVersion reports it.
+constexpr int kNcclMinVersion = 21000;
+
+/// libnccl.so.2's entry points, resolved with dlsym (nccl.cpp).
+struct Nccl {
+  ncclResult_t (*ncclGetVersion)(int *version) = nullptr;
+  const char *(*ncclGetErrorString)(ncclResult_t result) = nullptr;
+  ncclResult_t (*ncclGetUniqueId)(ncclUniqueId *id) = nullptr;
+  ncclResult_t (*ncclCommInitRank)(ncclComm_t *comm, int nranks,
+                                   ncclUniqueId id, int rank) = nullptr;
+  ncclResult_t (*ncclCommDestroy)(ncclComm_t comm) = nullptr;
+  ncclResult_t (*ncclCommAbort)(ncclComm_t comm) = nullptr;
+  ncclResult_t (*ncclCommGetAsyncError)(ncclComm_t comm,
+                                        ncclResult_t *error) = nullptr;
+  ncclResult_t (*ncclGroupStart)() = nullptr;
+  ncclResult_t (*ncclGroupEnd)() = nullptr;
+  ncclResult_t (*ncclAllReduce)(const void *send, void *recv, size_t count,
+                                ncclDataType_t type, ncclRedOp_t op,
+                                ncclComm_t comm, CUstream stream) = nullptr;
+  ncclResult_t (*ncclReduceScatter)(const void *send, void *recv,
+                                    size_t recvCount, ncclDataType_t type,
+                                    ncclRedOp_t op, ncclComm_t comm,
+                                    CUstream stream) = nullptr;
+  ncclResult_t (*ncclAllGather)(const void *send, void *recv, size_t sendCount,
+                                ncclDataType_t type, ncclComm_t comm,
+                                CUstream stream) = nullptr;
 };
 
 } // namespace dlc::rt::cuapi

@@ -44,6 +44,21 @@ struct GemmCacheDeleter {
   void operator()(GemmCache *cache) const noexcept;
 };
 
+struct NcclComm; // nccl.cpp
+struct NcclCommDeleter {
+  void operator()(NcclComm *comm) const noexcept;
+};
+
+/// A buffer of the collective a data-parallel entry is assembling
+/// (dlc_cuda_comm_bucket_add, _add_pair): device addresses and counts; the
+/// sharded collectives' pieces also name the buffer their result goes to.
+struct CudaCommPiece {
+  cuapi::CUdeviceptr data = 0;
+  int64_t count = 0;
+  cuapi::CUdeviceptr dest = 0;
+  int64_t destCount = 0;
+};
+
 /// Where an entry's inputs and outputs live in the staging area (the same
 /// offsets on the device and in the pinned host buffer).
 struct EntryStaging {
@@ -112,6 +127,14 @@ struct CudaContext {
   std::vector<const void *> hostSides;
   std::unique_ptr<GemmCache, GemmCacheDeleter> gemm;
 
+  /// Data-parallel entries (nccl.cpp): the model's NCCL communicator
+  /// (dlc_model_set_comm), the bucket the host code is filling, and the
+  /// most shard values one sharded collective carries (found while
+  /// planning; the communicator's staging holds (ranks + 1) times that).
+  std::unique_ptr<NcclComm, NcclCommDeleter> comm;
+  std::vector<CudaCommPiece> commBucket;
+  int64_t commShardValues = 0;
+
   /// While dlc_model_create plans the GEMMs: each entry's host function
   /// runs once, its launches and copies doing nothing and its GEMMs
   /// (cuBLASLt's heuristic, cached) only planned.
@@ -166,6 +189,18 @@ dlc_status cudaFreeHost(CudaContext &cuda, void *p);
 /// Starts or stops measuring each run's entry with CUDA events (created
 /// on first use).
 dlc_status cudaMeasureEntries(CudaContext &cuda, bool on);
+
+/// Gives the model the NCCL communicator of `comm`'s job (NULL: none):
+/// loads libnccl.so.2, broadcasts rank 0's unique id over `comm` and joins
+/// (collective: every rank calls it), then allocates the staging of the
+/// sharded collectives. DLC_ERR_DEVICE_UNAVAILABLE without a usable NCCL.
+dlc_status cudaSetComm(CudaContext &cuda, dlc_comm *comm);
+
+/// Waits until the run's work on the stream is done. With a communicator,
+/// polls the stream against the communicator's deadline and NCCL's
+/// asynchronous errors, and aborts the communicator when a rank is lost
+/// (DLC_ERR_COMMUNICATION); a failure is recorded in `cuda`.
+void cudaFinishRun(CudaContext &cuda);
 
 /// Runs entry `e` (host function `fn`) on the device: stages the inputs,
 /// runs the entry directly or as a CUDA graph, copies the outputs back and

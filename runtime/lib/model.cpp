@@ -825,12 +825,14 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
     if (dlc_status s = checkBuffers("output", entry.outputs, outputs))
       return s;
 
-    // The collectives run on the CPU (MPI); a CUDA entry takes no
-    // communicator (dlc compiles data-parallel steps for the CPU only).
-    if (m->cuda && entry.communicator)
-      return fail(DLC_ERR_FORMAT, "entry '" + entry.name +
-                                      "' reduces over ranks, which its CUDA "
-                                      "code cannot: run it on the CPU");
+    if (entry.communicator && !m->comm.comm)
+      return fail(DLC_ERR_INVALID_ARGUMENT,
+                  "entry '" + entry.name +
+                      "' reduces over the ranks of a data-parallel job "
+                      "(compiled with --data-parallel): give the model a "
+                      "communicator first (dlc_model_set_comm)");
+
+    // On CUDA the collectives are NCCL's, on the model's stream (nccl.cpp).
     if (m->cuda) {
       std::lock_guard<std::mutex> lock(m->running);
       if (dlc_status s = syncDevice(*m))
@@ -850,13 +852,6 @@ dlc_status dlc_model_run(dlc_model *m, int32_t e, const void *const *inputs,
       return cudaRunEntry(*m->cuda, m->decl, static_cast<size_t>(e),
                           m->desc->cuda->entries[e], inputs, outputs);
     }
-
-    if (entry.communicator && !m->comm.comm)
-      return fail(DLC_ERR_INVALID_ARGUMENT,
-                  "entry '" + entry.name +
-                      "' reduces over the ranks of a data-parallel job "
-                      "(compiled with --data-parallel): give the model a "
-                      "communicator first (dlc_model_set_comm)");
 
     // args: params, inputs, outputs, workspace (and the communicator's
     // context). Small models avoid the heap.
@@ -936,6 +931,11 @@ dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c) {
                       std::to_string(dlc_comm_size(c)) +
                       " (compile with --data-parallel=" +
                       std::to_string(dlc_comm_size(c)) + ")");
+    if (m->cuda) {
+      std::lock_guard<std::mutex> lock(m->running);
+      if (dlc_status s = cudaSetComm(*m->cuda, c))
+        return s;
+    }
     m->comm.comm = c;
     return DLC_OK;
   });

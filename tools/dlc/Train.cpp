@@ -408,10 +408,9 @@ int Training::createModel() {
   jit = setup.compile(batchSize / ranks, labelType);
   if (!jit)
     return 1;
-  if (dlc_model_create(jit->desc, setup.device, &model.m) != DLC_OK)
-    return failRuntime("cannot create the model");
-  if (setup.comm && dlc_model_set_comm(model.m, setup.comm) != DLC_OK)
-    return failRuntime("cannot set the communicator");
+  if (int status = dlc::driver::createRankModel(jit->desc, setup.device,
+                                                setup.comm, &model.m))
+    return status;
   if (const char *why = dlc_model_fallback_reason(model.m); why && *why)
     WithColor::warning(errs(), "dlc")
         << "running on the CPU: CUDA is usable but not for this model: " << why
@@ -534,11 +533,9 @@ int Training::compileShortBatch() {
            << " rows and needs the model compiled for that batch\n";
     return 1;
   }
-  if (dlc_model_create(shortJit->desc, dlc_model_device(model.m),
-                       &shortModel.m) != DLC_OK)
-    return failRuntime("cannot create the short batch's model");
-  if (setup.comm && dlc_model_set_comm(shortModel.m, setup.comm) != DLC_OK)
-    return failRuntime("cannot set the communicator");
+  if (int status = dlc::driver::createRankModel(
+          shortJit->desc, dlc_model_device(model.m), setup.comm, &shortModel.m))
+    return status;
   if (!part.init(shortModel.m, shortRows / ranks))
     return 1;
   return 0;

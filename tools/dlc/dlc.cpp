@@ -547,14 +547,6 @@ static int checkFlags(bool run, bool trainMode) {
       !dataParallel)
     return fail("--bucket-mb, --overlap-comm and --shard-optimizer-state "
                 "apply to --data-parallel");
-  // The ranks talk through MPI on the CPU; NCCL on CUDA is not built yet.
-  if (dataParallel && target.getNumOccurrences() && target != CodeTarget::X86)
-    return fail("--data-parallel compiles CPU code only",
-                "drop --target, or use --target=x86");
-  if (dataParallel && cudaEmulate)
-    return fail("--data-parallel compiles CPU code only: drop --cuda-emulate");
-  if (dataParallel)
-    target = CodeTarget::X86;
   if (cudaEmulateReverse && !cudaEmulate)
     return fail("--cuda-emulate-reverse needs --cuda-emulate",
                 "it changes the order in which the emulation runs threads");

@@ -188,6 +188,14 @@ def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> 
     before the return. The memory plan keeps the buffers live until then:
     that op reads them.
 
+    With `device=cuda` (the CUDA host code, after `dlc-map-to-gpu` and its
+    memory plan), the buffers are device memory and the calls are their
+    CUDA forms, `dlc_cuda_comm_bucket_add(cuda_ctx, ...)` and so on
+    (`dlc/dlc_cuda_abi.h`), on the entry's CUDA context argument instead of
+    a communicator context: the runtime enqueues NCCL collectives on the
+    model's stream. A strided view cannot be copied into one block by host
+    code there: it is an error.
+
     ```mlir
     dlc.all_reduce %g {reduction = #dlc.reduction<mean>} : memref<4xf32>
     // becomes
@@ -201,6 +209,9 @@ def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> 
     Option<"overlap", "overlap", "bool", /*default=*/"false",
            "Reduce each bucket on the runtime's communication thread while "
            "the code goes on; wait before its buffers are used again">,
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "cpu (calls of the communicator context) or cuda (calls on the "
+           "CUDA context, device buffers)">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",

@@ -57,6 +57,14 @@ int runModel(mlir::MLIRContext &ctx, const RunOptions &options);
 int runInJob(int64_t ranksGiven, llvm::StringRef command,
              llvm::function_ref<int(dlc_comm *)> body);
 
+/// Creates a model of a rank of `comm`'s job (none: a process alone) on
+/// `device`, on the GPU of its local rank when on CUDA, and gives it the
+/// communicator; in a job, every rank must run on the same kind of device
+/// (NCCL and MPI ranks cannot be mixed). Errors are printed; returns the
+/// exit status.
+int createRankModel(const dlc_model_desc *desc, dlc_device_kind device,
+                    dlc_comm *comm, dlc_model **out);
+
 /// "f32[16, 10]".
 std::string describe(const dlc_tensor_info &t);
 /// Whether `name`, as a user wrote it, names the model's input `modelName`:

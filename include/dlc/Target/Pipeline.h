@@ -136,6 +136,9 @@ struct CudaOptions {
   /// cuBLASLt calls (dlc-map-gemms's small-gemm-fmas); negative: the
   /// pass's default.
   int64_t smallGemmFmas = -1;
+  /// A data-parallel step's collectives overlap the code after them
+  /// (dlc-lower-collectives's overlap).
+  bool overlapComm = false;
 };
 
 /// Adds runCudaCodegenPipeline's passes to `pm`.

@@ -1,9 +1,10 @@
 //===- LowerCollectives.cpp - dlc-lower-collectives -----------------------===//
 //
 // The buffer forms of dlc.all_reduce, dlc.reduce_scatter, dlc.all_gather
-// and dlc.shard become calls of libdlcrt's communicator, through a context
-// argument the entry gains. See Passes.td
-// and docs/runtime-abi.md.
+// and dlc.shard become calls of libdlcrt's communicator: on the CPU through
+// a context argument the entry gains, on CUDA through the entry's CUDA
+// context (the same calls, named dlc_cuda_comm_*). See Passes.td and
+// docs/runtime-abi.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,8 @@ using namespace mlir::dlc;
 
 namespace {
 
+/// The CPU calls' prefix; their CUDA forms replace it with dlc_cuda_.
+constexpr StringLiteral kCpuPrefix = "dlc_";
 constexpr StringLiteral kBucketAdd = "dlc_comm_bucket_add";
 constexpr StringLiteral kBucketReduce = "dlc_comm_bucket_reduce";
 constexpr StringLiteral kBucketStart = "dlc_comm_bucket_start";
@@ -58,11 +61,12 @@ Operation *firstUseAfter(Operation *from, ValueRange buffers) {
   return nullptr;
 }
 
-/// The communicator context argument of `func`, added last if missing.
-FailureOr<Value> commContext(func::FuncOp func) {
+/// The context argument named `argName` of `func` (the communicator's on
+/// the CPU, the CUDA context on CUDA), added last if missing.
+FailureOr<Value> contextArgument(func::FuncOp func, StringRef argName) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName);
-        name && name.getValue() == kCommContextName)
+        name && name.getValue() == argName)
       return Value(func.getArgument(i));
   MLIRContext *ctx = func.getContext();
   unsigned index = func.getNumArguments();
@@ -70,7 +74,7 @@ FailureOr<Value> commContext(func::FuncOp func) {
           index, LLVM::LLVMPointerType::get(ctx),
           DictionaryAttr::get(
               ctx, {NamedAttribute(StringAttr::get(ctx, kNameAttrName),
-                                   StringAttr::get(ctx, kCommContextName))}),
+                                   StringAttr::get(ctx, argName))}),
           func.getLoc())))
     return failure();
   return Value(func.getArgument(index));
@@ -93,7 +97,14 @@ bool isContiguous(MemRefType type) {
   return true;
 }
 
-func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args) {
+/// The runtime function `name` (a CPU communicator call, dlc_comm_*), or
+/// its CUDA form (dlc_cuda_comm_*), declared private in `module`.
+func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args,
+                     bool cuda) {
+  std::string symbol =
+      cuda ? ("dlc_cuda_" + name.drop_front(kCpuPrefix.size())).str()
+           : name.str();
+  name = symbol;
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   auto b = OpBuilder::atBlockEnd(module.getBody());
@@ -111,14 +122,17 @@ struct DenseBuffer {
 };
 
 /// `buffer` as one dense block; a copy in (`read`) is made before the
-/// collective. Null when its type cannot be communicated.
+/// collective. Null when its type cannot be communicated, or when it is a
+/// strided view in device memory (`cuda`: the host cannot copy it).
 FailureOr<DenseBuffer> denseBuffer(OpBuilder &b, Location loc, Value buffer,
-                                   bool read) {
+                                   bool read, bool cuda) {
   auto type = cast<MemRefType>(buffer.getType());
   if (!dtypeCode(type.getElementType()) || !type.hasStaticShape())
     return failure();
   if (isContiguous(type))
     return DenseBuffer{buffer, buffer};
+  if (cuda)
+    return failure();
   Value dense = memref::AllocOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()));
   if (read)
@@ -136,6 +150,12 @@ struct DlcLowerCollectivesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (device != "cpu" && device != "cuda") {
+      module.emitError("dlc-lower-collectives: device must be cpu or cuda, "
+                       "not '")
+          << device << "'";
+      return signalPassFailure();
+    }
     SmallVector<Operation *> collectives;
     module.walk([&](Operation *op) {
       if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, ShardOp>(op))
@@ -155,6 +175,17 @@ struct DlcLowerCollectivesPass
     }
   }
 
+  bool onCuda() const { return device == "cuda"; }
+
+  func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args) {
+    return ::declare(module, name, args, onCuda());
+  }
+
+  FailureOr<DenseBuffer> denseBuffer(OpBuilder &b, Location loc, Value buffer,
+                                     bool read) {
+    return ::denseBuffer(b, loc, buffer, read, onCuda());
+  }
+
   /// The communicator context of the entry `op` is in; an error on `op`
   /// when it is still on tensors or outside a function.
   FailureOr<Value> contextFor(Operation *op) {
@@ -164,7 +195,8 @@ struct DlcLowerCollectivesPass
     }
     FailureOr<Value> ctx = failure();
     if (auto func = op->getParentOfType<func::FuncOp>())
-      ctx = commContext(func);
+      ctx =
+          contextArgument(func, onCuda() ? kCudaContextName : kCommContextName);
     if (failed(ctx))
       op->emitOpError("is not in a function that can take the communicator "
                       "context");
@@ -185,7 +217,10 @@ struct DlcLowerCollectivesPass
       FailureOr<DenseBuffer> dense = denseBuffer(b, loc, buffer, /*read=*/true);
       if (failed(dense))
         return op.emitOpError("cannot reduce a buffer of type ")
-               << buffer.getType();
+               << buffer.getType()
+               << (onCuda() ? " on CUDA (a strided view of device memory, or "
+                              "a type without a dtype)"
+                            : "");
       if (dense->copied())
         copies.push_back(*dense);
       func::CallOp::create(

@@ -123,10 +123,12 @@ struct DlcMapToGpuPass : dlc::impl::DlcMapToGpuPassBase<DlcMapToGpuPass> {
         }
       // Address arithmetic (views, casts, pointers, index math) and buffer
       // allocation stay on the host, as do the GEMM calls and kernels of
-      // dlc-map-gemms.
+      // dlc-map-gemms, and a data-parallel step's collectives
+      // (dlc-lower-collectives makes them NCCL calls on the stream).
       if ((isPure(&op) && !isa<linalg::LinalgOp>(op)) ||
           isa<func::ReturnOp, func::CallOp, gpu::LaunchOp, memref::AllocOp,
-              memref::DeallocOp, scf::YieldOp>(op))
+              memref::DeallocOp, scf::YieldOp, AllReduceOp, ReduceScatterOp,
+              AllGatherOp, ShardOp>(op))
         continue;
       LogicalResult mapped = failure();
       if (auto copy = dyn_cast<memref::CopyOp>(op))

@@ -93,6 +93,31 @@ static inline int64_t dlc_gemm_relu_mask_bytes(int64_t m, int64_t n) {
 DLC_API void dlc_cuda_memcpy(void *ctx, void *dst, const void *src,
                              int64_t bytes);
 
+/* The collectives of a data-parallel entry (compiled with --data-parallel;
+ * the descriptor's `communicator` line): the CUDA forms of the CPU
+ * communicator's dlc_comm_bucket_* calls, with device addresses, enqueued
+ * as NCCL collectives on the model's stream (lib/nccl.cpp). A bucket is
+ * filled by _add (count f32 values at `address`, reduced in place) or by
+ * _add_pair (a whole tensor of n values and its shard of ceil(n / ranks),
+ * one the source and the other the destination), then run by one call:
+ * _reduce and _start average (op DLC_REDUCE_MEAN) or sum (DLC_REDUCE_SUM)
+ * every buffer over the ranks, in one NCCL group; _reduce_scatter gives
+ * each destination this rank's shard of the reduced source, zero past the
+ * tensor's end; _all_gather assembles every rank's shard into the whole
+ * destination; _shard copies this rank's shard of the source (no
+ * communication). _wait orders nothing more than the stream does. */
+DLC_API void dlc_cuda_comm_bucket_add(void *ctx, int64_t address, int64_t count,
+                                      int32_t dtype);
+DLC_API void dlc_cuda_comm_bucket_reduce(void *ctx, int32_t op);
+DLC_API void dlc_cuda_comm_bucket_start(void *ctx, int32_t op);
+DLC_API void dlc_cuda_comm_wait(void *ctx);
+DLC_API void dlc_cuda_comm_bucket_add_pair(void *ctx, int64_t source,
+                                           int64_t source_count, int64_t dest,
+                                           int64_t dest_count, int32_t dtype);
+DLC_API void dlc_cuda_comm_bucket_reduce_scatter(void *ctx, int32_t op);
+DLC_API void dlc_cuda_comm_bucket_all_gather(void *ctx);
+DLC_API void dlc_cuda_comm_bucket_shard(void *ctx);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

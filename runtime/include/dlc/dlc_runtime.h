@@ -445,6 +445,14 @@ DLC_API void dlc_comm_destroy(dlc_comm *c);
 DLC_API int32_t dlc_comm_rank(const dlc_comm *c);
 DLC_API int32_t dlc_comm_size(const dlc_comm *c);
 
+/* This process's rank among the job's ranks on its machine, the CUDA
+ * device it should take (dlc_model_create_on(desc, DLC_DEVICE_CUDA,
+ * local_rank, ...)): LOCAL_RANK (torchrun's), else
+ * OMPI_COMM_WORLD_LOCAL_RANK (mpirun's), else MPI_LOCALRANKID (MPICH's),
+ * each only if in [0, size); else 0 in a job of one rank and the rank
+ * otherwise. -1 for NULL. */
+DLC_API int32_t dlc_comm_local_rank(const dlc_comm *c);
+
 /* Sums (or averages) `count` floats in place over the ranks. */
 DLC_API dlc_status dlc_comm_all_reduce(dlc_comm *c, float *data, int64_t count,
                                        dlc_reduce_op op);
@@ -458,7 +466,13 @@ DLC_API dlc_status dlc_comm_same_bytes(dlc_comm *c, const void *data,
 DLC_API void dlc_comm_abort(dlc_comm *c, int32_t code);
 
 /* Gives the model the communicator its data-parallel entries reduce over
- * (NULL: none); `c` must outlive the model's runs. A model whose optimizer
+ * (NULL: none); `c` must outlive the model's runs. On CUDA the entries
+ * reduce with NCCL (libnccl.so.2, 2.10 or later, loaded at run time;
+ * DLC_NCCL_LIBRARY overrides the name): this call is then collective,
+ * every rank calls it, and it creates the model's NCCL communicator (its
+ * unique id broadcast over `c`); no NCCL is DLC_ERR_DEVICE_UNAVAILABLE.
+ * Each rank's model must be on a device of its own (dlc_comm_local_rank).
+ * A model whose optimizer
  * state is sharded needs a job of the ranks it was compiled for
  * (DLC_ERR_INVALID_ARGUMENT otherwise). Running such an entry
  * without one is DLC_ERR_INVALID_ARGUMENT; its collectives' failures are

@@ -1,11 +1,11 @@
 //===- fake_cuda.h - A fake CUDA driver for the libdlcrt tests --*- C++ -*-===//
 //
-// The state of fake_libcuda.cpp (built as libcuda.so.1) and
-// fake_cublaslt.cpp (libcublasLt.so.13), which stand in for the real
-// libraries in the dlcrt-fake-cuda tests: device memory is host memory,
-// streams run their work at once (or record it while capturing a graph), and
-// the few kernels named below run on the host. A test reaches the state with
-// dlopen("libcuda.so.1") and dlsym("fake_cuda_state").
+// The state of fake_libcuda.cpp (built as libcuda.so.1),
+// fake_cublaslt.cpp (libcublasLt.so.13) and fake_nccl.cpp (libnccl.so.2),
+// which stand in for the real libraries in the dlcrt-fake-cuda tests: device
+// memory is host memory, streams run their work at once (or record it while
+// capturing a graph), and the few kernels named below run on the host. A test
+// reaches the state with dlopen("libcuda.so.1") and dlsym("fake_cuda_state").
 //
 // FAKE_CUDA_MODE, read when the runtime probes the driver, makes it fail:
 // "no-device" (cuInit returns CUDA_ERROR_NO_DEVICE), "zero-devices"
@@ -44,6 +44,10 @@ struct FakeCudaState {
   int64_t failLaunchAt = -1; ///< Fails cuLaunchKernel call number N (0-based).
   int failLaunchCode = 719;  ///< CUDA_ERROR_LAUNCH_FAILED
   bool failBeginCapture = false;
+  /// The streams have work that never finishes (a collective waiting for a
+  /// lost rank): cuStreamQuery reports CUDA_ERROR_NOT_READY, and
+  /// cuStreamSynchronize fails rather than hang. ncclCommAbort clears it.
+  bool streamsBusy = false;
   /// The fake cuBLASLt's algorithms, by the device time (ms of clockMs)
   /// each of their matmuls takes: its heuristic ranks them in this order,
   /// as algorithms 42, 43, ...; a negative time is an algorithm whose
@@ -90,7 +94,34 @@ struct FakeCudaState {
   }
 };
 
+/// The fake NCCL: this process is rank `rank` of `nranks` (its
+/// ncclCommInitRank's), and every other rank's buffers hold this rank's
+/// values times `peerFactor`. An all-reduce gives x (1 + (N-1) f) (its
+/// mean, that over N); a reduce-scatter, this rank's block of that; an
+/// all-gather, block q = x (q == rank ? 1 : f).
+struct FakeNcclState {
+  int version = 22304;  ///< ncclGetVersion's (2.23.4).
+  float peerFactor = 1; ///< The other ranks' values over this one's.
+  bool hang = false;    ///< Collectives never finish (streamsBusy).
+  int asyncError = 0;   ///< ncclCommGetAsyncError's report, once hanging.
+  int failInitRank = 0; ///< ncclCommInitRank's result.
+  // Records.
+  int inits = 0, destroys = 0, aborts = 0, groups = 0;
+  int rank = -1, nranks = -1;
+  /// Each collective enqueued: "all_reduce 4 avg", "reduce_scatter 3 sum",
+  /// "all_gather 3" (the count NCCL got, the op), and the ones that ran
+  /// replayed by cuGraphLaunch.
+  std::vector<std::string> calls;
+  int64_t fromGraph = 0;
+
+  void reset() { *this = FakeNcclState(); }
+};
+
 extern "C" {
+/// The fake NCCL's state (exported by the fake libnccl.so.2).
+FakeNcclState *fake_nccl_state();
+/// Whether a cuGraphLaunch is replaying work now.
+bool fake_cuda_replaying();
 /// The fake driver's state (exported by the fake libcuda.so.1).
 FakeCudaState *fake_cuda_state();
 /// Runs `work` on `stream` now, or records it while the stream captures.

@@ -19,7 +19,7 @@ using CUresult = int;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
                    kNoDevice = 100, kInvalidPtx = 218,
                    kUnsupportedPtxVersion = 222, kNotFound = 500,
-                   kCaptureInvalidated = 901;
+                   kNotReady = 600, kCaptureInvalidated = 901;
 
 FakeCudaState State;
 
@@ -136,7 +136,14 @@ CUresult cuStreamCreate(void **stream, unsigned) {
   return kSuccess;
 }
 CUresult cuStreamSynchronize(void *stream) {
-  return static_cast<Stream *>(stream)->capturing ? kInvalidValue : kSuccess;
+  return static_cast<Stream *>(stream)->capturing || State.streamsBusy
+             ? kInvalidValue
+             : kSuccess;
+}
+CUresult cuStreamQuery(void *stream) {
+  if (static_cast<Stream *>(stream)->capturing)
+    return kInvalidValue;
+  return State.streamsBusy ? kNotReady : kSuccess;
 }
 CUresult cuStreamDestroy(void *stream) {
   ++State.streamsDestroyed;
@@ -358,6 +365,7 @@ const std::map<std::string, void *> &entryPoints() {
       FAKE_ENTRY(cuCtxSetCurrent),
       FAKE_ENTRY(cuStreamCreate),
       FAKE_ENTRY(cuStreamSynchronize),
+      FAKE_ENTRY(cuStreamQuery),
       FAKE_ENTRY(cuStreamDestroy),
       FAKE_ENTRY(cuMemAlloc),
       FAKE_ENTRY(cuMemFree),
@@ -392,6 +400,10 @@ extern "C" {
 
 __attribute__((visibility("default"))) FakeCudaState *fake_cuda_state() {
   return &State;
+}
+
+__attribute__((visibility("default"))) bool fake_cuda_replaying() {
+  return ReplayingGraph;
 }
 
 __attribute__((visibility("default"))) void
