@@ -134,7 +134,8 @@ CudaDriverState loadDriver() {
         resolve(getProc, "cuEventCreate", d.cuEventCreate, why) &&
         resolve(getProc, "cuEventRecord", d.cuEventRecord, why) &&
         resolve(getProc, "cuEventElapsedTime", d.cuEventElapsedTime, why) &&
-        resolve(getProc, "cuEventDestroy", d.cuEventDestroy, why);
+        resolve(getProc, "cuEventDestroy", d.cuEventDestroy, why) &&
+        resolve(getProc, "cuStreamWaitEvent", d.cuStreamWaitEvent, why);
     if (!ok)
       return state;
     if (CUresult result = d.cuInit(0)) {
@@ -191,13 +192,7 @@ CudaContext::~CudaContext() {
   comm.reset();
   if (stream)
     api->cuStreamSynchronize(stream);
-  for (EntryGraphs &entry : graphs)
-    for (EntryGraph *g : {&entry.step, &entry.entry}) {
-      if (g->exec)
-        api->cuGraphExecDestroy(g->exec);
-      if (g->graph)
-        api->cuGraphDestroy(g->graph);
-    }
+  cudaDropGraphs(*this);
   gemm.reset();
   for (CUevent event : {entryStart, entryEnd})
     if (event)
@@ -462,6 +457,20 @@ dlc_status dlc::rt::createCudaContext(const ModelDecl &model,
   return DLC_OK;
 }
 
+void dlc::rt::cudaDropGraphs(CudaContext &c) {
+  for (EntryGraphs &entry : c.graphs) {
+    for (EntryGraph *g : {&entry.step, &entry.entry}) {
+      if (g->exec)
+        c.api->cuGraphExecDestroy(g->exec);
+      if (g->graph)
+        c.api->cuGraphDestroy(g->graph);
+      *g = EntryGraph();
+    }
+    entry.successfulRuns = 0;
+    entry.stepHostSides.clear();
+  }
+}
+
 bool CudaContext::inHostBuffer(const void *p, size_t bytes) const {
   const auto *start = static_cast<const char *>(p);
   auto it = hostBuffers.upper_bound(start);
@@ -623,7 +632,7 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
   const size_t numInputs = entry.inputs.size();
   c.failStatus = DLC_OK;
   c.failMessage.clear();
-  c.commBucket.clear();
+  cudaCommBeginRun(c);
   auto report = [&] {
     return fail(c.failStatus, "model " + quote(model.name) + ", entry " +
                                   quote(entry.name) + " on " + c.description +
@@ -671,7 +680,10 @@ dlc_status dlc::rt::cudaRunEntry(CudaContext &c, const ModelDecl &model,
                                 " from the device (cuMemcpyDtoHAsync)",
                             r);
   };
-  auto runEntry = [&] { fn(c.entryArgs[e].data()); };
+  auto runEntry = [&] {
+    fn(c.entryArgs[e].data());
+    cudaCommEndEntry(c);
+  };
 
   // The first run is direct; later ones replay graphs. An unmeasured run is
   // one graph, its copies included: the staging and device buffers never

@@ -66,6 +66,7 @@ constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 constexpr CUstreamCaptureMode CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
 using PFN_cuGetProcAddress = CUresult (*)(
@@ -124,6 +125,8 @@ using PFN_cuEventRecord = CUresult (*)(CUevent event, CUstream stream);
 using PFN_cuEventElapsedTime = CUresult (*)(float *ms, CUevent start,
                                             CUevent end);
 using PFN_cuEventDestroy = CUresult (*)(CUevent event);
+using PFN_cuStreamWaitEvent = CUresult (*)(CUstream stream, CUevent event,
+                                           unsigned flags);
 
 /// The driver entry points, resolved once per process (cudaDriver()).
 struct Driver {
@@ -163,6 +166,7 @@ struct Driver {
   PFN_cuEventRecord cuEventRecord = nullptr;
   PFN_cuEventElapsedTime cuEventElapsedTime = nullptr;
   PFN_cuEventDestroy cuEventDestroy = nullptr;
+  PFN_cuStreamWaitEvent cuStreamWaitEvent = nullptr;
 };
 
 //===-- cuBLASLt ---------------------------------------------------------===//

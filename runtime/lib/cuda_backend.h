@@ -196,6 +196,16 @@ dlc_status cudaMeasureEntries(CudaContext &cuda, bool on);
 /// sharded collectives. DLC_ERR_DEVICE_UNAVAILABLE without a usable NCCL.
 dlc_status cudaSetComm(CudaContext &cuda, dlc_comm *comm);
 
+/// Before a run: the bucket empty, the communicator's events free.
+void cudaCommBeginRun(CudaContext &cuda);
+/// After an entry's host function: the model's stream waits for the
+/// buckets left in flight on the communication stream.
+void cudaCommEndEntry(CudaContext &cuda);
+
+/// Destroys the entries' CUDA graphs: the next run of each is direct, and
+/// the one after captures a new graph.
+void cudaDropGraphs(CudaContext &cuda);
+
 /// Waits until the run's work on the stream is done. With a communicator,
 /// polls the stream against the communicator's deadline and NCCL's
 /// asynchronous errors, and aborts the communicator when a rank is lost

@@ -39,10 +39,22 @@ struct dlc::rt::NcclComm {
   /// collectives cannot run again.
   std::string aborted;
   CUdeviceptr staging = 0;
+  /// Overlap (dlc_cuda_comm_bucket_start): the stream the started buckets
+  /// are reduced on, the events that order them against the model's
+  /// stream (two per bucket, made on first use and reused by later runs),
+  /// and those of the buckets the model's stream has not waited for yet.
+  CUstream stream = nullptr;
+  std::vector<CUevent> events;
+  size_t eventsUsed = 0;
+  std::vector<CUevent> pending;
 
   ~NcclComm() {
     if (comm && aborted.empty())
       api.ncclCommDestroy(comm);
+    for (CUevent e : events)
+      driver->cuEventDestroy(e);
+    if (stream)
+      driver->cuStreamDestroy(stream);
     if (staging)
       driver->cuMemFree(staging);
     if (lib)
@@ -200,9 +212,61 @@ CUdeviceptr at(CUdeviceptr base, int64_t floats) {
   return base + static_cast<CUdeviceptr>(floats) * sizeof(float);
 }
 
+/// The bucket's all-reduces on `stream`, in one NCCL group (NCCL fuses
+/// them into one launch).
+void allReduce(CudaContext &c, NcclComm &comm,
+               const std::vector<CudaCommPiece> &bucket, int32_t op,
+               CUstream stream) {
+  const Nccl &n = comm.api;
+  if (ncclResult_t r = n.ncclGroupStart())
+    return ncclFailure(c, comm, "ncclGroupStart", r);
+  ncclResult_t failed = ncclSuccess;
+  for (const CudaCommPiece &p : bucket)
+    if (failed == ncclSuccess && p.count > 0)
+      failed = n.ncclAllReduce(reinterpret_cast<const void *>(p.data),
+                               reinterpret_cast<void *>(p.data),
+                               static_cast<size_t>(p.count), ncclFloat32,
+                               ncclOp(op), comm.comm, stream);
+  ncclResult_t ended = n.ncclGroupEnd();
+  if (failed != ncclSuccess)
+    return ncclFailure(c, comm, "ncclAllReduce", failed);
+  if (ended != ncclSuccess)
+    ncclFailure(c, comm, "ncclGroupEnd", ended);
+}
+
+/// The run's next event of the communicator's pool, made on first use.
+CUevent nextEvent(CudaContext &c, NcclComm &comm) {
+  if (comm.eventsUsed == comm.events.size()) {
+    CUevent e = nullptr;
+    if (CUresult r = c.api->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)) {
+      c.recordCudaFailure("cuEventCreate (a started bucket)", r);
+      return nullptr;
+    }
+    comm.events.push_back(e);
+  }
+  return comm.events[comm.eventsUsed++];
+}
+
 } // namespace
 
+void dlc::rt::cudaCommBeginRun(CudaContext &c) {
+  c.commBucket.clear();
+  if (NcclComm *comm = commOf(c)) {
+    comm->eventsUsed = 0;
+    comm->pending.clear();
+  }
+}
+
+void dlc::rt::cudaCommEndEntry(CudaContext &c) {
+  // The generated code waits before it reads a bucket again; a bucket it
+  // left in flight joins the model's stream here (a capture must end
+  // joined).
+  dlc_cuda_comm_wait(&c);
+}
+
 dlc_status dlc::rt::cudaSetComm(CudaContext &c, dlc_comm *comm) {
+  // The captured graphs hold the old communicator's collectives.
+  cudaDropGraphs(c);
   c.comm.reset();
   if (!comm)
     return DLC_OK;
@@ -235,6 +299,9 @@ dlc_status dlc::rt::cudaSetComm(CudaContext &c, dlc_comm *comm) {
                     " (each rank needs a GPU of its own: "
                     "dlc_comm_local_rank)");
   }
+  if (CUresult r = c.api->cuStreamCreate(&n->stream, CU_STREAM_NON_BLOCKING))
+    return fail(cudaStatus(r),
+                where() + "cuStreamCreate failed: " + cudaErrorText(r));
   if (c.commShardValues > 0) {
     size_t bytes =
         static_cast<size_t>((n->size + 1) * c.commShardValues) * sizeof(float);
@@ -315,35 +382,46 @@ void dlc_cuda_comm_bucket_reduce(void *ctx, int32_t op) {
   std::vector<CudaCommPiece> bucket;
   if (!takeBucket(c, bucket))
     return;
-  NcclComm *comm = usableComm(c);
-  if (!comm)
-    return;
-  const Nccl &n = comm->api;
-  // One group: NCCL fuses the bucket's all-reduces into one launch.
-  if (ncclResult_t r = n.ncclGroupStart())
-    return ncclFailure(c, *comm, "ncclGroupStart", r);
-  ncclResult_t failed = ncclSuccess;
-  for (const CudaCommPiece &p : bucket)
-    if (failed == ncclSuccess && p.count > 0)
-      failed = n.ncclAllReduce(reinterpret_cast<const void *>(p.data),
-                               reinterpret_cast<void *>(p.data),
-                               static_cast<size_t>(p.count), ncclFloat32,
-                               ncclOp(op), comm->comm, c.stream);
-  ncclResult_t ended = n.ncclGroupEnd();
-  if (failed != ncclSuccess)
-    return ncclFailure(c, *comm, "ncclAllReduce", failed);
-  if (ended != ncclSuccess)
-    ncclFailure(c, *comm, "ncclGroupEnd", ended);
+  if (NcclComm *comm = usableComm(c))
+    allReduce(c, *comm, bucket, op, c.stream);
 }
 
 void dlc_cuda_comm_bucket_start(void *ctx, int32_t op) {
-  // In stream order: the all-reduce runs on the GPU after the kernels that
-  // wrote the bucket, while the host goes on enqueuing the rest.
-  dlc_cuda_comm_bucket_reduce(ctx, op);
+  auto &c = *static_cast<CudaContext *>(ctx);
+  std::vector<CudaCommPiece> bucket;
+  if (!takeBucket(c, bucket))
+    return;
+  NcclComm *comm = usableComm(c);
+  if (!comm)
+    return;
+  // The communication stream waits for the kernels that wrote the bucket;
+  // the model's stream goes on with the backward pass meanwhile, and waits
+  // for the all-reduce at dlc_cuda_comm_wait.
+  CUevent ready = nextEvent(c, *comm), done = nextEvent(c, *comm);
+  if (c.failed())
+    return;
+  if (CUresult r = c.api->cuEventRecord(ready, c.stream))
+    return c.recordCudaFailure("cuEventRecord (a started bucket)", r);
+  if (CUresult r = c.api->cuStreamWaitEvent(comm->stream, ready, 0))
+    return c.recordCudaFailure("cuStreamWaitEvent (a started bucket)", r);
+  allReduce(c, *comm, bucket, op, comm->stream);
+  if (c.failed())
+    return;
+  if (CUresult r = c.api->cuEventRecord(done, comm->stream))
+    return c.recordCudaFailure("cuEventRecord (a started bucket)", r);
+  comm->pending.push_back(done);
 }
 
-void dlc_cuda_comm_wait(void *) {
-  // The stream orders the all-reduce before the kernels that follow it.
+void dlc_cuda_comm_wait(void *ctx) {
+  auto &c = *static_cast<CudaContext *>(ctx);
+  NcclComm *comm = commOf(c);
+  if (!comm)
+    return;
+  for (CUevent done : comm->pending)
+    if (!c.failed())
+      if (CUresult r = c.api->cuStreamWaitEvent(c.stream, done, 0))
+        c.recordCudaFailure("cuStreamWaitEvent (waiting for a bucket)", r);
+  comm->pending.clear();
 }
 
 void dlc_cuda_comm_bucket_add_pair(void *ctx, int64_t source,

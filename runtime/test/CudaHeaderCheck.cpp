@@ -26,6 +26,7 @@ SAME(CUDA_ERROR_NO_DEVICE);
 SAME(CUDA_ERROR_INVALID_PTX);
 SAME(CUDA_ERROR_NOT_FOUND);
 SAME(CUDA_ERROR_LAUNCH_FAILED);
+SAME(CUDA_ERROR_NOT_READY);
 SAME(CU_GET_PROC_ADDRESS_DEFAULT);
 SAME(CU_GET_PROC_ADDRESS_SUCCESS);
 SAME(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
@@ -35,6 +36,7 @@ SAME(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
 SAME(CU_JIT_ERROR_LOG_BUFFER);
 SAME(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
 SAME(CU_STREAM_NON_BLOCKING);
+SAME(CU_EVENT_DISABLE_TIMING);
 SAME(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 
 SAME(CUBLAS_STATUS_SUCCESS);
@@ -102,6 +104,24 @@ SAME_OFFSET(workspaceSize);
 SAME_OFFSET(state);
 SAME_OFFSET(wavesCount);
 SAME_OFFSET(reserved);
+
+// NCCL, where the toolkit ships its header (lib/nccl.cpp loads the library).
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+SAME(ncclSuccess);
+SAME(ncclInProgress);
+SAME(ncclFloat32);
+SAME(ncclSum);
+SAME(ncclAvg);
+static_assert(sizeof(api::ncclUniqueId) == sizeof(ncclUniqueId),
+              "ncclUniqueId");
+static_assert(sizeof(api::ncclResult_t) == sizeof(ncclResult_t),
+              "ncclResult_t");
+static_assert(sizeof(api::ncclDataType_t) == sizeof(ncclDataType_t),
+              "ncclDataType_t");
+static_assert(sizeof(api::ncclRedOp_t) == sizeof(ncclRedOp_t), "ncclRedOp_t");
+static_assert(api::kNcclMinVersion == NCCL_VERSION(2, 10, 0), "2.10");
+#endif
 
 int main() {
   std::printf("cuda_api.h matches the CUDA %d headers\n", CUDA_VERSION);

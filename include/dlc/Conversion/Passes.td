@@ -193,8 +193,9 @@ def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> 
     CUDA forms, `dlc_cuda_comm_bucket_add(cuda_ctx, ...)` and so on
     (`dlc/dlc_cuda_abi.h`), on the entry's CUDA context argument instead of
     a communicator context: the runtime enqueues NCCL collectives on the
-    model's stream. A strided view cannot be copied into one block by host
-    code there: it is an error.
+    model's stream (a started bucket on its communicator's stream). A
+    strided view cannot be copied into one block by host code there: it is
+    an error.
 
     ```mlir
     dlc.all_reduce %g {reduction = #dlc.reduction<mean>} : memref<4xf32>

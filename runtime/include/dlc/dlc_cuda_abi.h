@@ -101,11 +101,13 @@ DLC_API void dlc_cuda_memcpy(void *ctx, void *dst, const void *src,
  * _add_pair (a whole tensor of n values and its shard of ceil(n / ranks),
  * one the source and the other the destination), then run by one call:
  * _reduce and _start average (op DLC_REDUCE_MEAN) or sum (DLC_REDUCE_SUM)
- * every buffer over the ranks, in one NCCL group; _reduce_scatter gives
- * each destination this rank's shard of the reduced source, zero past the
- * tensor's end; _all_gather assembles every rank's shard into the whole
- * destination; _shard copies this rank's shard of the source (no
- * communication). _wait orders nothing more than the stream does. */
+ * every buffer over the ranks, in one NCCL group: _reduce on the model's
+ * stream, _start on the communicator's stream, after the work enqueued so
+ * far, while the model's stream goes on; _wait makes the model's stream
+ * wait for every bucket started. _reduce_scatter gives each destination
+ * this rank's shard of the reduced source, zero past the tensor's end;
+ * _all_gather assembles every rank's shard into the whole destination;
+ * _shard copies this rank's shard of the source (no communication). */
 DLC_API void dlc_cuda_comm_bucket_add(void *ctx, int64_t address, int64_t count,
                                       int32_t dtype);
 DLC_API void dlc_cuda_comm_bucket_reduce(void *ctx, int32_t op);

@@ -79,6 +79,7 @@ struct FakeCudaState {
   /// The fake device's clock: each kernel that runs takes 0.5 ms of it.
   double clockMs = 0;
   int liveEvents = 0;
+  int64_t streamWaits = 0; ///< cuStreamWaitEvent calls.
 
   void resetRecords() {
     launchCalls = 0;
@@ -91,6 +92,7 @@ struct FakeCudaState {
     matmuls = heuristics = 0;
     matmulAlgos.clear();
     matmulWrites.clear();
+    streamWaits = 0;
   }
 };
 

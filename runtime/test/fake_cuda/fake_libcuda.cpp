@@ -32,7 +32,21 @@ struct Stream {
   bool capturing = false;
   bool invalidated = false;
   std::vector<std::function<void()>> captured;
+  /// Another stream's capture this one joined by waiting for an event
+  /// recorded in it: its work goes to that capture. `rejoined`: the
+  /// capturing stream waited for an event recorded here since.
+  Stream *joined = nullptr;
+  bool rejoined = false;
+  /// A capturing stream's joined streams.
+  std::vector<Stream *> forks;
 };
+
+/// The capture `s`'s work goes to: its own, one it joined, or none.
+Stream *captureOf(Stream *s) {
+  if (!s)
+    return nullptr;
+  return s->capturing ? s : s->joined;
+}
 struct Graph {
   std::vector<std::function<void()>> work;
 };
@@ -295,6 +309,14 @@ CUresult cuStreamEndCapture(void *stream, void **graph) {
   if (!s->capturing)
     return kInvalidValue;
   s->capturing = false;
+  // A stream that joined the capture must have been joined back.
+  for (Stream *fork : s->forks) {
+    if (!fork->rejoined)
+      s->invalidated = true;
+    fork->joined = nullptr;
+    fork->rejoined = false;
+  }
+  s->forks.clear();
   *graph = new Graph{std::move(s->captured)};
   s->captured.clear();
   return s->invalidated ? kCaptureInvalidated : kSuccess;
@@ -327,6 +349,7 @@ CUresult cuGraphDestroy(void *graph) {
 // An event: the fake clock when the stream reached it.
 struct Event {
   double ms = -1;
+  Stream *recordedOn = nullptr; ///< The last cuEventRecord's stream.
 };
 CUresult cuEventCreate(void **event, unsigned) {
   ++State.liveEvents;
@@ -335,7 +358,28 @@ CUresult cuEventCreate(void **event, unsigned) {
 }
 CUresult cuEventRecord(void *event, void *stream) {
   auto *e = static_cast<Event *>(event);
+  e->recordedOn = static_cast<Stream *>(stream);
   fake_cuda_enqueue(stream, [e] { e->ms = State.clockMs; });
+  return kSuccess;
+}
+/// Streams run their work at once, so waiting orders nothing; in a
+/// capture it forks the capture into `stream` (an event recorded in a
+/// capturing stream) or joins a forked stream back.
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+  auto *s = static_cast<Stream *>(stream);
+  auto *e = static_cast<Event *>(event);
+  if (flags != 0 || !s || !e)
+    return kInvalidValue;
+  ++State.streamWaits;
+  Stream *from = e->recordedOn;
+  Stream *capture = captureOf(from);
+  if (capture && !captureOf(s)) {
+    s->joined = capture;
+    s->rejoined = false;
+    capture->forks.push_back(s);
+  } else if (from && from->joined && from->joined == captureOf(s)) {
+    from->rejoined = true;
+  }
   return kSuccess;
 }
 CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
@@ -388,6 +432,7 @@ const std::map<std::string, void *> &entryPoints() {
       FAKE_ENTRY(cuGraphDestroy),
       FAKE_ENTRY(cuEventCreate),
       FAKE_ENTRY(cuEventRecord),
+      FAKE_ENTRY(cuStreamWaitEvent),
       FAKE_ENTRY(cuEventElapsedTime),
       FAKE_ENTRY(cuEventDestroy),
   };
@@ -408,9 +453,8 @@ __attribute__((visibility("default"))) bool fake_cuda_replaying() {
 
 __attribute__((visibility("default"))) void
 fake_cuda_enqueue(void *stream, std::function<void()> work) {
-  auto *s = static_cast<Stream *>(stream);
-  if (s && s->capturing)
-    s->captured.push_back(std::move(work));
+  if (Stream *capture = captureOf(static_cast<Stream *>(stream)))
+    capture->captured.push_back(std::move(work));
   else
     work();
 }
