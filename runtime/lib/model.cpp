@@ -933,8 +933,10 @@ dlc_status dlc_model_set_comm(dlc_model *m, dlc_comm *c) {
                       std::to_string(dlc_comm_size(c)) + ")");
     if (m->cuda) {
       std::lock_guard<std::mutex> lock(m->running);
-      if (dlc_status s = cudaSetComm(*m->cuda, c))
+      if (dlc_status s = cudaSetComm(*m->cuda, c)) {
+        m->comm.comm = nullptr; // the old NCCL communicator is gone too
         return s;
+      }
     }
     m->comm.comm = c;
     return DLC_OK;

@@ -294,6 +294,7 @@ TEST_F(FakeNccl, UnusableNcclIsReported) {
   ModelPtr m = createOneEntry(kAllReduce, allReduceStep);
   ASSERT_TRUE(m) << dlc_last_error();
   CommPtr comm = detached(0, 2);
+  ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK);
   ::setenv("DLC_NCCL_LIBRARY", "libnccl-not-here.so.2", 1);
   EXPECT_EQ(dlc_model_set_comm(m.get(), comm.get()),
             DLC_ERR_DEVICE_UNAVAILABLE);
@@ -309,8 +310,10 @@ TEST_F(FakeNccl, UnusableNcclIsReported) {
   EXPECT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_ERR_COMMUNICATION);
   EXPECT_TRUE(errorContains("ncclCommInitRank"));
   EXPECT_TRUE(errorContains("dlc_comm_local_rank"));
-  EXPECT_EQ(nccl().inits, 0);
-  // Without a communicator the entry cannot run.
+  EXPECT_EQ(nccl().inits, 1);
+  EXPECT_EQ(nccl().destroys, 1);
+  // The failed calls took the first communicator away: the entry cannot
+  // run.
   float r[5];
   EXPECT_EQ(runStep(m.get(), kG, r), DLC_ERR_INVALID_ARGUMENT);
 }
