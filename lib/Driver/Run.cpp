@@ -605,7 +605,8 @@ static int runRank(mlir::MLIRContext &ctx, const RunOptions &o,
   if (run.rank == 0) {
     errs() << "dlc: using device: " << dlc_model_device_name(model.model);
     if (comm)
-      errs() << ", " << run.ranks << " ranks of " << batch << " rows";
+      errs() << ", " << run.ranks << (run.ranks == 1 ? " rank" : " ranks")
+             << " of " << batch << " rows";
     errs() << "\n";
   }
   run.model = model.model;

@@ -52,6 +52,19 @@ struct MpiApi {
 constexpr int kThreadSerialized = 2;                // MPI_THREAD_SERIALIZED
 void *const kInPlace = reinterpret_cast<void *>(1); // MPI_IN_PLACE
 
+/// The launcher's variable that says this process is one of several ranks
+/// ("OMPI_COMM_WORLD_SIZE=4"), or "" for a process started alone.
+std::string launchedAsRank() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "WORLD_SIZE"}) {
+    const char *env = std::getenv(name);
+    if (env && *env && std::string(env) != "1" &&
+        (std::string(name) == "PMIX_RANK" || std::strtol(env, nullptr, 10) > 1))
+      return std::string(name) + "=" + env;
+  }
+  return "";
+}
+
 /// Loads libmpi: DLC_MPI_LIBRARY, else Open MPI's soname. Returns an error
 /// message, or "".
 std::string loadMpi(MpiApi &api) {
@@ -197,8 +210,24 @@ struct dlc_comm {
   /// pieces of 256 KiB (Open MPI's non-blocking all-reduce of a 23 MB
   /// message takes 1.5 times the blocking one's time; in pieces of 256 KiB,
   /// 0.7 times).
+  /// Without MPI (a job of one rank, createDetachedComm): whether the
+  /// collective is this rank's data as it is; an error when the
+  /// communicator claims more ranks.
+  bool alone(dlc_status &status) const {
+    if (api.lib)
+      return false;
+    status = size == 1 ? DLC_OK
+                       : fail(DLC_ERR_INTERNAL,
+                              "a communicator outside MPI has no collectives "
+                              "over " +
+                                  std::to_string(size) + " ranks");
+    return true;
+  }
+
   dlc_status allReduce(void *data, int64_t count, size_t elementBytes,
                        void *type, void *op) {
+    if (dlc_status s = DLC_OK; alone(s))
+      return s;
     auto *bytes = static_cast<char *>(data);
     const int64_t kPiece =
         std::max<int64_t>(1, (int64_t(1) << 18) / int64_t(elementBytes));
@@ -244,6 +273,11 @@ struct dlc_comm {
   /// rank order, since a reduce-scatter sends one contiguous buffer.
   dlc_status reduceScatter(const float *send, float *recv, int64_t whole,
                            int64_t shard) {
+    if (dlc_status s = DLC_OK; alone(s)) {
+      if (s == DLC_OK)
+        std::copy_n(send, shard, recv);
+      return s;
+    }
     if (whole > INT_MAX)
       return tooLarge("a reduce-scatter", whole);
     pieceStaging.resize(static_cast<size_t>(size * kShardPiece));
@@ -271,6 +305,11 @@ struct dlc_comm {
   /// kShardPiece values of every shard.
   dlc_status allGather(const float *send, float *recv, int64_t whole,
                        int64_t shard) {
+    if (dlc_status s = DLC_OK; alone(s)) {
+      if (s == DLC_OK)
+        std::copy_n(send, whole, recv);
+      return s;
+    }
     if (whole > INT_MAX)
       return tooLarge("an all-gather", whole);
     std::vector<int> counts, starts;
@@ -308,6 +347,11 @@ struct dlc_comm {
   /// Every rank's `count` floats of `send`, in rank order, into `recv` on
   /// rank `root`.
   dlc_status gather(const float *send, float *recv, int64_t count, int root) {
+    if (dlc_status s = DLC_OK; alone(s)) {
+      if (s == DLC_OK)
+        std::copy_n(send, count, recv);
+      return s;
+    }
     if (count > INT_MAX)
       return tooLarge("a gather", count);
     int n = static_cast<int>(count);
@@ -381,7 +425,28 @@ dlc_status dlc_comm_create_mpi(dlc_comm **out) {
     if (c->timeout < 0)
       return fail(DLC_ERR_INVALID_ARGUMENT,
                   "DLC_COMM_TIMEOUT must be a positive number of seconds");
-    if (std::string why = loadMpi(c->api); !why.empty())
+    // A process started alone is a job of one rank, which needs no MPI:
+    // DLC_MPI_LIBRARY=none says so, and so does a missing libmpi when no
+    // launcher started the process as one of several ranks.
+    const char *env = std::getenv("DLC_MPI_LIBRARY");
+    bool none = env && std::string(env) == "none";
+    std::string why = none ? "" : loadMpi(c->api);
+    if (none || (!why.empty() && !(env && *env))) {
+      if (std::string launcher = launchedAsRank(); !launcher.empty())
+        return fail(none ? DLC_ERR_INVALID_ARGUMENT
+                         : DLC_ERR_DEVICE_UNAVAILABLE,
+                    (none ? std::string("DLC_MPI_LIBRARY=none")
+                          : "no MPI library (" + why + ")") +
+                        ", but the launcher started this process as one of "
+                        "several ranks (" +
+                        launcher + "): they need MPI to talk");
+      if (c->api.lib)
+        dlclose(c->api.lib);
+      c->api = MpiApi();
+      *out = c.release();
+      return DLC_OK;
+    }
+    if (!why.empty())
       return fail(DLC_ERR_DEVICE_UNAVAILABLE, why);
     int initialised = 0, finalised = 0;
     c->api.initialized(&initialised);

@@ -93,6 +93,45 @@ TEST(CommTest, CommunicatorWithoutMpiCalls) {
   }
 }
 
+// A process started alone is a job of one rank without MPI: its
+// collectives are the rank's own data.
+TEST(CommTest, OneRankNeedsNoMpi) {
+  EnvGuard lib("DLC_MPI_LIBRARY", "none");
+  dlc_comm *c = nullptr;
+  ASSERT_EQ(dlc_comm_create_mpi(&c), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(dlc_comm_rank(c), 0);
+  EXPECT_EQ(dlc_comm_size(c), 1);
+  EXPECT_EQ(dlc_comm_local_rank(c), 0);
+  float v[3] = {1, 2, 3};
+  EXPECT_EQ(dlc_comm_all_reduce(c, v, 3, DLC_REDUCE_MEAN), DLC_OK);
+  EXPECT_EQ(v[2], 3.f);
+  int32_t same = 0;
+  EXPECT_EQ(dlc_comm_same_bytes(c, v, sizeof v, &same), DLC_OK);
+  EXPECT_EQ(same, 1);
+  float whole[3];
+  EXPECT_EQ(dlc::rt::gatherShards(c, v, 3, whole, 3), DLC_OK);
+  EXPECT_EQ(whole[1], 2.f);
+  dlc_comm_abort(c, 1); // nothing to abort
+  dlc_comm_destroy(c);
+
+  // A launcher that started several ranks needs MPI.
+  EnvGuard size("OMPI_COMM_WORLD_SIZE", "2");
+  EXPECT_EQ(dlc_comm_create_mpi(&c), DLC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(c, nullptr);
+  EXPECT_TRUE(errorContains("OMPI_COMM_WORLD_SIZE=2"));
+}
+
+// A communicator outside MPI that claims several ranks has no collectives.
+TEST(CommTest, DetachedCommunicatorOfSeveralRanksRefusesCollectives) {
+  dlc_comm *c = dlc::rt::createDetachedComm(1, 2);
+  float v[2] = {1, 2};
+  EXPECT_EQ(dlc_comm_all_reduce(c, v, 2, DLC_REDUCE_SUM), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("outside MPI"));
+  float whole[4] = {};
+  EXPECT_EQ(dlc::rt::gatherShards(c, v, 2, whole, 4), DLC_ERR_INTERNAL);
+  dlc_comm_destroy(c);
+}
+
 // The generated code's calls after a failure of the run do nothing, and
 // the failure is what the run reports.
 TEST(CommTest, FailuresAreSticky) {

@@ -37,11 +37,14 @@ from rerun_with import REDIRECTS, run_lines  # noqa: E402
 
 # Group, directory, compile flags added. The test models' GEMMs are small
 # enough to be kernels (dlc-map-to-gpu's small GEMMs): the models and the
-# training runs run once more with every GEMM a cuBLASLt call.
+# training runs run once more with every GEMM a cuBLASLt call. Of the
+# data-parallel tests, those whose steps run alone (one rank, NCCL on
+# CUDA); the mpirun lines are left out.
 CUBLAS = ["--cuda-small-gemm-fmas=0"]
 TEST_DIRS = [("e2e", E2E, []), ("train", os.path.join(E2E, "train"), []),
              ("onnx", os.path.join(E2E, "onnx"), []),
              ("autocast", os.path.join(E2E, "autocast"), []),
+             ("distributed", os.path.join(E2E, "distributed"), []),
              ("e2e-cublas", E2E, CUBLAS),
              ("train-cublas", os.path.join(E2E, "train"), CUBLAS)]
 
@@ -163,6 +166,10 @@ class Bundle:
                 if key == "--train":
                     train = True
                     flags.append(a)
+                    i += 1
+                elif a == "--data-parallel":
+                    # The runner is a job of one rank (no mpirun there).
+                    flags.append("--data-parallel=1")
                     i += 1
                 elif key in COMPILE_VALUE and not inline:
                     flags += [a, value]

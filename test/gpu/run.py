@@ -109,12 +109,25 @@ def cross_check(cpu_dir, cuda_dir, rtol, skips):
     return worst, problems
 
 
+def nccl_library():
+    """NVIDIA's NCCL where Python has it (the nvidia-nccl wheel PyTorch
+    depends on), for the data-parallel steps on CUDA; None to leave the
+    runtime's default (libnccl.so.2 on the loader's path)."""
+    for d in sys.path:
+        for lib in glob.glob(os.path.join(d, "nvidia", "nccl", "lib",
+                                          "libnccl.so.2")):
+            return lib
+    return None
+
+
 def run_case(bundle, device, case, timeout):
     """Runs one test's commands on one device: None if they all pass, else
     the report of the first that failed."""
     out = os.path.join(bundle, "out", device, case["name"])
     os.makedirs(os.path.join(out, "t"), exist_ok=True)
     env = dict(os.environ, DLC_DEVICE=device)
+    if "DLC_NCCL_LIBRARY" not in env and nccl_library():
+        env["DLC_NCCL_LIBRARY"] = nccl_library()
     for cmd in case["commands"]:
         line = (cmd.replace("{bin}", os.path.join(bundle, "bin"))
                 .replace("{data}", os.path.join(bundle, "data"))

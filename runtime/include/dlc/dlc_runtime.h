@@ -432,8 +432,13 @@ typedef enum { DLC_REDUCE_MEAN = 0, DLC_REDUCE_SUM = 1 } dlc_reduce_op;
  * calls this needs no MPI), initialises MPI (MPI_THREAD_SERIALIZED) unless
  * the program has, and uses MPI_COMM_WORLD. A collective waits at most
  * DLC_COMM_TIMEOUT seconds (default 300) for the other ranks, then fails
- * with DLC_ERR_COMMUNICATION. No MPI library, or one that is not Open
- * MPI's: DLC_ERR_DEVICE_UNAVAILABLE. */
+ * with DLC_ERR_COMMUNICATION. A job of one rank needs no MPI: with
+ * DLC_MPI_LIBRARY=none, or when no MPI library loads and no launcher
+ * variable (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK, WORLD_SIZE) says
+ * the process is one of several ranks, the communicator is rank 0 of 1
+ * without MPI. Otherwise no MPI library, or one that is not Open MPI's, is
+ * DLC_ERR_DEVICE_UNAVAILABLE (DLC_ERR_INVALID_ARGUMENT for
+ * DLC_MPI_LIBRARY=none in a job of several ranks). */
 DLC_API dlc_status dlc_comm_create_mpi(dlc_comm **out);
 
 /* Frees the communicator, and finalises MPI if dlc_comm_create_mpi

@@ -80,6 +80,7 @@ int main(int argc, char **argv) {
   const char *save = NULL;
   unsigned long long seed = 0;
   dlc_model *model = NULL;
+  dlc_comm *comm = NULL;
   dlc_tensor_list **in_lists = NULL, *outs = NULL, *one = NULL;
   const void **inputs = NULL;
   void **outputs = NULL;
@@ -166,6 +167,18 @@ int main(int argc, char **argv) {
   if ((entry = dlc_model_find_entry(model, entry_name)) < 0) {
     rc = fail("entry", DLC_ERR_INVALID_ARGUMENT);
     goto done;
+  }
+  /* A data-parallel step (compiled with --data-parallel=N) runs in the job
+   * the process was started in: alone, a job of one rank. */
+  if (dlc_model_entry_uses_comm(model, entry) == 1) {
+    if ((st = dlc_comm_create_mpi(&comm)) != DLC_OK) {
+      rc = fail("join the job", st);
+      goto done;
+    }
+    if ((st = dlc_model_set_comm(model, comm)) != DLC_OK) {
+      rc = fail("set the communicator", st);
+      goto done;
+    }
   }
   ni = dlc_model_entry_num_inputs(model, entry);
   no = dlc_model_entry_num_outputs(model, entry);
@@ -315,5 +328,6 @@ done:
   free(in_specs);
   free(out_specs);
   dlc_model_destroy(model);
+  dlc_comm_destroy(comm);
   return rc;
 }
