@@ -215,6 +215,11 @@ def main():
         for test in sorted(glob.glob(os.path.join(d, "*.test"))):
             name = group + "/" + os.path.splitext(os.path.basename(test))[0]
             commands, usable = [], True
+            # A test that starts a job of several ranks needs mpirun, which
+            # the bundle does not have: its later checks read what the job
+            # wrote.
+            if any("%mpirun" in cmd for cmd in run_lines(test)):
+                continue
             for cmd in run_lines(test):
                 cmd = (cmd.replace("%S", d).replace("%dlc_src", SRC)
                        .replace("%s", test).replace("%python", "{python}"))
