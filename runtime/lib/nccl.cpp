@@ -153,8 +153,8 @@ ncclRedOp_t ncclOp(int32_t op) {
   return op == DLC_REDUCE_SUM ? ncclSum : ncclAvg;
 }
 
-/// Takes the bucket; false (the bucket dropped) when the run failed, the
-/// context is planning, or a buffer is not f32.
+/// Takes the bucket; false (the bucket dropped) when the run failed or the
+/// context is planning.
 bool takeBucket(CudaContext &c, std::vector<CudaCommPiece> &bucket) {
   bucket.swap(c.commBucket);
   c.commBucket.clear();
@@ -182,6 +182,19 @@ bool checkPairs(CudaContext &c, const NcclComm &comm,
     }
   }
   return true;
+}
+
+/// Whether the staging holds `shards` values per rank (planning measured
+/// every sharded bucket); records a failure if not.
+bool staged(CudaContext &c, int64_t shards) {
+  if (shards <= c.commShardValues)
+    return true;
+  c.recordFailure(DLC_ERR_INTERNAL,
+                  "a sharded collective of " + std::to_string(shards) +
+                      " values per rank, more than the " +
+                      std::to_string(c.commShardValues) +
+                      " planned at creation (a compiler bug)");
+  return false;
 }
 
 /// While planning: the shard values of a sharded bucket (one side of each
@@ -458,6 +471,8 @@ void dlc_cuda_comm_bucket_reduce_scatter(void *ctx, int32_t op) {
   int64_t ranks = comm->size, shards = 0;
   for (const CudaCommPiece &p : pairs)
     shards += p.destCount;
+  if (!staged(c, shards))
+    return;
   CUdeviceptr send = comm->staging, recv = at(send, ranks * shards);
   for (int64_t r = 0, offset = 0; r < ranks; ++r)
     for (const CudaCommPiece &p : pairs) {
@@ -492,6 +507,8 @@ void dlc_cuda_comm_bucket_all_gather(void *ctx) {
   int64_t ranks = comm->size, shards = 0;
   for (const CudaCommPiece &p : pairs)
     shards += p.count;
+  if (!staged(c, shards))
+    return;
   CUdeviceptr recv = comm->staging, send = at(recv, ranks * shards);
   int64_t offset = 0;
   for (const CudaCommPiece &p : pairs) {

@@ -253,6 +253,30 @@ TEST_F(FakeNccl, ShardsOfAnotherJobSizeAreRefused) {
   EXPECT_TRUE(nccl().calls.empty());
 }
 
+// An entry whose collectives grow after the planning call (no compiled
+// code does that) cannot overrun the staging.
+int GrowingCalls = 0;
+void growingStep(void *const *args) {
+  void *ctx = args[5];
+  for (int i = 0; i <= (GrowingCalls > 0 ? 1 : 0); ++i)
+    dlc_cuda_comm_bucket_add_pair(ctx, address(args[0]), 5, address(args[1]), 3,
+                                  DLC_F32);
+  dlc_cuda_comm_bucket_reduce_scatter(ctx, DLC_REDUCE_MEAN);
+  ++GrowingCalls;
+}
+
+TEST_F(FakeNccl, ShardedBucketLargerThanPlannedIsRefused) {
+  GrowingCalls = 0;
+  ModelPtr m = createOneEntry(kSharded, growingStep);
+  ASSERT_TRUE(m) << dlc_last_error();
+  CommPtr comm = detached(0, 2);
+  ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK);
+  float s[3], w[5], t[3];
+  EXPECT_EQ(runSharded(m.get(), s, w, t), DLC_ERR_INTERNAL);
+  EXPECT_TRUE(errorContains("more than the 3 planned"));
+  EXPECT_TRUE(nccl().calls.empty());
+}
+
 TEST_F(FakeNccl, LostRankTimesOutAndAborts) {
   ::setenv("DLC_COMM_TIMEOUT", "0.3", 1);
   ModelPtr m = createOneEntry(kAllReduce, allReduceStep);
