@@ -225,8 +225,9 @@ static cl::opt<double>
              cl::init(25.0), cl::cat(dlcCat));
 static cl::opt<bool> overlapComm(
     "overlap-comm",
-    cl::desc("--data-parallel: reduce each bucket of gradients on a "
-             "communication thread while the backward pass goes on"),
+    cl::desc("--data-parallel: reduce each bucket of gradients while the "
+             "backward pass goes on (on a communication thread on the CPU, "
+             "on the NCCL communicator's own stream on CUDA)"),
     cl::cat(dlcCat));
 static cl::opt<bool> shardOptimizerState(
     "shard-optimizer-state",
