@@ -208,8 +208,9 @@ def DlcLowerCollectivesPass : Pass<"dlc-lower-collectives", "::mlir::ModuleOp"> 
   }];
   let options = [
     Option<"overlap", "overlap", "bool", /*default=*/"false",
-           "Reduce each bucket on the runtime's communication thread while "
-           "the code goes on; wait before its buffers are used again">,
+           "Reduce each bucket while the code goes on (on the runtime's "
+           "communication thread; on CUDA, on the communicator's stream); "
+           "wait before its buffers are used again">,
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
            "cpu (calls of the communicator context) or cuda (calls on the "
            "CUDA context, device buffers)">,
