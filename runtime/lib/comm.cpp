@@ -206,10 +206,6 @@ struct dlc_comm {
               : DLC_OK;
   }
 
-  /// An in-place all-reduce of `count` elements of `type` with `op`, in
-  /// pieces of 256 KiB (Open MPI's non-blocking all-reduce of a 23 MB
-  /// message takes 1.5 times the blocking one's time; in pieces of 256 KiB,
-  /// 0.7 times).
   /// Without MPI (a job of one rank, createDetachedComm): whether the
   /// collective is this rank's data as it is; an error when the
   /// communicator claims more ranks.
@@ -224,6 +220,10 @@ struct dlc_comm {
     return true;
   }
 
+  /// An in-place all-reduce of `count` elements of `type` with `op`, in
+  /// pieces of 256 KiB (Open MPI's non-blocking all-reduce of a 23 MB
+  /// message takes 1.5 times the blocking one's time; in pieces of 256 KiB,
+  /// 0.7 times).
   dlc_status allReduce(void *data, int64_t count, size_t elementBytes,
                        void *type, void *op) {
     if (dlc_status s = DLC_OK; alone(s))
