@@ -448,8 +448,13 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
         }
         shape.push_back(v);
       }
-      if (given == options.inputShapes.end() && options.batch && !shape.empty())
+      if (given == options.inputShapes.end() && options.batch &&
+          !shape.empty()) {
+        const auto &dim0 = tt.shape().dim(0);
+        if (!dim0.has_dim_value() || dim0.dim_value() != *options.batch)
+          batchOverridden.insert(in.name());
         shape[0] = *options.batch;
+      }
     }
     if (given != options.inputShapes.end()) {
       if (tt.has_shape() &&

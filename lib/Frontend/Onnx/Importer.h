@@ -497,6 +497,9 @@ private:
   OpBuilder builder;
   std::string fileName;
   const ::dlc::OnnxImportOptions &options;
+  /// The graph inputs whose dimension 0 --batch (or a data-parallel rank's
+  /// share of the batch) changed or fixed.
+  llvm::StringSet<> batchOverridden;
   ::dlc::onnx_import::ExternalDataReader externalData{fileName};
   Location fileLoc = UnknownLoc::get(&ctx);
   int64_t opset = 0;

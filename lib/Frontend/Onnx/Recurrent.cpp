@@ -216,6 +216,21 @@ LogicalResult OnnxImporter::RecurrentUnroller::readSequence() {
   steps = ts.getDimSize(0);
   batch = ts.getDimSize(1);
   inputSize = ts.getDimSize(2);
+  // --batch, and a data-parallel rank's share of the batch, set dimension 0
+  // of the graph's inputs: with layout 0 that is this layer's time axis
+  // (PyTorch's batch_first=False), which would be cut, not the batch.
+  if (layout == 0 && im.batchOverridden.contains(node.input(0))) {
+    auto d = im.nodeError(node, "reads dimension 0 of its input as the "
+                                "sequence (layout 0: [steps, batch, "
+                                "features]), but --batch or data-parallel "
+                                "training set it as the batch (" +
+                                    Twine(steps) + ")");
+    d.attachNote() << "hint: give the input's shape with --input-shape "
+                      "NAME=STEPS,BATCH,FEATURES, and export batch-first "
+                      "(batch_first=True) to train data-parallel: dlc splits "
+                      "dimension 0 of every input over the ranks";
+    return d;
+  }
   // Only RNNs and ONNX's other GRU are unrolled.
   if ((plain || (!lstm && !linearBeforeReset)) && steps > 4096)
     return im.nodeError(node, "a sequence of " + Twine(steps) +
