@@ -335,6 +335,9 @@ private:
   LogicalResult importInitializers(const onnx::GraphProto &graph);
   LogicalResult importInputs(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node);
+  /// After `node` is imported: marks its output when its dimension 0 is an
+  /// overridden batch dimension of its inputs (batchOverridden).
+  void traceBatchDim(const onnx::NodeProto &node);
   FailureOr<std::shared_ptr<Constant>>
   readTensor(const onnx::TensorProto &t, const Twine &what, Location loc);
   FailureOr<Type> floatElementType(int32_t onnxType, const Twine &what,
@@ -497,8 +500,10 @@ private:
   OpBuilder builder;
   std::string fileName;
   const ::dlc::OnnxImportOptions &options;
-  /// The graph inputs whose dimension 0 --batch (or a data-parallel rank's
-  /// share of the batch) changed or fixed.
+  /// The values whose dimension 0 is that of a graph input --batch (or a
+  /// data-parallel rank's share of the batch) changed or fixed: the graph
+  /// inputs, and what an embedding lookup, a transpose that keeps
+  /// dimension 0 or an elementwise op makes of them (traceBatchDim).
   llvm::StringSet<> batchOverridden;
   ::dlc::onnx_import::ExternalDataReader externalData{fileName};
   Location fileLoc = UnknownLoc::get(&ctx);

@@ -457,6 +457,20 @@ def _lstm_seq(r):
                init("B", f32(r, 1, 256))], opset=14)
 
 
+@case("lstm_embed_seq")
+def _lstm_embed_seq(r):
+    # nn.Embedding then nn.LSTM(batch_first=False): ids [T, B], the
+    # embedding [T, B, 8] read by the LSTM (layout 0) with T as its time
+    # axis; --batch sets T (errors.test).
+    n = helper.make_node
+    return mk([n("Gather", ["emb", "ids"], ["x"], name="/emb/Gather"),
+               n("LSTM", ["x", "W", "R"], ["", "y"], name="/rnn/LSTM",
+                 hidden_size=4)],
+              [vi("ids", [6, 2], TensorProto.INT64)], [vi("y", [1, 2, 4])],
+              [init("emb", f32(r, 10, 8)), init("W", f32(r, 1, 16, 8)),
+               init("R", f32(r, 1, 16, 4))], opset=14)
+
+
 def _relu_model(opset):
     return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
               [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
