@@ -126,19 +126,22 @@ double timeoutSeconds() {
   return end && *end == '\0' && std::isfinite(v) && v > 0 ? v : -1;
 }
 
+/// The decimal value of environment variable `name`; -1 when it is unset,
+/// empty or not a number.
+long envLong(const char *name) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return -1;
+  char *end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  return end && *end == '\0' ? v : -1;
+}
+
 /// A job that torchrun (or another launcher that sets RANK and
 /// WORLD_SIZE) started is not an MPI job: each process would be a job of
 /// one rank, training alone on its data. Returns why, or "".
 std::string launcherMismatch(int rank, int size) {
-  auto value = [](const char *name) -> long {
-    const char *env = std::getenv(name);
-    if (!env || !*env)
-      return -1;
-    char *end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    return end && *end == '\0' ? v : -1;
-  };
-  long worldSize = value("WORLD_SIZE"), worldRank = value("RANK");
+  long worldSize = envLong("WORLD_SIZE"), worldRank = envLong("RANK");
   if ((worldSize < 0 || worldSize == size) &&
       (worldRank < 0 || worldRank == rank))
     return "";
@@ -522,15 +525,9 @@ int32_t dlc_comm_local_rank(const dlc_comm *c) {
     return -1;
   // torchrun's, then Open MPI's, then MPICH's (Hydra) local rank.
   for (const char *name :
-       {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
-    const char *env = std::getenv(name);
-    if (!env || !*env)
-      continue;
-    char *end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 0 && v < c->size)
+       {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"})
+    if (long v = envLong(name); v >= 0 && v < c->size)
       return static_cast<int32_t>(v);
-  }
   return c->size == 1 ? 0 : c->rank;
 }
 

@@ -197,14 +197,33 @@ bool staged(CudaContext &c, int64_t shards) {
   return false;
 }
 
-/// While planning: the shard values of a sharded bucket (one side of each
-/// pair) set the size of the communicator's staging.
-void planPairs(CudaContext &c, bool wholeSources) {
+/// The shard values of a sharded bucket: the shard side of each pair
+/// (`wholeSources`: the destinations), packed.
+int64_t shardValues(const std::vector<CudaCommPiece> &pairs,
+                    bool wholeSources) {
   int64_t shards = 0;
-  for (const CudaCommPiece &p : c.commBucket)
+  for (const CudaCommPiece &p : pairs)
     shards += wholeSources ? p.destCount : p.count;
-  c.commShardValues = std::max(c.commShardValues, shards);
+  return shards;
+}
+
+/// While planning: the shard values of a sharded bucket set the size of
+/// the communicator's staging.
+void planPairs(CudaContext &c, bool wholeSources) {
+  c.commShardValues =
+      std::max(c.commShardValues, shardValues(c.commBucket, wholeSources));
   c.commBucket.clear();
+}
+
+/// A sharded collective's bucket of pairs (takeBucket) and the
+/// communicator it runs on, its pairs checked against the job's ranks
+/// (checkPairs); null after a failure, or while planning.
+NcclComm *takePairs(CudaContext &c, bool wholeSources,
+                    std::vector<CudaCommPiece> &pairs) {
+  if (!takeBucket(c, pairs))
+    return nullptr;
+  NcclComm *comm = usableComm(c);
+  return comm && checkPairs(c, *comm, pairs, wholeSources) ? comm : nullptr;
 }
 
 void copy(CudaContext &c, CUdeviceptr dst, CUdeviceptr src, int64_t floats) {
@@ -463,16 +482,11 @@ void dlc_cuda_comm_bucket_reduce_scatter(void *ctx, int32_t op) {
   if (c.planning)
     return planPairs(c, /*wholeSources=*/true);
   std::vector<CudaCommPiece> pairs;
-  if (!takeBucket(c, pairs))
+  NcclComm *comm = takePairs(c, /*wholeSources=*/true, pairs);
+  int64_t shards = shardValues(pairs, /*wholeSources=*/true);
+  if (!comm || !staged(c, shards))
     return;
-  NcclComm *comm = usableComm(c);
-  if (!comm || !checkPairs(c, *comm, pairs, /*wholeSources=*/true))
-    return;
-  int64_t ranks = comm->size, shards = 0;
-  for (const CudaCommPiece &p : pairs)
-    shards += p.destCount;
-  if (!staged(c, shards))
-    return;
+  int64_t ranks = comm->size;
   CUdeviceptr send = comm->staging, recv = at(send, ranks * shards);
   for (int64_t r = 0, offset = 0; r < ranks; ++r)
     for (const CudaCommPiece &p : pairs) {
@@ -499,16 +513,11 @@ void dlc_cuda_comm_bucket_all_gather(void *ctx) {
   if (c.planning)
     return planPairs(c, /*wholeSources=*/false);
   std::vector<CudaCommPiece> pairs;
-  if (!takeBucket(c, pairs))
+  NcclComm *comm = takePairs(c, /*wholeSources=*/false, pairs);
+  int64_t shards = shardValues(pairs, /*wholeSources=*/false);
+  if (!comm || !staged(c, shards))
     return;
-  NcclComm *comm = usableComm(c);
-  if (!comm || !checkPairs(c, *comm, pairs, /*wholeSources=*/false))
-    return;
-  int64_t ranks = comm->size, shards = 0;
-  for (const CudaCommPiece &p : pairs)
-    shards += p.count;
-  if (!staged(c, shards))
-    return;
+  int64_t ranks = comm->size;
   CUdeviceptr recv = comm->staging, send = at(recv, ranks * shards);
   int64_t offset = 0;
   for (const CudaCommPiece &p : pairs) {
@@ -533,10 +542,8 @@ void dlc_cuda_comm_bucket_all_gather(void *ctx) {
 void dlc_cuda_comm_bucket_shard(void *ctx) {
   auto &c = *static_cast<CudaContext *>(ctx);
   std::vector<CudaCommPiece> pairs;
-  if (!takeBucket(c, pairs))
-    return;
-  NcclComm *comm = usableComm(c);
-  if (!comm || !checkPairs(c, *comm, pairs, /*wholeSources=*/true))
+  NcclComm *comm = takePairs(c, /*wholeSources=*/true, pairs);
+  if (!comm)
     return;
   for (const CudaCommPiece &p : pairs) {
     int64_t part = shardPart(p.count, p.destCount, comm->rank);

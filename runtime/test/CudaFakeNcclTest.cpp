@@ -12,25 +12,11 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <dlfcn.h>
 
 using namespace dlc::test;
 using namespace dlc::test::fake_cuda;
 
 namespace {
-
-FakeNcclState &nccl() {
-  static void *lib = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  static auto *get = lib ? reinterpret_cast<FakeNcclState *(*)()>(
-                               ::dlsym(lib, "fake_nccl_state"))
-                         : nullptr;
-  if (!get) {
-    ADD_FAILURE() << "the fake libnccl.so.2 is not on LD_LIBRARY_PATH";
-    static FakeNcclState none;
-    return none;
-  }
-  return *get();
-}
 
 struct CommDeleter {
   void operator()(dlc_comm *c) const { dlc_comm_destroy(c); }
@@ -45,13 +31,13 @@ class FakeNccl : public FakeCuda {
 protected:
   void SetUp() override {
     FakeCuda::SetUp();
-    nccl().reset();
+    fakeNccl().reset();
     fake().streamsBusy = false;
   }
   void TearDown() override {
     FakeCuda::TearDown();
     // Every communicator that was not aborted was destroyed with its model.
-    EXPECT_EQ(nccl().destroys + nccl().aborts, nccl().inits);
+    EXPECT_EQ(fakeNccl().destroys + fakeNccl().aborts, fakeNccl().inits);
     ::unsetenv("DLC_NCCL_LIBRARY");
     ::unsetenv("DLC_COMM_TIMEOUT");
   }
@@ -93,12 +79,12 @@ TEST_F(FakeNccl, AllReduceAveragesTheBucketOverTheRanks) {
   CommPtr comm = detached(0, 2);
   ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK)
       << dlc_last_error();
-  EXPECT_EQ(nccl().inits, 1);
-  EXPECT_EQ(nccl().rank, 0);
-  EXPECT_EQ(nccl().nranks, 2);
+  EXPECT_EQ(fakeNccl().inits, 1);
+  EXPECT_EQ(fakeNccl().rank, 0);
+  EXPECT_EQ(fakeNccl().nranks, 2);
   // The other rank holds 3 g: the mean is 2 g. The second run replays the
   // entry's CUDA graph, the all-reduce in it.
-  nccl().peerFactor = 3;
+  fakeNccl().peerFactor = 3;
   for (int run = 0; run < 2; ++run) {
     float r[5] = {};
     ASSERT_EQ(runStep(m.get(), kG, r), DLC_OK) << dlc_last_error();
@@ -106,10 +92,10 @@ TEST_F(FakeNccl, AllReduceAveragesTheBucketOverTheRanks) {
       EXPECT_EQ(r[i], 2 * kG[i]) << run << ": " << i;
   }
   // Enqueued at the first run and while capturing; replayed at the second.
-  EXPECT_EQ(nccl().calls,
+  EXPECT_EQ(fakeNccl().calls,
             (std::vector<std::string>{"all_reduce 5 avg", "all_reduce 5 avg"}));
-  EXPECT_EQ(nccl().fromGraph, 1);
-  EXPECT_EQ(nccl().groups, 2);
+  EXPECT_EQ(fakeNccl().fromGraph, 1);
+  EXPECT_EQ(fakeNccl().groups, 2);
 }
 
 TEST_F(FakeNccl, StartedBucketIsOneGroupOnTheCommunicationStream) {
@@ -118,7 +104,7 @@ TEST_F(FakeNccl, StartedBucketIsOneGroupOnTheCommunicationStream) {
   CommPtr comm = detached(1, 4);
   ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK)
       << dlc_last_error();
-  nccl().peerFactor = 0.5f;
+  fakeNccl().peerFactor = 0.5f;
   for (int run = 0; run < 3; ++run) {
     float r[5] = {};
     ASSERT_EQ(runStep(m.get(), kG, r), DLC_OK) << dlc_last_error();
@@ -128,13 +114,13 @@ TEST_F(FakeNccl, StartedBucketIsOneGroupOnTheCommunicationStream) {
   // The first run and the capture enqueue the group; the capture forks
   // into the communication stream and joins back (the graph is valid, and
   // replayed by the second and third runs).
-  EXPECT_EQ(nccl().calls,
+  EXPECT_EQ(fakeNccl().calls,
             (std::vector<std::string>{"all_reduce 2 sum", "all_reduce 3 sum",
                                       "all_reduce 2 sum", "all_reduce 3 sum"}));
-  EXPECT_EQ(nccl().groups, 2);
+  EXPECT_EQ(fakeNccl().groups, 2);
   EXPECT_EQ(fake().streamWaits, 4);
   EXPECT_EQ(fake().graphsInstantiated, 1);
-  EXPECT_EQ(nccl().fromGraph, 4);
+  EXPECT_EQ(fakeNccl().fromGraph, 4);
 }
 
 // A bucket started and never waited for: the runtime joins it after the
@@ -156,15 +142,15 @@ TEST_F(FakeNccl, BucketLeftInFlightIsJoined) {
     EXPECT_EQ(r[4], kG[4]) << run; // the other rank's are the same
   }
   EXPECT_EQ(fake().graphsInstantiated, 1);
-  EXPECT_EQ(nccl().fromGraph, 2);
+  EXPECT_EQ(fakeNccl().fromGraph, 2);
 
   // A new communicator drops the graphs, which hold the old one's
   // collectives: the next run is direct, the one after captures again.
   int64_t launches = fake().graphLaunches;
   CommPtr other = detached(0, 2);
   ASSERT_EQ(dlc_model_set_comm(m.get(), other.get()), DLC_OK);
-  EXPECT_EQ(nccl().inits, 2);
-  EXPECT_EQ(nccl().destroys, 1);
+  EXPECT_EQ(fakeNccl().inits, 2);
+  EXPECT_EQ(fakeNccl().destroys, 1);
   float r[5];
   ASSERT_EQ(runStep(m.get(), kG, r), DLC_OK) << dlc_last_error();
   EXPECT_EQ(fake().graphLaunches, launches);
@@ -178,12 +164,12 @@ TEST_F(FakeNccl, EntryNeedsACommunicator) {
   float r[5];
   EXPECT_EQ(runStep(m.get(), kG, r), DLC_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(errorContains("dlc_model_set_comm"));
-  EXPECT_TRUE(nccl().calls.empty());
+  EXPECT_TRUE(fakeNccl().calls.empty());
   // Taking it away again works too.
   CommPtr comm = detached(0, 2);
   ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK);
   ASSERT_EQ(dlc_model_set_comm(m.get(), nullptr), DLC_OK);
-  EXPECT_EQ(nccl().destroys, 1);
+  EXPECT_EQ(fakeNccl().destroys, 1);
   EXPECT_EQ(runStep(m.get(), kG, r), DLC_ERR_INVALID_ARGUMENT);
 }
 
@@ -219,7 +205,7 @@ TEST_F(FakeNccl, ShardedCollectivesPadTheLastShard) {
   CommPtr comm = detached(1, 2);
   ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK)
       << dlc_last_error();
-  nccl().peerFactor = 2;
+  fakeNccl().peerFactor = 2;
   for (int run = 0; run < 2; ++run) {
     float s[3] = {-1, -1, -1}, w[5] = {}, t[3] = {-1, -1, -1};
     ASSERT_EQ(runSharded(m.get(), s, w, t), DLC_OK) << dlc_last_error();
@@ -237,9 +223,9 @@ TEST_F(FakeNccl, ShardedCollectivesPadTheLastShard) {
     EXPECT_EQ(t[2], 0.0f);
   }
   // Two ranks' blocks of 3 values, in one message each.
-  EXPECT_EQ(nccl().calls[0], "reduce_scatter 3 avg");
-  EXPECT_EQ(nccl().calls[1], "all_gather 3");
-  EXPECT_EQ(nccl().fromGraph, 2);
+  EXPECT_EQ(fakeNccl().calls[0], "reduce_scatter 3 avg");
+  EXPECT_EQ(fakeNccl().calls[1], "all_gather 3");
+  EXPECT_EQ(fakeNccl().fromGraph, 2);
 }
 
 TEST_F(FakeNccl, ShardsOfAnotherJobSizeAreRefused) {
@@ -250,7 +236,7 @@ TEST_F(FakeNccl, ShardsOfAnotherJobSizeAreRefused) {
   float s[3], w[5], t[3];
   EXPECT_EQ(runSharded(m.get(), s, w, t), DLC_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(errorContains("--data-parallel=3"));
-  EXPECT_TRUE(nccl().calls.empty());
+  EXPECT_TRUE(fakeNccl().calls.empty());
 }
 
 // An entry whose collectives grow after the planning call (no compiled
@@ -274,7 +260,7 @@ TEST_F(FakeNccl, ShardedBucketLargerThanPlannedIsRefused) {
   float s[3], w[5], t[3];
   EXPECT_EQ(runSharded(m.get(), s, w, t), DLC_ERR_INTERNAL);
   EXPECT_TRUE(errorContains("more than the 3 planned"));
-  EXPECT_TRUE(nccl().calls.empty());
+  EXPECT_TRUE(fakeNccl().calls.empty());
 }
 
 TEST_F(FakeNccl, LostRankTimesOutAndAborts) {
@@ -283,7 +269,7 @@ TEST_F(FakeNccl, LostRankTimesOutAndAborts) {
   ASSERT_TRUE(m) << dlc_last_error();
   CommPtr comm = detached(0, 2);
   ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK);
-  nccl().hang = true;
+  fakeNccl().hang = true;
   float r[5];
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(runStep(m.get(), kG, r), DLC_ERR_COMMUNICATION);
@@ -293,9 +279,9 @@ TEST_F(FakeNccl, LostRankTimesOutAndAborts) {
   EXPECT_GE(seconds, 0.3);
   EXPECT_TRUE(errorContains("rank 0 of 2"));
   EXPECT_TRUE(errorContains("one of them died or hangs"));
-  EXPECT_EQ(nccl().aborts, 1);
+  EXPECT_EQ(fakeNccl().aborts, 1);
   // The communicator is gone: later runs fail at once.
-  nccl().hang = false;
+  fakeNccl().hang = false;
   EXPECT_EQ(runStep(m.get(), kG, r), DLC_ERR_COMMUNICATION);
   EXPECT_TRUE(errorContains("aborted"));
 }
@@ -305,13 +291,13 @@ TEST_F(FakeNccl, AsynchronousErrorAborts) {
   ASSERT_TRUE(m) << dlc_last_error();
   CommPtr comm = detached(1, 2);
   ASSERT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_OK);
-  nccl().hang = true;
-  nccl().asyncError = 6; // ncclRemoteError
+  fakeNccl().hang = true;
+  fakeNccl().asyncError = 6; // ncclRemoteError
   float r[5];
   EXPECT_EQ(runStep(m.get(), kG, r), DLC_ERR_COMMUNICATION);
   EXPECT_TRUE(errorContains("rank 1 of 2"));
   EXPECT_TRUE(errorContains("remote process exited"));
-  EXPECT_EQ(nccl().aborts, 1);
+  EXPECT_EQ(fakeNccl().aborts, 1);
 }
 
 TEST_F(FakeNccl, UnusableNcclIsReported) {
@@ -325,17 +311,17 @@ TEST_F(FakeNccl, UnusableNcclIsReported) {
   EXPECT_TRUE(errorContains("libnccl-not-here.so.2"));
   EXPECT_TRUE(errorContains("DLC_DEVICE=cpu"));
   ::unsetenv("DLC_NCCL_LIBRARY");
-  nccl().version = 20903; // 2.9.3: no ncclAvg
+  fakeNccl().version = 20903; // 2.9.3: no ncclAvg
   EXPECT_EQ(dlc_model_set_comm(m.get(), comm.get()),
             DLC_ERR_DEVICE_UNAVAILABLE);
   EXPECT_TRUE(errorContains("2.10"));
-  nccl().version = 22304;
-  nccl().failInitRank = 5; // ncclInvalidUsage
+  fakeNccl().version = 22304;
+  fakeNccl().failInitRank = 5; // ncclInvalidUsage
   EXPECT_EQ(dlc_model_set_comm(m.get(), comm.get()), DLC_ERR_COMMUNICATION);
   EXPECT_TRUE(errorContains("ncclCommInitRank"));
   EXPECT_TRUE(errorContains("dlc_comm_local_rank"));
-  EXPECT_EQ(nccl().inits, 1);
-  EXPECT_EQ(nccl().destroys, 1);
+  EXPECT_EQ(fakeNccl().inits, 1);
+  EXPECT_EQ(fakeNccl().destroys, 1);
   // The failed calls took the first communicator away: the entry cannot
   // run.
   float r[5];

@@ -74,27 +74,18 @@ SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES);
 static_assert(api::kCudaApiVersion <= CUDA_VERSION, "kCudaApiVersion");
 
 // Types: sizes and layouts.
-static_assert(sizeof(api::CUresult) == sizeof(CUresult), "CUresult");
-static_assert(sizeof(api::CUdevice) == sizeof(CUdevice), "CUdevice");
-static_assert(sizeof(api::CUdeviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
-static_assert(sizeof(api::CUjit_option) == sizeof(CUjit_option),
-              "CUjit_option");
-static_assert(sizeof(api::CUstreamCaptureMode) == sizeof(CUstreamCaptureMode),
-              "CUstreamCaptureMode");
-static_assert(sizeof(api::CUdriverProcAddressQueryResult) ==
-                  sizeof(CUdriverProcAddressQueryResult),
-              "CUdriverProcAddressQueryResult");
-static_assert(sizeof(api::cublasStatus_t) == sizeof(cublasStatus_t),
-              "cublasStatus_t");
-static_assert(sizeof(api::cudaDataType_t) == sizeof(cudaDataType_t),
-              "cudaDataType_t");
-static_assert(sizeof(api::cublasComputeType_t) == sizeof(cublasComputeType_t),
-              "cublasComputeType_t");
-static_assert(sizeof(api::cublasLtMatmulAlgo_t) == sizeof(cublasLtMatmulAlgo_t),
-              "cublasLtMatmulAlgo_t");
-static_assert(sizeof(api::cublasLtMatmulHeuristicResult_t) ==
-                  sizeof(cublasLtMatmulHeuristicResult_t),
-              "cublasLtMatmulHeuristicResult_t");
+#define SAME_SIZE(type) static_assert(sizeof(api::type) == sizeof(type), #type)
+SAME_SIZE(CUresult);
+SAME_SIZE(CUdevice);
+SAME_SIZE(CUdeviceptr);
+SAME_SIZE(CUjit_option);
+SAME_SIZE(CUstreamCaptureMode);
+SAME_SIZE(CUdriverProcAddressQueryResult);
+SAME_SIZE(cublasStatus_t);
+SAME_SIZE(cudaDataType_t);
+SAME_SIZE(cublasComputeType_t);
+SAME_SIZE(cublasLtMatmulAlgo_t);
+SAME_SIZE(cublasLtMatmulHeuristicResult_t);
 #define SAME_OFFSET(field)                                                     \
   static_assert(offsetof(api::cublasLtMatmulHeuristicResult_t, field) ==       \
                     offsetof(cublasLtMatmulHeuristicResult_t, field),          \
@@ -113,13 +104,10 @@ SAME(ncclInProgress);
 SAME(ncclFloat32);
 SAME(ncclSum);
 SAME(ncclAvg);
-static_assert(sizeof(api::ncclUniqueId) == sizeof(ncclUniqueId),
-              "ncclUniqueId");
-static_assert(sizeof(api::ncclResult_t) == sizeof(ncclResult_t),
-              "ncclResult_t");
-static_assert(sizeof(api::ncclDataType_t) == sizeof(ncclDataType_t),
-              "ncclDataType_t");
-static_assert(sizeof(api::ncclRedOp_t) == sizeof(ncclRedOp_t), "ncclRedOp_t");
+SAME_SIZE(ncclUniqueId);
+SAME_SIZE(ncclResult_t);
+SAME_SIZE(ncclDataType_t);
+SAME_SIZE(ncclRedOp_t);
 static_assert(api::kNcclMinVersion == NCCL_VERSION(2, 10, 0), "2.10");
 #endif
 

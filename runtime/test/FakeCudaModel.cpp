@@ -11,17 +11,28 @@
 
 namespace dlc::test::fake_cuda {
 
-FakeCudaState &fake() {
-  static void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  static auto *get = lib ? reinterpret_cast<FakeCudaState *(*)()>(
-                               ::dlsym(lib, "fake_cuda_state"))
-                         : nullptr;
+/// The state a fake library exports through `symbol`, found with dlopen
+/// (the library the runtime loads) once per State; a stand-in, and a test
+/// failure, when it is not on LD_LIBRARY_PATH.
+template <typename State>
+static State &fakeState(const char *library, const char *symbol) {
+  static void *lib = ::dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  static auto *get =
+      lib ? reinterpret_cast<State *(*)()>(::dlsym(lib, symbol)) : nullptr;
   if (!get) {
-    ADD_FAILURE() << "the fake libcuda.so.1 is not on LD_LIBRARY_PATH";
-    static FakeCudaState none;
+    ADD_FAILURE() << "the fake " << library << " is not on LD_LIBRARY_PATH";
+    static State none;
     return none;
   }
   return *get();
+}
+
+FakeCudaState &fake() {
+  return fakeState<FakeCudaState>("libcuda.so.1", "fake_cuda_state");
+}
+
+FakeNcclState &fakeNccl() {
+  return fakeState<FakeNcclState>("libnccl.so.2", "fake_nccl_state");
 }
 
 //===-- A hand-written "compiled model" with CUDA code --------------------===//

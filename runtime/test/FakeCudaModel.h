@@ -23,6 +23,8 @@ namespace dlc::test::fake_cuda {
 
 /// The fake driver's state (the fake libcuda.so.1 on LD_LIBRARY_PATH).
 FakeCudaState &fake();
+/// The fake NCCL's state (the fake libnccl.so.2 beside it).
+FakeNcclState &fakeNccl();
 
 // forward: y = x * w (fake_mul), through the workspace with two device
 // copies. train: w += 1 (fake_add_one). gemm: c1 = a * bt^T (2x3 by 3x4),

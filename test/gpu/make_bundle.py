@@ -218,9 +218,10 @@ def main():
             # A test that starts a job of several ranks needs mpirun, which
             # the bundle does not have: its later checks read what the job
             # wrote.
-            if any("%mpirun" in cmd for cmd in run_lines(test)):
+            lines = run_lines(test)
+            if any("%mpirun" in cmd for cmd in lines):
                 continue
-            for cmd in run_lines(test):
+            for cmd in lines:
                 cmd = (cmd.replace("%S", d).replace("%dlc_src", SRC)
                        .replace("%s", test).replace("%python", "{python}"))
                 cmd = cmd.replace("%t", "{out}/t")
