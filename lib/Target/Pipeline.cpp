@@ -157,11 +157,8 @@ LogicalResult mlir::dlc::runLinalgPipeline(ModuleOp module, StringRef device) {
 /// Fusion and bufferization, on the CPU (`cpu`) and for CUDA.
 static void addFuseAndBufferize(OpPassManager &pm, bool cpu) {
   // Fuse elementwise producers into their consumers (epilogues, softmax
-  // steps; reshapes stay off the matmuls), then bufferize. No
-  // eliminate-empty-tensors: once CSE has merged two identical zero-filled
-  // accumulators, it makes two results share the caller's output buffer and
-  // one-shot-bufferize then copies the wrong one out
-  // (test/e2e/reductions.test). Outputs cost one copy.
+  // steps; reshapes stay off the matmuls), then bufferize, each output's
+  // ops computing in the caller's buffer where nothing else can see it.
   pm.addPass(createDlcFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -171,6 +168,7 @@ static void addFuseAndBufferize(OpPassManager &pm, bool cpu) {
     pm.addPass(createDlcFoldBiasIntoMatmulPass());
     pm.addPass(createCanonicalizerPass());
   }
+  pm.addNestedPass<func::FuncOp>(createDlcWriteOutputsInPlacePass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

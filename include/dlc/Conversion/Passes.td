@@ -119,7 +119,7 @@ def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
     tensor is written into its output buffer with
     `bufferization.materialize_in_destination`. The `dlc.parameter`
     declarations are then erased. This is the ABI of `docs/runtime-abi.md`;
-    with `eliminate-empty-tensors` the last op of each output computes
+    `dlc-write-outputs-in-place` then lets the ops of each output compute
     straight into the caller's buffer.
 
     ```mlir
@@ -130,6 +130,47 @@ def DlcLowerEntryAbiPass : Pass<"dlc-lower-entry-abi", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def DlcWriteOutputsInPlacePass
+    : Pass<"dlc-write-outputs-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Compute each entry output straight into the caller's buffer";
+  let description = [{
+    Before bufferization. An entry writes each output into its buffer with
+    `bufferization.materialize_in_destination`, and a tensor that starts as
+    `tensor.empty` bufferizes to a workspace buffer copied into the output
+    at the end: a 1024 x 1024 matmul's result cost one more 4 MiB copy, on
+    one thread, after the parallel GEMM. This pass follows the output back
+    through the destination operands (`outs`) of the ops that produce it to
+    the `tensor.empty` it starts from, and makes that operand a
+    `bufferization.to_tensor` of the output buffer (`restrict writable`),
+    so that the whole chain computes in place and the final copy is a copy
+    onto itself, which the canonicalizer drops.
+
+    It does so only where nothing else can see the buffer: every value
+    between the output and the `tensor.empty` has one use (the next op's
+    destination), and the output buffer has no other use than the
+    `materialize_in_destination`, so no `restrict` claim is broken (a
+    training step's parameter, read and then written, keeps its copy). A
+    zero fill that CSE made shared by several accumulators is cloned for
+    the output's chain; one-shot bufferization would not see that the copy
+    into the output also writes the shared fill's buffer, which is why
+    upstream `eliminate-empty-tensors` is not used here.
+
+    ```mlir
+    %e = tensor.empty() : tensor<64x10xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x10xf32>) -> tensor<64x10xf32>
+    %y = linalg.matmul ins(%x, %w : ...) outs(%z : tensor<64x10xf32>) -> tensor<64x10xf32>
+    bufferization.materialize_in_destination %y in restrict writable %out : (tensor<64x10xf32>, memref<64x10xf32>) -> ()
+    // becomes
+    %t = bufferization.to_tensor %out restrict writable : memref<64x10xf32> to tensor<64x10xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%t : tensor<64x10xf32>) -> tensor<64x10xf32>
+    %y = linalg.matmul ins(%x, %w : ...) outs(%z : tensor<64x10xf32>) -> tensor<64x10xf32>
+    bufferization.materialize_in_destination %y in restrict writable %out : (tensor<64x10xf32>, memref<64x10xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 //===----------------------------------------------------------------------===//
