@@ -61,6 +61,11 @@ private:
   /// W, R, B, initial_h and initial_c, with their shapes checked.
   LogicalResult readWeights();
   FailureOr<Value> expectShape(int i, ArrayRef<int64_t> shape, StringRef what);
+  /// Whether input `i` (an initial state) is a float initializer of zeros
+  /// that nothing has made a parameter yet: the zero state PyTorch starts
+  /// from when no state is given, which the dynamo exporter writes as a
+  /// constant-folded initializer. It is left out, not trained.
+  bool zeroStateConstant(int i);
   /// Unrolls direction `d` over the steps of `flatSeq` ([T * B, I]) and
   /// appends its Y, Y_h and Y_c.
   LogicalResult unrollDirection(int64_t d, Value flatSeq);
@@ -273,6 +278,15 @@ OnnxImporter::RecurrentUnroller::expectShape(int i, ArrayRef<int64_t> shape,
   return *v;
 }
 
+bool OnnxImporter::RecurrentUnroller::zeroStateConstant(int i) {
+  Item *item = im.lookup(node, i);
+  if (!item || item->value || !item->constant)
+    return false;
+  const Constant &c = *item->constant;
+  return c.isFloat && !c.external && !c.initializer.empty() &&
+         llvm::all_of(c.floats, [](double v) { return v == 0.0; });
+}
+
 LogicalResult OnnxImporter::RecurrentUnroller::readWeights() {
   int64_t gh = numGates * hidden;
   auto wv = expectShape(1, {numDir, gh, inputSize}, "W");
@@ -289,13 +303,13 @@ LogicalResult OnnxImporter::RecurrentUnroller::readWeights() {
       return failure();
     b = *v;
   }
-  if (im.hasInput(node, 5)) {
+  if (im.hasInput(node, 5) && !zeroStateConstant(5)) {
     auto v = expectShape(5, {numDir, batch, hidden}, "initial_h");
     if (failed(v))
       return failure();
     h0 = *v;
   }
-  if (lstm && im.hasInput(node, 6)) {
+  if (lstm && im.hasInput(node, 6) && !zeroStateConstant(6)) {
     auto v = expectShape(6, {numDir, batch, hidden}, "initial_c");
     if (failed(v))
       return failure();
