@@ -419,18 +419,22 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
 }
 
 LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
-  auto x = tensor(node, 0);
-  if (failed(x))
-    return failure();
   auto shapeIn = constInput(node, 1, "shape");
   if (failed(shapeIn))
     return failure();
   if ((*shapeIn)->isFloat)
     return nodeError(node, "the shape must be integers");
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
   auto t = typeOf(*x);
   if (!isa<FloatType>(t.getElementType()))
     return nodeError(node, "dlc expands float tensors only");
   SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
+  // A static export's shape holds the exported batch: the new one instead.
+  std::optional<BatchDim> batchDim;
+  if ((*shapeIn)->written)
+    batchExpandShape(t.getShape(), want, batchDim);
   auto shape = broadcastShapes(t.getShape(), want);
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
     return nodeError(node,
@@ -447,6 +451,8 @@ LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
         builder, nodeLoc(node),
         RankedTensorType::get(*shape, t.getElementType()), *x);
   define(node, 0, r);
+  if (batchDim)
+    batchOverridden[node.output(0)] = *batchDim;
   return success();
 }
 

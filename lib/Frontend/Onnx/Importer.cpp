@@ -388,6 +388,7 @@ LogicalResult OnnxImporter::importInitializers(const onnx::GraphProto &graph) {
     if (failed(c))
       return failure();
     (*c)->initializer = t.name();
+    (*c)->written = true;
     items[t.name()] = Item{Value(), *c, std::nullopt};
   }
   return success();
@@ -453,8 +454,14 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
       if (given == options.inputShapes.end() && options.batch &&
           !shape.empty()) {
         const auto &dim0 = tt.shape().dim(0);
-        if (!dim0.has_dim_value() || dim0.dim_value() != *options.batch)
-          batchOverridden.insert(in.name());
+        if (!dim0.has_dim_value() || dim0.dim_value() != *options.batch) {
+          batchOverridden[in.name()] = BatchDim{};
+          int64_t b0 = dim0.has_dim_value() ? dim0.dim_value() : 0;
+          if (exportedBatch == 0 && b0 > 0)
+            exportedBatch = b0;
+          else if (b0 != exportedBatch)
+            exportedBatch = -1;
+        }
         shape[0] = *options.batch;
       }
     }
@@ -520,46 +527,6 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
   }
   builder.setInsertionPointToEnd(body);
   return success();
-}
-
-void OnnxImporter::traceBatchDim(const onnx::NodeProto &node) {
-  if (batchOverridden.empty() || node.output_size() == 0)
-    return;
-  auto carries = [&](int i) {
-    return i < node.input_size() && batchOverridden.contains(node.input(i));
-  };
-  auto rankOf = [&](const std::string &name) -> int64_t {
-    auto it = items.find(name);
-    if (it == items.end() || !it->second.value)
-      return -1;
-    auto type = dyn_cast<RankedTensorType>(it->second.value.getType());
-    return type ? type.getRank() : -1;
-  };
-  StringRef op = node.op_type();
-  int64_t outRank = rankOf(node.output(0));
-  bool out = false;
-  if (op == "Gather") {
-    // An embedding lookup: the indices' dimensions come first.
-    out = intAttr(node, "axis", 0) == 0 && carries(1) &&
-          rankOf(node.input(1)) >= 1;
-  } else if (op == "Transpose") {
-    SmallVector<int64_t> perm = intsAttr(node, "perm");
-    out = carries(0) && !perm.empty() && perm[0] == 0;
-  } else if (llvm::is_contained({"Cast", "Identity", "Dropout", "Relu",
-                                 "LeakyRelu", "Tanh", "Sigmoid", "Gelu", "Erf",
-                                 "Neg", "Abs", "Exp", "Log", "Sqrt", "Clip",
-                                 "Softmax", "LayerNormalization"},
-                                op)) {
-    out = carries(0);
-  } else if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Pow", "Where"},
-                                op)) {
-    // Broadcasting keeps an operand's dimension 0 first when it has the
-    // result's rank.
-    for (int i = 0; i < node.input_size() && !out; ++i)
-      out = carries(i) && outRank >= 0 && rankOf(node.input(i)) == outRank;
-  }
-  if (out)
-    batchOverridden.insert(node.output(0));
 }
 
 LogicalResult OnnxImporter::importNode(const onnx::NodeProto &node) {

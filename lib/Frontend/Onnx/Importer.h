@@ -76,6 +76,16 @@ inline constexpr int64_t kMaxSpatialDim = int64_t(1) << 32;
 /// A tensor known at import time. Float tensors keep their values as
 /// double (exact for f32/f16/bf16) and the element type they had; integer
 /// tensors (shapes, axes, indices) as int64.
+/// Where a value holds the overridden batch: dimension `dim`, whose size
+/// is `outer` x batch x `inner` (a reshape merged the batch with the
+/// dimensions around it; both 1 when the dimension is the batch).
+struct BatchDim {
+  int64_t dim = 0;
+  int64_t outer = 1;
+  int64_t inner = 1;
+  bool alone() const { return outer == 1 && inner == 1; }
+};
+
 struct Constant {
   bool isFloat = false;
   Type elementType; ///< For float constants: f32, f16 or bf16.
@@ -84,6 +94,10 @@ struct Constant {
   std::vector<int64_t> ints;
   /// The initializer's name when this is one: it becomes a parameter.
   std::string initializer;
+  /// Stored in the file (an initializer or a Constant node), not computed
+  /// during the import: a static export's shape, which may hold the
+  /// exported batch (BatchDim.cpp).
+  bool written = false;
   /// A large float tensor kept in an external file: its little-endian
   /// bytes in the mapped file, not decoded into `floats`. Such a tensor is
   /// only ever a parameter, never folded.
@@ -338,6 +352,24 @@ private:
   /// After `node` is imported: marks its output when its dimension 0 is an
   /// overridden batch dimension of its inputs (batchOverridden).
   void traceBatchDim(const onnx::NodeProto &node);
+  /// The target shape `target` of a Reshape of `input` (`inputShape`;
+  /// `allowZero`: its attribute) with the exported batch replaced by the
+  /// new one in the dimension that then holds it, when `input` holds the
+  /// overridden batch and every batch's elements keep their places (the
+  /// batch merges with, or splits from, the dimensions around it); sets
+  /// `result`. `target` unchanged otherwise.
+  void batchReshapeTarget(const std::string &input,
+                          ArrayRef<int64_t> inputShape, bool allowZero,
+                          SmallVectorImpl<int64_t> &target,
+                          std::optional<BatchDim> &result);
+  /// The shape `shape` (stored in the file) of an Expand of a tensor of
+  /// `inputShape` with the exported batch in dimension 0 replaced by the
+  /// new one, when the input broadcasts there (a learned token repeated
+  /// over the batch, as `cls_token.expand(B, -1, -1)` exports); sets
+  /// `result`.
+  void batchExpandShape(ArrayRef<int64_t> inputShape,
+                        SmallVectorImpl<int64_t> &shape,
+                        std::optional<BatchDim> &result);
   FailureOr<std::shared_ptr<Constant>>
   readTensor(const onnx::TensorProto &t, const Twine &what, Location loc);
   FailureOr<Type> floatElementType(int32_t onnxType, const Twine &what,
@@ -500,11 +532,15 @@ private:
   OpBuilder builder;
   std::string fileName;
   const ::dlc::OnnxImportOptions &options;
-  /// The values whose dimension 0 is that of a graph input --batch (or a
-  /// data-parallel rank's share of the batch) changed or fixed: the graph
-  /// inputs, and what an embedding lookup, a transpose that keeps
-  /// dimension 0 or an elementwise op makes of them (traceBatchDim).
-  llvm::StringSet<> batchOverridden;
+  /// The values that hold the batch --batch (or a data-parallel rank's
+  /// share of the batch) changed or fixed, and where (BatchDim): the graph
+  /// inputs, and what the ops that keep the batch make of them
+  /// (BatchDim.cpp: traceBatchDim; batchReshapeTarget, batchExpandShape).
+  llvm::StringMap<BatchDim> batchOverridden;
+  /// The batch the graph inputs were exported with (their dimension 0,
+  /// where every overridden input agrees; 0 otherwise): a Reshape whose
+  /// constant target holds it in dimension 0 gets the new batch instead.
+  int64_t exportedBatch = 0;
   ::dlc::onnx_import::ExternalDataReader externalData{fileName};
   Location fileLoc = UnknownLoc::get(&ctx);
   int64_t opset = 0;

@@ -136,6 +136,9 @@ private:
   Value w, r, b, h0, c0;
   // Y, Y_h and Y_c of each direction.
   SmallVector<Value> ys, yhs, ycs;
+  // Whether the input holds the overridden batch where the layer reads it
+  // (OnnxImporter::batchOverridden): then so do the outputs.
+  bool xHoldsBatch = false;
 };
 
 LogicalResult OnnxImporter::importRecurrent(const onnx::NodeProto &node) {
@@ -224,7 +227,13 @@ LogicalResult OnnxImporter::RecurrentUnroller::readSequence() {
   // --batch, and a data-parallel rank's share of the batch, set dimension 0
   // of the graph's inputs: with layout 0 that is this layer's time axis
   // (PyTorch's batch_first=False), which would be cut, not the batch.
-  if (layout == 0 && im.batchOverridden.contains(node.input(0))) {
+  auto carried = im.batchOverridden.find(node.input(0));
+  if (carried != im.batchOverridden.end() &&
+      carried->second.dim == (layout == 0 ? 1 : 0) && carried->second.alone()) {
+    // The batch where the layer reads it: so are its outputs' batches.
+    xHoldsBatch = true;
+  } else if (layout == 0 && carried != im.batchOverridden.end() &&
+             carried->second.dim == 0) {
     auto d = im.nodeError(node, "reads dimension 0 of its input as the "
                                 "sequence (layout 0: [steps, batch, "
                                 "features]), but --batch or data-parallel "
@@ -596,8 +605,12 @@ void OnnxImporter::RecurrentUnroller::defineOutputs() {
   }
   Value results[] = {y, yh, yc};
   for (int i = 0; i < node.output_size() && i < 3; ++i)
-    if (!node.output(i).empty() && results[i])
+    if (!node.output(i).empty() && results[i]) {
       im.define(node, i, results[i]);
+      if (xHoldsBatch)
+        im.batchOverridden[node.output(i)] =
+            BatchDim{layout == 1 ? 0 : (i == 0 ? 2 : 1)};
+    }
 }
 
 } // namespace dlc::onnx_import

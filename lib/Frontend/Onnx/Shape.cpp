@@ -42,10 +42,18 @@ LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
     return nodeError(node, "the target shape must be a 1-D int64 tensor");
   auto t = typeOf(*x);
   bool allowZero = intAttr(node, "allowzero", 0) != 0;
+  // A static export's target holds the exported batch: the new one instead.
+  SmallVector<int64_t> target((*shapeC)->ints.begin(), (*shapeC)->ints.end());
+  std::optional<BatchDim> batchDim;
+  // Only a shape stored in the file: one computed from the graph's shapes
+  // during the import already holds the new batch.
+  if ((*shapeC)->written)
+    batchReshapeTarget(node.input(0), t.getShape(), allowZero, target,
+                       batchDim);
   SmallVector<int64_t> shape;
   int inferred = -1;
   int64_t known = 1;
-  for (auto [i, d] : llvm::enumerate((*shapeC)->ints)) {
+  for (auto [i, d] : llvm::enumerate(target)) {
     if (d == 0 && !allowZero) {
       if (int64_t(i) >= t.getRank())
         return nodeError(node, "target dimension " + Twine(i) +
@@ -72,10 +80,25 @@ LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
                     " elements do not divide by " + Twine(known));
     shape[inferred] = t.getNumElements() / known;
   }
+  if (!batchDim && inferred < 0 && known != t.getNumElements() &&
+      batchOverridden.contains(node.input(0))) {
+    auto d = nodeError(node, "cannot reshape " + Twine(t.getNumElements()) +
+                                 " elements into " + Twine(known) +
+                                 ": its target shape holds the batch the "
+                                 "model was exported with, mixed with "
+                                 "other dimensions");
+    d.attachNote() << "hint: --batch and data-parallel training change the "
+                      "batch; export with a dynamic batch dimension "
+                      "(torch.onnx.export(..., dynamic_shapes=...)) or keep "
+                      "the exported batch";
+    return d;
+  }
   auto r = reshape(node, *x, shape);
   if (failed(r))
     return failure();
   define(node, 0, *r);
+  if (batchDim)
+    batchOverridden[node.output(0)] = *batchDim;
   return success();
 }
 
@@ -202,6 +225,7 @@ LogicalResult OnnxImporter::importConstant(const onnx::NodeProto &node) {
     return nodeError(node, "needs a 'value', 'value_float(s)' or "
                            "'value_int(s)' attribute");
   }
+  c->written = true;
   defineConst(node, 0, c);
   return success();
 }

@@ -471,6 +471,72 @@ def _lstm_embed_seq(r):
                init("R", f32(r, 1, 16, 4))], opset=14)
 
 
+@case("static_views")
+def _static_views(r):
+    # A static export's views of x [2, 5, 8] (batch 2), as PyTorch's dynamo
+    # exporter writes attention's: sequence-first [5, 2, 8], the batch merged
+    # with two heads [5, 4, 4], heads first [4, 5, 4], split [2, 2, 5, 4],
+    # back to [5, 2, 2, 4], merged with the sequence [10, 8], split again
+    # [5, 2, 8], batch-first, then view(B, -1) and a linear layer. Every
+    # target holds the exported batch (allowzero=1, as dynamo writes it);
+    # with --batch 3 each gets the new one (static_batch.test). The
+    # reference evaluates the graph at its own batch, with numpy: x's third
+    # row is its first again, so the third output row is the first's.
+    n = helper.make_node
+    x2 = f32(r, 2, 5, 8)
+    w = f32(r, 40, 3)
+    views = [("t1", [5, 4, 4]), ("t3", [2, 2, 5, 4]), ("t5", [10, 8]),
+             ("t6", [5, 2, 8]), ("t8", [2, 40])]
+    nodes = [const_node("shape_" + v, i64(s)) for v, s in views]
+    def view(src, dst):
+        nodes.append(n("Reshape", [src, "shape_" + dst], [dst], name=dst,
+                       allowzero=1))
+    nodes.append(n("Transpose", ["x"], ["t0"], name="t0", perm=[1, 0, 2]))
+    view("t0", "t1")
+    nodes.append(n("Transpose", ["t1"], ["t2"], name="t2", perm=[1, 0, 2]))
+    view("t2", "t3")
+    nodes.append(n("Transpose", ["t3"], ["t4"], name="t4",
+                   perm=[2, 0, 1, 3]))
+    view("t4", "t5")
+    view("t5", "t6")
+    nodes.append(n("Transpose", ["t6"], ["t7"], name="t7", perm=[1, 0, 2]))
+    view("t7", "t8")
+    nodes.append(n("MatMul", ["t8", "w"], ["y"], name="linear"))
+    t = np.transpose(x2.astype(np.float64), [1, 0, 2]).reshape(5, 4, 4)
+    t = np.transpose(t, [1, 0, 2]).reshape(2, 2, 5, 4)
+    t = np.transpose(t, [2, 0, 1, 3]).reshape(10, 8).reshape(5, 2, 8)
+    y2 = np.transpose(t, [1, 0, 2]).reshape(2, 40) @ w
+    x3 = np.concatenate([x2, x2[:1]])
+    np.save(os.path.join(INPUTS, "static_views_x3.npy"), x3)
+    np.save(os.path.join(INPUTS, "static_views_y3.npy"),
+            np.concatenate([y2, y2[:1]]).astype(np.float32))
+    return mk(nodes, [vi("x", [2, 5, 8])], [vi("y", [2, 3])],
+              [init("w", w)], opset=14)
+
+
+@case("static_expand")
+def _static_expand(r):
+    # A learned token repeated over the batch (cls_token.expand(B, -1, -1))
+    # with the exported batch in Expand's shape, before a Concat with the
+    # batch's own rows; --batch 3 repeats it 3 times (static_batch.test).
+    n = helper.make_node
+    return mk([const_node("shape", i64([2, 1, 8])),
+               n("Expand", ["cls", "shape"], ["tok"], name="expand"),
+               n("Concat", ["tok", "x"], ["y"], name="cat", axis=1)],
+              [vi("x", [2, 5, 8])], [vi("y", [2, 6, 8])],
+              [init("cls", f32(r, 1, 1, 8))], opset=14)
+
+
+@case("static_mixed_view")
+def _static_mixed_view(r):
+    # x [2, 3] viewed as [3, 2]: the rows of the batch do not stay whole,
+    # so no other batch can be given (static_batch.test).
+    n = helper.make_node
+    return mk([const_node("shape", i64([3, 2])),
+               n("Reshape", ["x", "shape"], ["y"], name="mixed")],
+              [vi("x", [2, 3])], [vi("y", [3, 2])], opset=14)
+
+
 def _relu_model(opset):
     return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
               [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
