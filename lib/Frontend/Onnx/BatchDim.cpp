@@ -13,6 +13,8 @@
 
 #include "Importer.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace dlc::onnx_import {
 
 namespace {
@@ -156,12 +158,14 @@ void OnnxImporter::traceBatchDim(const onnx::NodeProto &node) {
       // The batch merges with the other dimensions of its side.
       bool first = in->dim < axis;
       BatchDim b{first ? 0 : 1, in->outer, in->inner};
+      bool fits = true;
       for (int64_t d = first ? 0 : axis; d < (first ? axis : inRank); ++d)
-        if (d < in->dim)
-          b.outer *= (*shape)[d];
-        else if (d > in->dim)
-          b.inner *= (*shape)[d];
-      out = b;
+        if (d != in->dim)
+          fits = fits && !llvm::MulOverflow(d < in->dim ? b.outer : b.inner,
+                                            (*shape)[d],
+                                            d < in->dim ? b.outer : b.inner);
+      if (fits)
+        out = b;
     }
   } else if (op == "Concat" || op == "Split") {
     int64_t axis = norm(intAttr(node, "axis", 0), inRank);
@@ -226,13 +230,22 @@ void OnnxImporter::batchReshapeTarget(const std::string &input,
   int64_t b1 = *options.batch, rank = inputShape.size();
   if (in.dim >= rank)
     return;
+  // Products of the target's dimensions (anything a file says) overflow:
+  // false then, and the target stays as it is.
+  auto mul = [](int64_t &acc, int64_t v) {
+    return v > 0 && !llvm::MulOverflow(acc, v, acc);
+  };
   // The input as exported, in row-major order: P elements before the
   // batch's digit, S after it.
   SmallVector<int64_t> exported(inputShape.begin(), inputShape.end());
-  exported[in.dim] = in.outer * b0 * in.inner;
+  int64_t digit = in.outer;
+  if (!mul(digit, b0) || !mul(digit, in.inner))
+    return;
+  exported[in.dim] = digit;
   int64_t p = in.outer, s = in.inner;
   for (int64_t j = 0; j < rank; ++j)
-    (j < in.dim ? p : s) *= j == in.dim ? 1 : exported[j];
+    if (j != in.dim && !mul(j < in.dim ? p : s, exported[j]))
+      return;
   // The target as exported: 0 copies a dimension (without allowzero), -1
   // takes what is left.
   SmallVector<int64_t> t(target.begin(), target.end());
@@ -244,11 +257,12 @@ void OnnxImporter::batchReshapeTarget(const std::string &input,
       inferred = j;
       continue;
     }
-    if (d <= 0)
+    if (!mul(known, d))
       return;
-    known *= d;
   }
-  int64_t total = p * b0 * s;
+  int64_t total = p, pb = p;
+  if (!mul(total, b0) || !mul(total, s) || !mul(pb, b0))
+    return;
   if (inferred >= 0) {
     if (total % known != 0)
       return;
@@ -258,10 +272,11 @@ void OnnxImporter::batchReshapeTarget(const std::string &input,
   }
   // The target dimension that holds the batch's digit: each batch's
   // elements keep their places when it is outer x batch x inner there,
-  // with the P elements before it and the S after it.
+  // with the P elements before it and the S after it. Every product below
+  // is at most `total`.
   int64_t before = 1;
   for (size_t j = 0; j < t.size(); ++j) {
-    if (before * t[j] < p * b0) {
+    if (before * t[j] < pb) {
       before *= t[j];
       continue;
     }
@@ -271,10 +286,11 @@ void OnnxImporter::batchReshapeTarget(const std::string &input,
     int64_t after = 1;
     for (size_t r = j + 1; r < t.size(); ++r)
       after *= t[r];
-    if (inner * after != s)
+    int64_t dim = outer;
+    if (inner * after != s || !mul(dim, b1) || !mul(dim, inner))
       return;
     for (size_t r = 0; r < t.size(); ++r)
-      target[r] = r == j ? outer * b1 * inner : t[r];
+      target[r] = r == j ? dim : t[r];
     result = BatchDim{int64_t(j), outer, inner};
     return;
   }
