@@ -118,6 +118,10 @@ OnnxImporter::squeezedShape(const onnx::NodeProto &node,
       auto n = normAxis(node, a, rank);
       if (failed(n))
         return failure();
+      if (isNew[*n]) {
+        nodeError(node, "axis " + Twine(a) + " is given twice");
+        return failure();
+      }
       isNew[*n] = true;
     }
     int64_t src = 0;

@@ -537,6 +537,16 @@ def _static_mixed_view(r):
               [vi("x", [2, 3])], [vi("y", [3, 2])], opset=14)
 
 
+@case("unsqueeze_twice")
+def _unsqueeze_twice(r):
+    # Unsqueeze with an axis given twice (-1 and 2 of the rank-3 result):
+    # an error, not a read past the input's shape (found by the fuzzer).
+    n = helper.make_node
+    return mk([const_node("axes", i64([2, -1])),
+               n("Unsqueeze", ["x", "axes"], ["y"], name="unsq")],
+              [vi("x", [4])], [vi("y", [4, 1, 1])])
+
+
 def _relu_model(opset):
     return mk([helper.make_node("Relu", ["x"], ["y"], name="relu")],
               [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
@@ -1402,7 +1412,7 @@ def _matmul_int(r):
 # Loadable by onnx, rejected by dlc. The checker rejects these too:
 CHECKER_FAILS = {"undefined_input", "unknown_shape"}
 # ... and these are well-formed ONNX that dlc rejects on its own terms:
-CHECKER_PASSES = {"and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
+CHECKER_PASSES = {"unsqueeze_twice", "and_floats", "einsum", "einsum_det", "cast_to_int", "lstm", "lstm_expand", "opset9", "float64_input",
                   "gemm_rank3", "maxpool_ceil", "pow_1_7", "fold_concat_absent",
                   "fold_overflow", "conv_huge_pad", "conv_huge_dilation",
                   "resize_lanczos", "resize_runtime_scales", "conv_transpose_auto_pad",
