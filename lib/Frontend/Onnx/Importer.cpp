@@ -456,10 +456,12 @@ LogicalResult OnnxImporter::importInputs(const onnx::GraphProto &graph) {
         const auto &dim0 = tt.shape().dim(0);
         if (!dim0.has_dim_value() || dim0.dim_value() != *options.batch) {
           batchOverridden[in.name()] = BatchDim{};
+          // The batch a static export was made with, where the inputs
+          // that have one agree (a dynamic dimension says nothing).
           int64_t b0 = dim0.has_dim_value() ? dim0.dim_value() : 0;
-          if (exportedBatch == 0 && b0 > 0)
+          if (b0 > 0 && exportedBatch == 0)
             exportedBatch = b0;
-          else if (b0 != exportedBatch)
+          else if (b0 > 0 && b0 != exportedBatch)
             exportedBatch = -1;
         }
         shape[0] = *options.batch;
