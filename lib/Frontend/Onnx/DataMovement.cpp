@@ -419,14 +419,14 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
 }
 
 LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
+  auto x = tensor(node, 0);
+  if (failed(x))
+    return failure();
   auto shapeIn = constInput(node, 1, "shape");
   if (failed(shapeIn))
     return failure();
   if ((*shapeIn)->isFloat)
     return nodeError(node, "the shape must be integers");
-  auto x = tensor(node, 0);
-  if (failed(x))
-    return failure();
   auto t = typeOf(*x);
   if (!isa<FloatType>(t.getElementType()))
     return nodeError(node, "dlc expands float tensors only");
