@@ -261,6 +261,7 @@ Value MLIRGenImpl::emitCrossEntropy(Call &c) {
                  "there is one class index per row of the logits");
   auto resultType = RankedTensorType::get({}, tl.getElementType());
   return mlir::dlc::CrossEntropyOp::create(builder, loc(c.loc()), resultType,
-                                           logits, labels, *reduction)
+                                           logits, labels,
+                                           /*count=*/mlir::Value(), *reduction)
       .getResult();
 }

@@ -116,7 +116,9 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     if (op.getReduction() == LossReduction::mean)
       y = elementwise(
           b, loc, tensorTy(y),
-          ValueRange{y, countLabels(b, loc, op.getLabels(), et, ignore)},
+          ValueRange{y, op.getCount()
+                            ? op.getCount()
+                            : countLabels(b, loc, op.getLabels(), et, ignore)},
           [](OpBuilder &nb, Location l, ValueRange a) -> Value {
             return arith::DivFOp::create(nb, l, a[0], a[1]);
           });
@@ -141,7 +143,9 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
     if (op.getReduction() == LossReduction::mean)
       factor = elementwise(
           b, loc, tensorTy(factor),
-          ValueRange{factor, countLabels(b, loc, op.getLabels(), et, ignore)},
+          ValueRange{factor, op.getCount() ? op.getCount()
+                                           : countLabels(b, loc, op.getLabels(),
+                                                         et, ignore)},
           [](OpBuilder &nb, Location l, ValueRange a) -> Value {
             return arith::DivFOp::create(nb, l, a[0], a[1]);
           });
@@ -180,10 +184,21 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
   }
 };
 
+struct LowerCountLabels : OpRewritePattern<CountLabelsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CountLabelsOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, countLabels(b, op.getLoc(), op.getLabels(),
+                                tensorTy(op.getResult()).getElementType(),
+                                op.getIgnoreIndex()));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::dlc::lowering::populateLossLoweringPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerMseLoss, LowerCrossEntropy, LowerCrossEntropyGrad>(
-      patterns.getContext());
+  patterns.add<LowerMseLoss, LowerCrossEntropy, LowerCrossEntropyGrad,
+               LowerCountLabels>(patterns.getContext());
 }

@@ -638,8 +638,11 @@ SmallVector<Value> MseLossOp::buildGradients(OpBuilder &b, Value g) {
 SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, Value g) {
   Value d = CrossEntropyGradOp::create(
       b, getLoc(), getLogits().getType(), getLogits(), getLabels(), g,
-      getReductionAttr(), getIgnoreIndexAttr());
-  return {d, Value()};
+      getCount(), getReductionAttr(), getIgnoreIndexAttr());
+  SmallVector<Value> grads = {d, Value()};
+  if (getCount())
+    grads.push_back(Value()); // a count gets no gradient
+  return grads;
 }
 
 SmallVector<Value> MaxOp::buildGradients(OpBuilder &b, Value g) {

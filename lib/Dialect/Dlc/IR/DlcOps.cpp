@@ -434,6 +434,17 @@ LogicalResult CrossEntropyOp::verify() {
   if (tensorTy(getResult()).getElementType() != logits.getElementType())
     return emitOpError("result must be a scalar of ")
            << logits.getElementType();
+  if (getCount() &&
+      tensorTy(getCount()).getElementType() != logits.getElementType())
+    return emitOpError("count must be a scalar of ") << logits.getElementType();
+  return success();
+}
+
+LogicalResult CountLabelsOp::verify() {
+  auto labels = tensorTy(getLabels());
+  if (labels.getRank() != 1)
+    return emitOpError("labels must be 1-D, got ")
+           << shapeStr(labels.getShape());
   return success();
 }
 

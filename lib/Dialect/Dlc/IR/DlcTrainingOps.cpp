@@ -68,6 +68,9 @@ LogicalResult CrossEntropyGradOp::verify() {
   auto logits = tensorTy(getLogits());
   if (tensorTy(getGrad()).getElementType() != logits.getElementType())
     return emitOpError("grad must be a scalar of ") << logits.getElementType();
+  if (getCount() &&
+      tensorTy(getCount()).getElementType() != logits.getElementType())
+    return emitOpError("count must be a scalar of ") << logits.getElementType();
   return success();
 }
 

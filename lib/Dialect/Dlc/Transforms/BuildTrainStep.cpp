@@ -200,7 +200,8 @@ FailureOr<func::FuncOp> DlcBuildTrainStepPass::lossFromOption(ModuleOp module) {
           labels);
     }
     l = CrossEntropyOp::create(b, loc, scalarTy, logits, labels,
-                               LossReduction::mean, /*ignore_index=*/-100);
+                               /*count=*/Value(), LossReduction::mean,
+                               /*ignore_index=*/-100);
   }
   ret->setOperands(ValueRange{l});
   fn.setType(FunctionType::get(module.getContext(),

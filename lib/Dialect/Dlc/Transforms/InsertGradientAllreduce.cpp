@@ -41,6 +41,50 @@ Operation *lastDefinition(Block &block, ArrayRef<Value> values) {
   return last;
 }
 
+/// Gives every mean cross entropy of `func`, and its gradient, the mean
+/// over the ranks of the number of rows it counts: each rank's loss is then
+/// its rows' sum over the global count divided by the number of ranks, and
+/// the mean over the ranks that the loss and gradients get is the global
+/// batch's mean even when the ranks ignore different numbers of rows. One
+/// count per labels, placed where the labels are known, early in the step.
+void useGlobalLabelCounts(func::FuncOp func) {
+  SmallVector<Operation *> losses;
+  func.walk([&](Operation *op) {
+    if (auto ce = dyn_cast<CrossEntropyOp>(op);
+        ce && ce.getReduction() == LossReduction::mean && !ce.getCount())
+      losses.push_back(op);
+    if (auto grad = dyn_cast<CrossEntropyGradOp>(op);
+        grad && grad.getReduction() == LossReduction::mean && !grad.getCount())
+      losses.push_back(op);
+  });
+  DenseMap<std::tuple<Value, int64_t, Type>, Value> counts;
+  auto countOf = [&](Location loc, Value logits, Value labels, int64_t ignore) {
+    Type et = cast<RankedTensorType>(logits.getType()).getElementType();
+    Value &count = counts[{labels, ignore, et}];
+    if (count)
+      return count;
+    OpBuilder b(func.getContext());
+    if (Operation *def = labels.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(labels.getParentBlock());
+    Value local = CountLabelsOp::create(b, loc, RankedTensorType::get({}, et),
+                                        labels, ignore);
+    count =
+        AllReduceOp::create(b, loc, local, LossReduction::mean).getResult(0);
+    return count;
+  };
+  for (Operation *op : losses) {
+    if (auto ce = dyn_cast<CrossEntropyOp>(op))
+      ce.getCountMutable().assign(countOf(ce.getLoc(), ce.getLogits(),
+                                          ce.getLabels(), ce.getIgnoreIndex()));
+    else if (auto grad = dyn_cast<CrossEntropyGradOp>(op))
+      grad.getCountMutable().assign(countOf(grad.getLoc(), grad.getLogits(),
+                                            grad.getLabels(),
+                                            grad.getIgnoreIndex()));
+  }
+}
+
 struct DlcInsertGradientAllreducePass
     : dlc::impl::DlcInsertGradientAllreducePassBase<
           DlcInsertGradientAllreducePass> {
@@ -95,6 +139,8 @@ struct DlcInsertGradientAllreducePass
                << g.getType()
                << " over the ranks: data parallelism takes fp32 gradients "
                   "(autocast keeps fp32 master weights)";
+
+    useGlobalLabelCounts(func);
 
     // Buckets in reverse parameter order: the backward pass finishes the
     // last layer's gradients first.

@@ -1056,18 +1056,46 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, Dlc_Grad]> {
     for nothing: it adds no loss, and the mean is over the other rows (NaN
     when there are none, as in PyTorch). Other labels out of range are a
     contract violation: they are clamped into range instead of reading out
-    of bounds.
+    of bounds. A mean given `count` divides by it instead of by its own
+    rows' count: in a data-parallel step, `dlc-insert-gradient-allreduce`
+    passes the mean count over the ranks, so that the loss and its
+    gradient are those of the global batch even when the ranks ignore
+    different numbers of rows.
 
     ```mlir
     %l = dlc.cross_entropy %logits, %y : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>
+    %m = dlc.cross_entropy %logits, %y count %c
+        : (tensor<64x10xf32>, tensor<64xi64>, tensor<f32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
+                       Optional<Dlc_ScalarFloatTensor>:$count,
                        DefaultValuedAttr<Dlc_LossReductionAttr,
                                          "::mlir::dlc::LossReduction::mean">:$reduction,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_ScalarFloatTensor:$result);
-  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $logits `,` $labels (`count` $count^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dlc_CountLabelsOp : Dlc_Op<"count_labels", [Pure]> {
+  let summary = "The number of class labels that are not ignored";
+  let description = [{
+    The number of elements of the 1-D `labels` that are not `ignore_index`,
+    as a 0-d float tensor: the divisor of a mean `dlc.cross_entropy`.
+    `dlc-insert-gradient-allreduce` averages it over the ranks of a
+    data-parallel step and passes it to the loss as its `count`.
+
+    ```mlir
+    %c = dlc.count_labels %y : (tensor<64xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Dlc_IntTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Dlc_ScalarFloatTensor:$result);
+  let assemblyFormat = "$labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
@@ -1156,7 +1184,8 @@ def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
     `(softmax(logits) - onehot(labels)) * grad`, divided by the number of
     rows whose label is not `ignore_index` for the `mean` reduction, and
     zero on those rows; `grad` is the 0-d gradient of the loss. Other
-    labels are clamped into `[0, C)` like in `dlc.cross_entropy`.
+    labels are clamped into `[0, C)` like in `dlc.cross_entropy`. A mean
+    given `count` divides by it instead, like the loss it differentiates.
 
     ```mlir
     %dl = dlc.cross_entropy_grad %logits, %y, %g
@@ -1165,12 +1194,14 @@ def Dlc_CrossEntropyGradOp : Dlc_Op<"cross_entropy_grad",
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IntTensor:$labels,
                        Dlc_ScalarFloatTensor:$grad,
+                       Optional<Dlc_ScalarFloatTensor>:$count,
                        DefaultValuedAttr<Dlc_LossReductionAttr,
                                          "::mlir::dlc::LossReduction::mean">:$reduction,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $labels `,` $grad attr-dict `:` functional-type(operands, results)
+    $logits `,` $labels `,` $grad (`count` $count^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -68,6 +68,13 @@ def DlcInsertGradientAllreducePass
     equal shares; `sum` for a summed loss), as PyTorch's
     DistributedDataParallel averages. The `loss` output is reduced the
     same way, so that every rank returns the loss of the global batch.
+    A mean cross entropy, and its gradient, divide by the mean over the
+    ranks of the number of rows whose label is not ignored
+    (`dlc.count_labels`, reduced by a `dlc.all_reduce` of its own, placed
+    where the labels are known): when the ranks ignore different numbers
+    of rows, the loss and the gradients are still the global batch's mean
+    over its counted rows, as in one process (PyTorch DDP averages each
+    rank's own mean instead).
 
     Gradients are grouped into buckets of at most `bucket-bytes` bytes (a
     larger gradient is a bucket of its own), in reverse parameter order,
