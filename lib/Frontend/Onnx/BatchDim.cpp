@@ -310,4 +310,41 @@ void OnnxImporter::batchExpandShape(ArrayRef<int64_t> inputShape,
   result = BatchDim{};
 }
 
+std::shared_ptr<Constant>
+OnnxImporter::batchSplatConstant(const Constant &c, ArrayRef<int64_t> shape,
+                                 std::optional<BatchDim> &result) {
+  if (batchOverridden.empty() || !options.batch || exportedBatch < 2 ||
+      *options.batch == exportedBatch || !c.written || !c.isFloat ||
+      !c.initializer.empty() || c.external || c.floats.empty() ||
+      llvm::any_of(c.floats, [&](double v) { return v != c.floats[0]; }))
+    return nullptr;
+  int64_t rank = c.shape.size(), lead = int64_t(shape.size()) - rank;
+  if (lead < 0)
+    return nullptr;
+  SmallVector<int64_t> resized(c.shape);
+  int64_t batchDim = -1;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t have = c.shape[i], want = shape[lead + i];
+    if (have == want)
+      continue;
+    // Before broadcasting: an Expand to a new batch of 1 would keep the
+    // exported batch.
+    if (have == exportedBatch && want == *options.batch && batchDim < 0) {
+      resized[i] = want;
+      batchDim = lead + i;
+      continue;
+    }
+    if (have != 1 && want != 1)
+      return nullptr;
+  }
+  if (batchDim < 0)
+    return nullptr;
+  auto out = std::make_shared<Constant>(c);
+  out->shape = resized;
+  out->floats.assign(out->floats.size() / exportedBatch * *options.batch,
+                     c.floats[0]);
+  result = BatchDim{batchDim};
+  return out;
+}
+
 } // namespace dlc::onnx_import

@@ -418,6 +418,30 @@ LogicalResult OnnxImporter::importGatherND(const onnx::NodeProto &node) {
   return success();
 }
 
+InFlightDiagnostic OnnxImporter::expandError(const onnx::NodeProto &node,
+                                             ArrayRef<int64_t> shape,
+                                             ArrayRef<int64_t> want) {
+  auto str = [](ArrayRef<int64_t> dims) {
+    return "[" +
+           llvm::join(llvm::map_range(
+                          dims, [](int64_t d) { return std::to_string(d); }),
+                      ", ") +
+           "]";
+  };
+  auto d = nodeError(node, "cannot expand a tensor of shape " + str(shape) +
+                               " to " + str(want));
+  if (!batchOverridden.empty() && exportedBatch > 1 &&
+      llvm::is_contained(shape, exportedBatch))
+    d.attachNote() << "hint: the tensor holds the batch the model was "
+                      "exported with ("
+                   << exportedBatch
+                   << "); --batch and data-parallel training change the "
+                      "batch: export with a dynamic batch dimension "
+                      "(torch.onnx.export(..., dynamic_shapes=...)) or keep "
+                      "the exported batch";
+  return d;
+}
+
 LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
   auto x = tensor(node, 0);
   if (failed(x))
@@ -432,19 +456,22 @@ LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
     return nodeError(node, "dlc expands float tensors only");
   SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
   // A static export's shape holds the exported batch: the new one instead.
+  // A constant of one value written at the exported batch (TorchScript's
+  // zero initial state) is that value at the new batch.
   std::optional<BatchDim> batchDim;
   if ((*shapeIn)->written)
     batchExpandShape(t.getShape(), want, batchDim);
+  else if (Item *in = lookup(node, 0); in && in->constant)
+    if (auto resized = batchSplatConstant(*in->constant, want, batchDim)) {
+      Item item{Value(), resized, std::nullopt};
+      x = materialize(node.input(0), item, nodeLoc(node));
+      if (failed(x))
+        return failure();
+      t = typeOf(*x);
+    }
   auto shape = broadcastShapes(t.getShape(), want);
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
-    return nodeError(node,
-                     "cannot expand a tensor of shape [" +
-                         llvm::join(llvm::map_range(t.getShape(),
-                                                    [](int64_t d) {
-                                                      return std::to_string(d);
-                                                    }),
-                                    ", ") +
-                         "] to the given shape");
+    return expandError(node, t.getShape(), want);
   Value r = *x;
   if (ArrayRef<int64_t>(*shape) != t.getShape())
     r = ddlc::BroadcastToOp::create(

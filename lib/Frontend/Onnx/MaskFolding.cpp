@@ -260,15 +260,23 @@ LogicalResult OnnxImporter::MaskFolder::foldExpand() {
   if (!a || !s || s->isFloat)
     return success();
   SmallVector<int64_t> want(s->ints.begin(), s->ints.end());
+  // One value written at the exported batch (BatchDim.cpp).
+  std::optional<BatchDim> batchDim;
+  std::shared_ptr<Constant> resized;
+  if (!s->written && (resized = im.batchSplatConstant(*a, want, batchDim)))
+    a = resized.get();
   auto shape = broadcastShapes(a->shape, want);
   if (!shape)
-    return im.nodeError(node, "cannot expand " + Twine(a->shape.size()) +
-                                  "-D operand to the given shape");
+    return im.expandError(node, a->shape, want);
   if (tooLarge(*shape))
     return success();
-  return copied(*shape, a, [&](int64_t i) {
-    return std::make_pair(a, broadcastOffset(i, *shape, a->shape));
-  });
+  if (failed(copied(*shape, a, [&](int64_t i) {
+        return std::make_pair(a, broadcastOffset(i, *shape, a->shape));
+      })))
+    return failure();
+  if (batchDim)
+    im.batchOverridden[node.output(0)] = *batchDim;
+  return success();
 }
 
 LogicalResult OnnxImporter::MaskFolder::foldConstantOfShape() {

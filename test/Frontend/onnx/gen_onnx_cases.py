@@ -527,6 +527,38 @@ def _static_expand(r):
               [init("cls", f32(r, 1, 1, 8))], opset=14)
 
 
+def _static_state(state):
+    # As TorchScript exports nn.LSTM's zero initial state: a Constant node
+    # written at the exported batch (2), expanded to [1, B, 4] with B read
+    # from the input's shape, here added to the input's rows.
+    n = helper.make_node
+    return mk([const_node("state", state),
+               n("Shape", ["x"], ["xs"], name="shape"),
+               const_node("zero", i64(0)),
+               n("Gather", ["xs", "zero"], ["b"], name="batch"),
+               const_node("axes", i64([0])),
+               n("Unsqueeze", ["b", "axes"], ["b1"], name="b1"),
+               const_node("one", i64([1])),
+               const_node("four", i64([4])),
+               n("Concat", ["one", "b1", "four"], ["hs"], name="hs", axis=0),
+               n("Expand", ["state", "hs"], ["h"], name="expand"),
+               n("Unsqueeze", ["x", "axes"], ["x1"], name="x1"),
+               n("Add", ["x1", "h"], ["y"], name="add")],
+              [vi("x", [2, 4])], [vi("y", [1, 2, 4])], opset=14)
+
+
+@case("static_state")
+def _static_state_splat(r):
+    # One value (0.5): any batch takes it (static_batch.test).
+    return _static_state(np.full((1, 2, 4), 0.5, np.float32))
+
+
+@case("static_state_values")
+def _static_state_values(r):
+    # Two rows that differ: no other batch (static_batch.test).
+    return _static_state(f32(r, 1, 2, 4))
+
+
 @case("static_mixed_view")
 def _static_mixed_view(r):
     # x [2, 3] viewed as [3, 2]: the rows of the batch do not stay whole,
