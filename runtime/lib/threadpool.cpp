@@ -12,6 +12,12 @@
 // the caller has already claimed every chunk of such a loop. OpenMP
 // runtimes and onnxruntime's pool spin the same way.
 //
+// The caller that published a job and ran out of chunks spins the same way
+// until the workers have finished theirs, before it sleeps: most loops end
+// within microseconds of each other, and a caller put to sleep on the
+// condition variable wakes up tens of microseconds after the last worker
+// signals it, on every parallel loop of every call.
+//
 // The pool is never destroyed (its threads sleep until the process exits,
 // which avoids joining threads in static destructors), and a child process
 // after fork() starts a new one, since it has none of the parent's threads.
@@ -117,11 +123,20 @@ public:
     }
     Wake.notify_all();
     job.runChunks();
-    // Every chunk is claimed; wait for the workers still running theirs and
-    // make sure no late worker picks up this job.
+    // Every chunk is claimed; make sure no late worker picks up this job,
+    // then wait for the workers still running theirs (Active counts every
+    // worker that took it: a worker takes Current and counts itself under
+    // the lock).
+    {
+      std::lock_guard<std::mutex> lock(Mutex);
+      Current = nullptr;
+    }
+    auto until = std::chrono::steady_clock::now() + kSpinTime;
+    while (Active.load(std::memory_order_acquire) != 0 &&
+           std::chrono::steady_clock::now() < until)
+      cpuRelax();
     std::unique_lock<std::mutex> lock(Mutex);
-    Current = nullptr;
-    Idle.wait(lock, [this] { return Active == 0; });
+    Idle.wait(lock, [this] { return Active.load() == 0; });
     return true;
   }
 
@@ -139,11 +154,11 @@ private:
       Job *job = Current;
       if (!job)
         continue;
-      ++Active;
+      Active.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       job->runChunks();
       lock.lock();
-      if (--Active == 0)
+      if (Active.fetch_sub(1, std::memory_order_release) == 1)
         Idle.notify_all();
     }
   }
@@ -151,13 +166,15 @@ private:
   const pid_t Pid;
   std::vector<std::thread> Workers;
   std::mutex RunMutex; ///< Held by the caller whose job runs.
-  std::mutex Mutex;    ///< Guards Current, Generation and Active.
+  std::mutex Mutex; ///< Guards Current, Generation and changes of Active.
   std::condition_variable Wake;
   std::condition_variable Idle;
   Job *Current = nullptr;
   /// Written under Mutex; read by spinning workers without it.
   std::atomic<uint64_t> Generation{0};
-  int Active = 0;
+  /// The workers running the current job's chunks; changed under Mutex,
+  /// read by the spinning caller without it.
+  std::atomic<int> Active{0};
 };
 
 std::mutex PoolMutex;
