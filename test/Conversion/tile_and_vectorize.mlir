@@ -6,16 +6,18 @@
 // (those of an N that is no multiple of 64): cache tiles in parallel
 // (scf.forall; N is split so that there are at least 4), 8x32x1 register
 // tiles, the contraction lowered to FMAs with the accumulator tile carried
-// through the k loop. Both M tiles read every cache tile of B, so B is
-// first copied whole into eight 64 x 32 micro-panels, a row of 32 floats at
-// a time, before the parallel loop (its rows on the thread pool), and the
-// register tiles of each cache tile read their panels from there.
+// through the k loop. B's rows lie 2 KiB apart (a view of a wider buffer:
+// in L1 they would evict each other) and both M tiles read every cache
+// tile of B, so B is first copied whole into eight 64 x 32 micro-panels, a
+// row of 32 floats at a time, before the parallel loop (its rows on the
+// thread pool), and the register tiles of each cache tile read their
+// panels from there.
 // CHECK-LABEL: func.func @square
 // CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x64x32xf32>
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[COL:.*]] = arith.muli %[[J]]
-// CHECK: %[[ROW:.*]] = vector.load %arg1[%[[K]], %[[COL]]] : memref<64x256xf32>, vector<32xf32>
+// CHECK: %[[ROW:.*]] = vector.load %arg1[%[[K]], %[[COL]]] : memref<64x256xf32, strided<[512, 1]>>, vector<32xf32>
 // CHECK: vector.store %[[ROW]], %[[P]][%[[J]], %[[K]], %c0] : memref<8x64x32xf32>, vector<32xf32>
 // CHECK: } {dlc.independent_iterations}
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
@@ -65,28 +67,43 @@
 // AVX2-COUNT-3: vector.fma {{.*}} : vector<32xf32>
 // AVX2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<2x32xf32>)
 // AVX2: memref.dealloc %[[BUF]]
-func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
+func.func @square(%a: memref<128x64xf32>, %b: memref<64x256xf32, strided<[512, 1]>>, %c: memref<128x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32, strided<[512, 1]>>) outs(%c : memref<128x256xf32>)
+  return
+}
+
+// -----
+
+// The same matmul with B's rows 1 KiB apart (contiguous): they spread over
+// four groups of L1 sets, and B is read in place, not copied into panels.
+// CHECK-LABEL: func.func @near_rows
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK-NOT: memref.alloc
+// CHECK: vector.transfer_read %arg1
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: return
+func.func @near_rows(%a: memref<128x64xf32>, %b: memref<64x256xf32>, %c: memref<128x256xf32>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x256xf32>) outs(%c : memref<128x256xf32>)
   return
 }
 
 // -----
 
-// One tile in M: each cache tile of B is read by one cache tile of the
-// matmul, so it is copied into its four micro-panels inside the parallel
-// loop, where it is read.
+// One tile in M: each cache tile of B (rows 2 KiB apart) is read by one
+// cache tile of the matmul, so it is copied into its four micro-panels
+// inside the parallel loop, where it is read.
 // CHECK-LABEL: func.func @one_row_tile
 // CHECK: scf.forall (%{{.*}}) in (2)
 // CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x32xf32>
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: vector.load %arg1[%[[K]], %{{.*}}] : memref<64x256xf32>, vector<32xf32>
+// CHECK: vector.load %arg1[%[[K]], %{{.*}}] : memref<64x256xf32, strided<[512, 1]>>, vector<32xf32>
 // CHECK: vector.store %{{.*}}, %[[P]][%[[J]], %[[K]], %c0] : memref<4x64x32xf32>, vector<32xf32>
 // CHECK-NOT: dlc.independent_iterations
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK: memref.dealloc %[[P]]
-func.func @one_row_tile(%a: memref<64x64xf32>, %b: memref<64x256xf32>, %c: memref<64x256xf32>) {
-  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x256xf32>) outs(%c : memref<64x256xf32>)
+func.func @one_row_tile(%a: memref<64x64xf32>, %b: memref<64x256xf32, strided<[512, 1]>>, %c: memref<64x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x256xf32, strided<[512, 1]>>) outs(%c : memref<64x256xf32>)
   return
 }
 
@@ -355,15 +372,15 @@ func.func @strided_rhs(%a: memref<64x64xf32>, %b: memref<64x128xf32, strided<[1,
 // buffer: folded into the copy's loads, the collapse would divide every
 // column index back into (N, OH, OW).
 // CHECK-LABEL: func.func @collapsed_rhs
-// CHECK: %[[B:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [32, 128], strides: [128, 1]
+// CHECK: %[[B:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [32, 512], strides: [512, 1]
 // CHECK-NOT: memref.collapse_shape
 // CHECK-NOT: affine.delinearize_index
 // CHECK: vector.load %[[B]]
 // CHECK-NOT: affine.delinearize_index
 // CHECK: return
-func.func @collapsed_rhs(%a: memref<64x32xf32>, %b4: memref<32x2x4x16xf32>, %c: memref<64x128xf32>) {
-  %b = memref.collapse_shape %b4 [[0], [1, 2, 3]] : memref<32x2x4x16xf32> into memref<32x128xf32>
-  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x128xf32>) outs(%c : memref<64x128xf32>)
+func.func @collapsed_rhs(%a: memref<64x32xf32>, %b4: memref<32x2x4x64xf32>, %c: memref<64x512xf32>) {
+  %b = memref.collapse_shape %b4 [[0], [1, 2, 3]] : memref<32x2x4x64xf32> into memref<32x512xf32>
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x512xf32>) outs(%c : memref<64x512xf32>)
   return
 }
 
