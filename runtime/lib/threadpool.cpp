@@ -166,7 +166,7 @@ private:
   const pid_t Pid;
   std::vector<std::thread> Workers;
   std::mutex RunMutex; ///< Held by the caller whose job runs.
-  std::mutex Mutex; ///< Guards Current, Generation and changes of Active.
+  std::mutex Mutex;    ///< Guards Current, Generation and changes of Active.
   std::condition_variable Wake;
   std::condition_variable Idle;
   Job *Current = nullptr;
