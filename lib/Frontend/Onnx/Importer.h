@@ -370,17 +370,17 @@ private:
   void batchExpandShape(ArrayRef<int64_t> inputShape,
                         SmallVectorImpl<int64_t> &shape,
                         std::optional<BatchDim> &result);
+  /// Expand's error for a tensor of `shape` that does not broadcast to
+  /// `want`, with a hint where `shape` holds the exported batch.
+  InFlightDiagnostic expandError(const onnx::NodeProto &node,
+                                 ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> want);
   /// A Constant node's tensor of one repeated value (a zero initial state
   /// a TorchScript export wrote at its batch) that an Expand to the
   /// computed `shape` would fail on, or keep whole at a new batch of 1,
   /// because it holds the exported batch where `shape` holds the new one:
   /// the same value at the new batch, with the batch's dimension of the
   /// Expand's result in `result`. Null otherwise.
-  /// Expand's error for a tensor of `shape` that does not broadcast to
-  /// `want`, with a hint where `shape` holds the exported batch.
-  InFlightDiagnostic expandError(const onnx::NodeProto &node,
-                                 ArrayRef<int64_t> shape,
-                                 ArrayRef<int64_t> want);
   std::shared_ptr<Constant> batchSplatConstant(const Constant &c,
                                                ArrayRef<int64_t> shape,
                                                std::optional<BatchDim> &result);
