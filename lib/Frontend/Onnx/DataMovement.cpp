@@ -443,32 +443,32 @@ InFlightDiagnostic OnnxImporter::expandError(const onnx::NodeProto &node,
 }
 
 LogicalResult OnnxImporter::importExpand(const onnx::NodeProto &node) {
-  auto x = tensor(node, 0);
-  if (failed(x))
-    return failure();
+  Item *in = lookup(node, 0);
+  if (!in || in->pendingPad)
+    return tensor(node, 0); // fails, saying why
   auto shapeIn = constInput(node, 1, "shape");
   if (failed(shapeIn))
     return failure();
   if ((*shapeIn)->isFloat)
     return nodeError(node, "the shape must be integers");
+  SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
+  // A constant of one value written at the exported batch (TorchScript's
+  // zero initial state), expanded to a computed shape, is that value at the
+  // new batch: only that one is materialized.
+  std::optional<BatchDim> batchDim;
+  Item resized{Value(), nullptr, std::nullopt};
+  if (!(*shapeIn)->written && in->constant)
+    resized.constant = batchSplatConstant(*in->constant, want, batchDim);
+  auto x = resized.constant ? materialize(node.input(0), resized, nodeLoc(node))
+                            : tensor(node, 0);
+  if (failed(x))
+    return failure();
   auto t = typeOf(*x);
   if (!isa<FloatType>(t.getElementType()))
     return nodeError(node, "dlc expands float tensors only");
-  SmallVector<int64_t> want((*shapeIn)->ints.begin(), (*shapeIn)->ints.end());
   // A static export's shape holds the exported batch: the new one instead.
-  // A constant of one value written at the exported batch (TorchScript's
-  // zero initial state) is that value at the new batch.
-  std::optional<BatchDim> batchDim;
   if ((*shapeIn)->written)
     batchExpandShape(t.getShape(), want, batchDim);
-  else if (Item *in = lookup(node, 0); in && in->constant)
-    if (auto resized = batchSplatConstant(*in->constant, want, batchDim)) {
-      Item item{Value(), resized, std::nullopt};
-      x = materialize(node.input(0), item, nodeLoc(node));
-      if (failed(x))
-        return failure();
-      t = typeOf(*x);
-    }
   auto shape = broadcastShapes(t.getShape(), want);
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
     return expandError(node, t.getShape(), want);
