@@ -81,6 +81,15 @@ Value countLabels(OpBuilder &b, Location loc, Value labels, Type et,
                 });
 }
 
+/// The divisor of a mean cross entropy (`op`, the loss or its gradient):
+/// its `count` when it has one, else its own rows' count.
+template <typename CrossEntropyLike>
+Value meanDivisor(OpBuilder &b, Location loc, CrossEntropyLike op, Type et) {
+  if (Value count = op.getCount())
+    return count;
+  return countLabels(b, loc, op.getLabels(), et, op.getIgnoreIndex());
+}
+
 struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CrossEntropyOp op,
@@ -114,14 +123,11 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
           return arith::AddFOp::create(nb, l, acc, term);
         });
     if (op.getReduction() == LossReduction::mean)
-      y = elementwise(
-          b, loc, tensorTy(y),
-          ValueRange{y, op.getCount()
-                            ? op.getCount()
-                            : countLabels(b, loc, op.getLabels(), et, ignore)},
-          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            return arith::DivFOp::create(nb, l, a[0], a[1]);
-          });
+      y = elementwise(b, loc, tensorTy(y),
+                      ValueRange{y, meanDivisor(b, loc, op, et)},
+                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        return arith::DivFOp::create(nb, l, a[0], a[1]);
+                      });
     b.replaceOp(op, y);
     return success();
   }
@@ -141,14 +147,12 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
     // The factor: g, divided by the rows counted for a mean.
     Value factor = op.getGrad();
     if (op.getReduction() == LossReduction::mean)
-      factor = elementwise(
-          b, loc, tensorTy(factor),
-          ValueRange{factor, op.getCount() ? op.getCount()
-                                           : countLabels(b, loc, op.getLabels(),
-                                                         et, ignore)},
-          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            return arith::DivFOp::create(nb, l, a[0], a[1]);
-          });
+      factor =
+          elementwise(b, loc, tensorTy(factor),
+                      ValueRange{factor, meanDivisor(b, loc, op, et)},
+                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        return arith::DivFOp::create(nb, l, a[0], a[1]);
+                      });
     auto [max, sum] = maxAndSumExp(b, loc, logits, 1);
     AffineMap id = b.getMultiDimIdentityMap(2);
     AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);

@@ -10,6 +10,7 @@
 #include "dlc/Dialect/Dlc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCINSERTGRADIENTALLREDUCEPASS
@@ -48,41 +49,36 @@ Operation *lastDefinition(Block &block, ArrayRef<Value> values) {
 /// batch's mean even when the ranks ignore different numbers of rows. One
 /// count per labels, placed where the labels are known, early in the step.
 void useGlobalLabelCounts(func::FuncOp func) {
+  // Collected first: the counts are inserted before the ops walked.
   SmallVector<Operation *> losses;
   func.walk([&](Operation *op) {
-    if (auto ce = dyn_cast<CrossEntropyOp>(op);
-        ce && ce.getReduction() == LossReduction::mean && !ce.getCount())
-      losses.push_back(op);
-    if (auto grad = dyn_cast<CrossEntropyGradOp>(op);
-        grad && grad.getReduction() == LossReduction::mean && !grad.getCount())
+    if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
       losses.push_back(op);
   });
   DenseMap<std::tuple<Value, int64_t, Type>, Value> counts;
-  auto countOf = [&](Location loc, Value logits, Value labels, int64_t ignore) {
-    Type et = cast<RankedTensorType>(logits.getType()).getElementType();
-    Value &count = counts[{labels, ignore, et}];
-    if (count)
-      return count;
-    OpBuilder b(func.getContext());
-    if (Operation *def = labels.getDefiningOp())
-      b.setInsertionPointAfter(def);
-    else
-      b.setInsertionPointToStart(labels.getParentBlock());
-    Value local = CountLabelsOp::create(b, loc, RankedTensorType::get({}, et),
-                                        labels, ignore);
-    count =
-        AllReduceOp::create(b, loc, local, LossReduction::mean).getResult(0);
-    return count;
+  auto giveCount = [&](auto op) {
+    if (op.getReduction() != LossReduction::mean || op.getCount())
+      return;
+    Type et = cast<RankedTensorType>(op.getLogits().getType()).getElementType();
+    Value labels = op.getLabels();
+    Value &count = counts[{labels, op.getIgnoreIndex(), et}];
+    if (!count) {
+      OpBuilder b(func.getContext());
+      if (Operation *def = labels.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPointToStart(labels.getParentBlock());
+      Value local =
+          CountLabelsOp::create(b, op.getLoc(), RankedTensorType::get({}, et),
+                                labels, op.getIgnoreIndex());
+      count = AllReduceOp::create(b, op.getLoc(), local, LossReduction::mean)
+                  .getResult(0);
+    }
+    op.getCountMutable().assign(count);
   };
-  for (Operation *op : losses) {
-    if (auto ce = dyn_cast<CrossEntropyOp>(op))
-      ce.getCountMutable().assign(countOf(ce.getLoc(), ce.getLogits(),
-                                          ce.getLabels(), ce.getIgnoreIndex()));
-    else if (auto grad = dyn_cast<CrossEntropyGradOp>(op))
-      grad.getCountMutable().assign(countOf(grad.getLoc(), grad.getLogits(),
-                                            grad.getLabels(),
-                                            grad.getIgnoreIndex()));
-  }
+  for (Operation *op : losses)
+    TypeSwitch<Operation *>(op).Case<CrossEntropyOp, CrossEntropyGradOp>(
+        giveCount);
 }
 
 struct DlcInsertGradientAllreducePass
