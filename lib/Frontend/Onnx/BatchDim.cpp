@@ -217,6 +217,14 @@ void OnnxImporter::traceBatchDim(const onnx::NodeProto &node) {
       batchOverridden.try_emplace(node.output(i), *out);
 }
 
+void OnnxImporter::noteExportedBatch(InFlightDiagnostic &d, const Twine &why) {
+  d.attachNote() << "hint: " << why
+                 << "--batch and data-parallel training change the batch; "
+                    "export with a dynamic batch dimension "
+                    "(torch.onnx.export(..., dynamic_shapes=...)) or keep the "
+                    "exported batch";
+}
+
 void OnnxImporter::batchReshapeTarget(const std::string &input,
                                       ArrayRef<int64_t> inputShape,
                                       bool allowZero,

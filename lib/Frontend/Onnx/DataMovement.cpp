@@ -432,13 +432,9 @@ InFlightDiagnostic OnnxImporter::expandError(const onnx::NodeProto &node,
                                " to " + str(want));
   if (!batchOverridden.empty() && exportedBatch > 1 &&
       llvm::is_contained(shape, exportedBatch))
-    d.attachNote() << "hint: the tensor holds the batch the model was "
-                      "exported with ("
-                   << exportedBatch
-                   << "); --batch and data-parallel training change the "
-                      "batch: export with a dynamic batch dimension "
-                      "(torch.onnx.export(..., dynamic_shapes=...)) or keep "
-                      "the exported batch";
+    noteExportedBatch(d, "the tensor holds the batch the model was "
+                         "exported with (" +
+                             Twine(exportedBatch) + "); ");
   return d;
 }
 

@@ -352,6 +352,9 @@ private:
   /// After `node` is imported: marks its output when its dimension 0 is an
   /// overridden batch dimension of its inputs (batchOverridden).
   void traceBatchDim(const onnx::NodeProto &node);
+  /// Attaches to `d` the hint of a shape that holds the exported batch
+  /// where another batch was asked for, after `why`.
+  void noteExportedBatch(InFlightDiagnostic &d, const Twine &why = "");
   /// The target shape `target` of a Reshape of `input` (`inputShape`;
   /// `allowZero`: its attribute) with the exported batch replaced by the
   /// new one in the dimension that then holds it, when `input` holds the

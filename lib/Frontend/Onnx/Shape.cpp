@@ -87,10 +87,7 @@ LogicalResult OnnxImporter::importReshape(const onnx::NodeProto &node) {
                                  ": its target shape holds the batch the "
                                  "model was exported with, mixed with "
                                  "other dimensions");
-    d.attachNote() << "hint: --batch and data-parallel training change the "
-                      "batch; export with a dynamic batch dimension "
-                      "(torch.onnx.export(..., dynamic_shapes=...)) or keep "
-                      "the exported batch";
+    noteExportedBatch(d);
     return d;
   }
   auto r = reshape(node, *x, shape);
