@@ -122,6 +122,43 @@ func.func @large_rhs(%a: memref<128x4096xf32>, %b: memref<4096x8192xf32>, %c: me
 
 // -----
 
+// A large weight times a small batch's [K, 64] (B 2 MiB, over L2): N is one
+// cache tile, so every M tile reads all of B. The M tiles are 256 rows
+// (8 of them, still enough for the threads) instead of 64, and the K tiles
+// 512 deep instead of 128.
+// WIDE-LABEL: func.func @skinny_large_rhs
+// WIDE: scf.forall (%{{.*}}) in (8)
+// WIDE: scf.for %{{.*}} = %c0 to %c8192 step %c512
+// WIDE: scf.for %{{.*}} = %c0 to %c252 step %c6
+// WIDE: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<6x64xf32>)
+// WIDE-NOT: linalg.matmul
+func.func @skinny_large_rhs(%a: memref<2048x8192xf32>, %b: memref<8192x64xf32>, %c: memref<2048x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<2048x8192xf32>, memref<8192x64xf32>) outs(%c : memref<2048x64xf32>)
+  return
+}
+
+// -----
+
+// The same product with B of 1 MiB, which L2 holds, keeps 64-row M tiles
+// and 128-deep K tiles; so does one whose taller M tiles would leave fewer
+// than 4 of them (M = 512: 8 tiles of 64).
+// WIDE-LABEL: func.func @skinny_small_rhs
+// WIDE: scf.forall (%{{.*}}) in (32)
+// WIDE: scf.for %{{.*}} = %c0 to %c4096 step %c128
+// WIDE-LABEL: func.func @skinny_few_rows
+// WIDE: scf.forall (%{{.*}}) in (4)
+// WIDE: scf.for %{{.*}} = %c0 to %c8192 step %c512
+func.func @skinny_small_rhs(%a: memref<2048x4096xf32>, %b: memref<4096x64xf32>, %c: memref<2048x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<2048x4096xf32>, memref<4096x64xf32>) outs(%c : memref<2048x64xf32>)
+  return
+}
+func.func @skinny_few_rows(%a: memref<512x8192xf32>, %b: memref<8192x64xf32>, %c: memref<512x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<512x8192xf32>, memref<8192x64xf32>) outs(%c : memref<512x64xf32>)
+  return
+}
+
+// -----
+
 // N = 10 has no multiple-of-8 divisor: the register tile is 8 x 10, still
 // full, still vectorised.
 // CHECK-LABEL: func.func @narrow
