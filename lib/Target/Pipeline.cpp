@@ -203,6 +203,10 @@ void mlir::dlc::buildMemoryPlanPipeline(OpPassManager &pm,
   DlcVectorizeReductionsPassOptions reductions;
   reductions.vectorBits = options.vectorBits;
   pm.addNestedPass<func::FuncOp>(createDlcVectorizeReductionsPass(reductions));
+  // Copies along a row at a constant stride (im2col) on vectors.
+  DlcVectorizeCopiesPassOptions copies;
+  copies.vectorBits = options.vectorBits;
+  pm.addNestedPass<func::FuncOp>(createDlcVectorizeCopiesPass(copies));
   // Every intermediate buffer gets its place in the entry's workspace; what
   // is left (the matmul packing buffers, inside the parallel loops) comes
   // with its deallocation from the tiling.
