@@ -343,7 +343,9 @@ def DlcTileAndVectorizePass : Pass<"dlc-tile-and-vectorize", "::mlir::ModuleOp">
     parallel loop (its rows are independent iterations, run on the thread
     pool), and each cache tile reads a block of them: copied per cache
     tile, a 1024 x 1024 B was copied 16 times per call, a third of the
-    1024^3 matmul's time.
+    1024^3 matmul's time. A B that a single M tile reads (a matmul of at
+    most 64 rows, a 64-channel convolution) is read in place: its copy
+    costs more than the conflicts it saves with so few rows to serve.
 
     `register-tile` and `cache-tile` override the sizes for experiments
     (the bf16 dot-product tile takes M rows and a multiple of 16 columns).
