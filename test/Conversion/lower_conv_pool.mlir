@@ -31,14 +31,15 @@ func.func @conv_gemm(%x: tensor<2x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tenso
 
 // 2 x 7 x 7 = 98 output positions (no multiple of 16) and 32 channels: the
 // GEMM is y^T = col^T w^T, whose columns are the channels. The patches are
-// gathered as [N, OH, OW, C*KH*KW] (collapsed to [98, 72]), the weight is
-// copied transposed to [C*KH*KW, O], and the epilogue reads y^T back.
-// CHECK-DAG: #[[TPATCH:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3 floordiv 9, d1 + (d3 mod 9) floordiv 3, d2 + d3 mod 3)>
+// gathered as [N, OH, OW, C, KH, KW], with no subscript divided (collapsed
+// to [98, 72]), the weight is copied transposed to [C*KH*KW, O], and the
+// epilogue reads y^T back.
+// CHECK-DAG: #[[TPATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
 // CHECK-DAG: #[[TW:.*]] = affine_map<(d0, d1) -> (d1, d0 floordiv 9, (d0 mod 9) floordiv 3, d0 mod 3)>
 // CHECK-DAG: #[[TBACK:.*]] = affine_map<(d0, d1, d2) -> (d0 * 49 + d2, d1)>
 // CHECK-LABEL: func.func @conv_channel_columns
-// CHECK: %[[COL4:.*]] = linalg.generic {indexing_maps = [#[[TPATCH]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<2x7x7x72xf32>)
-// CHECK: %[[COL:.*]] = tensor.collapse_shape %[[COL4]] {{\[\[}}0, 1, 2], [3]] : tensor<2x7x7x72xf32> into tensor<98x72xf32>
+// CHECK: %[[COL6:.*]] = linalg.generic {indexing_maps = [#[[TPATCH]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<2x7x7x8x3x3xf32>)
+// CHECK: %[[COL:.*]] = tensor.collapse_shape %[[COL6]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<2x7x7x8x3x3xf32> into tensor<98x72xf32>
 // CHECK: %[[W2:.*]] = linalg.generic {indexing_maps = [#[[TW]], {{.*}}]{{.*}} ins(%arg1 : tensor<32x8x3x3xf32>) outs(%{{.*}} : tensor<72x32xf32>)
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[COL]], %[[W2]] : tensor<98x72xf32>, tensor<72x32xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[TBACK]], {{.*}}]{{.*}} ins(%[[MM]] : tensor<98x32xf32>) outs(%{{.*}} : tensor<2x32x49xf32>)

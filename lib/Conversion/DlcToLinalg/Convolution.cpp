@@ -219,33 +219,39 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     // and each must divide them: when the output positions are no multiple
     // of 16 (a batch of 8 7x7 images has 392) but the channels are, the
     // GEMM is y^T = col^T w^T, whose columns are the channels, instead of
-    // running 8-wide tiles. Its rows are then (n, oh, ow) and its copy of
-    // the patches iterates (n, oh, ow, r).
+    // running 8-wide tiles. Its rows are then (n, oh, ow).
     bool channelColumns =
         (n * q) % kChannelColumnsWidth != 0 && o % kChannelColumnsWidth == 0;
-    AffineExpr r = d(channelColumns ? 3 : 0);
-    int64_t first = channelColumns ? 0 : 1;
-    AffineMap xMap =
-        AffineMap::get(4, 0,
-                       {d(first), r.floorDiv(kk),
-                        windowExpr(d(first + 1), (r % kk).floorDiv(kw), sh, dh),
-                        windowExpr(d(first + 2), r % kw, sw, dw)},
-                       ctx);
     auto wAt = [&](AffineExpr oi, AffineExpr ri) {
       return AffineMap::get(
           2, 0, {oi, ri.floorDiv(kk), (ri % kk).floorDiv(kw), ri % kw}, ctx);
     };
     if (channelColumns) {
-      Value col4 = gather(b, loc, xp, xMap,
-                          RankedTensorType::get({n, oh, ow, c * kk}, acc));
+      // The copy iterates (n, oh, ow, c, kh, kw) and its result is
+      // collapsed to [N*OH*OW, C*KH*KW]: a patch index r would be divided
+      // back into (c, kh, kw) at every element.
+      AffineMap patchMap =
+          AffineMap::get(6, 0,
+                         {d(0), d(3), windowExpr(d(1), d(4), sh, dh),
+                          windowExpr(d(2), d(5), sw, dw)},
+                         ctx);
+      Value col6 = gather(b, loc, xp, patchMap,
+                          RankedTensorType::get({n, oh, ow, c, kh, kw}, acc));
       Value colT = tensor::CollapseShapeOp::create(
-          b, loc, RankedTensorType::get({n * q, c * kk}, acc), col4,
-          SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+          b, loc, RankedTensorType::get({n * q, c * kk}, acc), col6,
+          SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
       Value w2T = gather(b, loc, w, wAt(d(1), d(0)),
                          RankedTensorType::get({c * kk, o}, acc));
       y = matmul(b, loc, colT, w2T);
       yMap = AffineMap::get(3, 0, {d(0) * q + d(2), d(1)}, ctx);
     } else {
+      AffineExpr r = d(0);
+      AffineMap xMap =
+          AffineMap::get(4, 0,
+                         {d(1), r.floorDiv(kk),
+                          windowExpr(d(2), (r % kk).floorDiv(kw), sh, dh),
+                          windowExpr(d(3), r % kw, sw, dw)},
+                         ctx);
       Value col4 = gather(b, loc, xp, xMap,
                           RankedTensorType::get({c * kk, n, oh, ow}, acc));
       Value col = tensor::CollapseShapeOp::create(
