@@ -842,10 +842,6 @@ struct DlcTileAndVectorizePass
       // By default, four vectors wide is only ever the fp32 tile.
       if (wideDefault && lanes >= 16 && cacheTile.empty() && t.nr == 4 * lanes)
         t.kt = largestDivisor(a.getDimSize(1), cache[2] / 2);
-      if (cacheTile.empty())
-        deepenSkinnyTiles(t, c.getDimSize(0), c.getDimSize(1), a.getDimSize(1),
-                          b.getNumElements() * b.getElementTypeBitWidth() / 8,
-                          fp32 ? wideTiles : narrowTiles);
       // AVX512_BF16: bf16 x bf16 -> fp32 on dot products, whose accumulator
       // rows are 16 columns wide.
       t.dot =
@@ -856,6 +852,12 @@ struct DlcTileAndVectorizePass
                 return cast<ShapedType>(v.getType()).getElementType().isBF16();
               }) &&
           t.nt % 16 == 0;
+      // Measured with fp32 operands and the dot-product kernel; the widened
+      // 16-bit tiles would pack larger blocks of A.
+      if (cacheTile.empty() && (!t.widen || t.dot))
+        deepenSkinnyTiles(t, c.getDimSize(0), c.getDimSize(1), a.getDimSize(1),
+                          b.getNumElements() * b.getElementTypeBitWidth() / 8,
+                          fp32 ? wideTiles : narrowTiles);
       // Longer K tiles for the dot-product kernel while its packed B panel
       // (kt x nt bf16) stays within 256 KiB: fewer, longer streams from an
       // A that is read once (a large weight; measured on Zen 5).

@@ -1,8 +1,9 @@
 //===- VectorizeCopies.cpp - dlc-vectorize-copies -------------------------===//
 //
-// Rewrites the linalg copies whose innermost loop walks both operands at a
-// constant stride (a convolution's im2col gather, a padding) into loops of
-// vector loads, shuffles and stores. See Passes.td.
+// Rewrites the linalg copies whose innermost loop reads the input at a
+// constant stride and writes the output contiguously (a convolution's
+// im2col gather) into loops of vector loads, shuffles and stores. See
+// Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
