@@ -4,17 +4,16 @@
 
 // A convolution with one group: the padded input's patches are gathered
 // into [C*KH*KW, N, OH, OW] (only the patch index is divided) and collapsed
-// to [C*KH*KW, N*OH*OW], the weight is copied to [O, C*KH*KW], one
+// to [C*KH*KW, N*OH*OW], the weight is collapsed to [O, C*KH*KW], one
 // linalg.matmul computes [O, N*OH*OW], and the epilogue reads it transposed
 // back to [N, O, OH*OW] with the bias and the ReLU.
 // CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0 floordiv 9, d2 * 2 + (d0 mod 9) floordiv 3, d3 * 2 + d0 mod 3)>
-// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 9, (d1 mod 9) floordiv 3, d1 mod 3)>
 // CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2) -> (d1, d0 * 16 + d2)>
 // CHECK-LABEL: func.func @conv_gemm
 // CHECK: %[[PAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x10x10xf32>)
 // CHECK: %[[COL4:.*]] = linalg.generic {indexing_maps = [#[[PATCH]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<27x2x4x4xf32>)
 // CHECK: %[[COL:.*]] = tensor.collapse_shape %[[COL4]] {{\[\[}}0], [1, 2, 3]] : tensor<27x2x4x4xf32> into tensor<27x32xf32>
-// CHECK: %[[W2:.*]] = linalg.generic {indexing_maps = [#[[W]], {{.*}}]{{.*}} ins(%arg1 : tensor<8x3x3x3xf32>) outs(%{{.*}} : tensor<8x27xf32>)
+// CHECK: %[[W2:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<8x3x3x3xf32> into tensor<8x27xf32>
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W2]], %[[COL]] : tensor<8x27xf32>, tensor<27x32xf32>)
 // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[MM]], %arg2 : tensor<8x32xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)
 // CHECK: arith.addf
@@ -32,15 +31,15 @@ func.func @conv_gemm(%x: tensor<2x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tenso
 // 2 x 7 x 7 = 98 output positions (no multiple of 16) and 32 channels: the
 // GEMM is y^T = col^T w^T, whose columns are the channels. The patches are
 // gathered as [N, OH, OW, C, KH, KW], with no subscript divided (collapsed
-// to [98, 72]), the weight is copied transposed to [C*KH*KW, O], and the
-// epilogue reads y^T back.
+// to [98, 72]), the weight is collapsed and transposed to [C*KH*KW, O],
+// and the epilogue reads y^T back.
 // CHECK-DAG: #[[TPATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
-// CHECK-DAG: #[[TW:.*]] = affine_map<(d0, d1) -> (d1, d0 floordiv 9, (d0 mod 9) floordiv 3, d0 mod 3)>
 // CHECK-DAG: #[[TBACK:.*]] = affine_map<(d0, d1, d2) -> (d0 * 49 + d2, d1)>
 // CHECK-LABEL: func.func @conv_channel_columns
 // CHECK: %[[COL6:.*]] = linalg.generic {indexing_maps = [#[[TPATCH]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<2x7x7x8x3x3xf32>)
 // CHECK: %[[COL:.*]] = tensor.collapse_shape %[[COL6]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<2x7x7x8x3x3xf32> into tensor<98x72xf32>
-// CHECK: %[[W2:.*]] = linalg.generic {indexing_maps = [#[[TW]], {{.*}}]{{.*}} ins(%arg1 : tensor<32x8x3x3xf32>) outs(%{{.*}} : tensor<72x32xf32>)
+// CHECK: %[[WC:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<32x8x3x3xf32> into tensor<32x72xf32>
+// CHECK: %[[W2:.*]] = linalg.transpose ins(%[[WC]] : tensor<32x72xf32>) outs(%{{.*}} : tensor<72x32xf32>) permutation = [1, 0]
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[COL]], %[[W2]] : tensor<98x72xf32>, tensor<72x32xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[TBACK]], {{.*}}]{{.*}} ins(%[[MM]] : tensor<98x32xf32>) outs(%{{.*}} : tensor<2x32x49xf32>)
 func.func @conv_channel_columns(%x: tensor<2x8x9x9xf32>, %w: tensor<32x8x3x3xf32>) -> tensor<2x32x7x7xf32> {

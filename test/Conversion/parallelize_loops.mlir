@@ -168,3 +168,24 @@ func.func @independent(%a: memref<1024x512xf32>) {
   }
   return
 }
+
+// -----
+
+// The flipped weight of a convolution's input gradient (256 x 32 x 3 x 3
+// points): a subscript that decreases along a loop (-d2 + 2) would get a
+// slice of one element from tiling, and the tiled op would not verify. It
+// stays whole.
+#flip = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @flipped
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg0 : memref<256x32x3x3xf32>) outs(%arg1 : memref<32x256x3x3xf32>)
+func.func @flipped(%w: memref<256x32x3x3xf32>, %f: memref<32x256x3x3xf32>) {
+  linalg.generic {indexing_maps = [#flip, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<256x32x3x3xf32>) outs(%f : memref<32x256x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  return
+}

@@ -431,8 +431,10 @@ def DlcParallelizeLoopsPass
 
     A loop is split only where it indexes every operand as a whole
     subscript (`d1`, not `d0 floordiv 49` or `d0 mod 7` as in an im2col
-    copy, whose tiles would not be subviews). Only parallel loops are
-    split, so every result element is computed by
+    copy, whose tiles would not be subviews). An op with a subscript that
+    decreases along a loop (`-d2 + 2`, a convolution's flipped weight) is
+    not split: tiling would give that operand a slice of one element. Only
+    parallel loops are split, so every result element is computed by
     the same operations in the same order as before: the results are
     bit-identical at any thread count. An op without a parallel loop (a
     full reduction to a scalar) stays sequential.

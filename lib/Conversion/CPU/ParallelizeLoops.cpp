@@ -41,6 +41,29 @@ bool onlyAsItself(ArrayRef<AffineMap> maps, unsigned dim) {
   });
 }
 
+/// Whether a subscript of `maps` decreases along a loop (`-d2 + 2`, the
+/// flipped weight of a convolution's input gradient). Tiling computes the
+/// slice of every subscript from its loops' first and last values, which
+/// for a decreasing one is a slice of one element, and the tiled op would
+/// not verify.
+bool anyDecreasing(ArrayRef<AffineMap> maps) {
+  return llvm::any_of(maps, [](AffineMap map) {
+    return llvm::any_of(map.getResults(), [](AffineExpr e) {
+      bool negative = false;
+      e.walk([&](AffineExpr sub) {
+        auto mul = dyn_cast<AffineBinaryOpExpr>(sub);
+        if (!mul || mul.getKind() != AffineExprKind::Mul)
+          return;
+        for (AffineExpr side : {mul.getLHS(), mul.getRHS()})
+          if (auto c = dyn_cast<AffineConstantExpr>(side);
+              c && c.getValue() < 0)
+            negative = true;
+      });
+      return negative;
+    });
+  });
+}
+
 /// The tile sizes that split `op` into between 2 and `chunks` full tiles
 /// along its first parallel loop whose range allows it (a divisor of the
 /// range, so that every tile has the same static shape), or none when the
@@ -58,6 +81,8 @@ SmallVector<int64_t> chunkSizes(linalg::LinalgOp op, int64_t minIterations,
     return {};
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (anyDecreasing(maps))
+    return {};
   for (auto [i, range] : llvm::enumerate(ranges)) {
     if (iterators[i] != utils::IteratorType::parallel || !onlyAsItself(maps, i))
       continue;

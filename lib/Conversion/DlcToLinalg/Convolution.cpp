@@ -222,14 +222,15 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
     // running 8-wide tiles. Its rows are then (n, oh, ow).
     bool channelColumns =
         (n * q) % kChannelColumnsWidth != 0 && o % kChannelColumnsWidth == 0;
-    auto wAt = [&](AffineExpr oi, AffineExpr ri) {
-      return AffineMap::get(
-          2, 0, {oi, ri.floorDiv(kk), (ri % kk).floorDiv(kw), ri % kw}, ctx);
+    // The weight [O, C, KH, KW] as the GEMM's [O, C*KH*KW]: a view.
+    auto collapseWeight = [&] {
+      return tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({o, c * kk}, acc), w,
+          SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     };
     if (channelColumns) {
-      // The copy iterates (n, oh, ow, c, kh, kw) and its result is
-      // collapsed to [N*OH*OW, C*KH*KW]: a patch index r would be divided
-      // back into (c, kh, kw) at every element.
+      // The copy iterates (n, oh, ow, c, kh, kw), collapsed to [N*OH*OW,
+      // C*KH*KW], so that no subscript divides a patch index.
       AffineMap patchMap =
           AffineMap::get(6, 0,
                          {d(0), d(3), windowExpr(d(1), d(4), sh, dh),
@@ -240,8 +241,11 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
       Value colT = tensor::CollapseShapeOp::create(
           b, loc, RankedTensorType::get({n * q, c * kk}, acc), col6,
           SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
-      Value w2T = gather(b, loc, w, wAt(d(1), d(0)),
-                         RankedTensorType::get({c * kk, o}, acc));
+      auto w2TTy = RankedTensorType::get({c * kk, o}, acc);
+      Value w2T = linalg::TransposeOp::create(b, loc, collapseWeight(),
+                                              emptyTensor(b, loc, w2TTy),
+                                              ArrayRef<int64_t>{1, 0})
+                      .getResult()[0];
       y = matmul(b, loc, colT, w2T);
       yMap = AffineMap::get(3, 0, {d(0) * q + d(2), d(1)}, ctx);
     } else {
@@ -257,8 +261,7 @@ Value conv2d(OpBuilder &b, Location loc, Value x, Value w, Value bias,
       Value col = tensor::CollapseShapeOp::create(
           b, loc, RankedTensorType::get({c * kk, n * q}, acc), col4,
           SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-      Value w2 = gather(b, loc, w, wAt(d(0), d(1)),
-                        RankedTensorType::get({o, c * kk}, acc));
+      Value w2 = collapseWeight();
       y = matmul(b, loc, w2, col);
       yMap = AffineMap::get(3, 0, {d(1), d(0) * q + d(2)}, ctx);
     }

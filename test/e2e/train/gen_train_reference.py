@@ -270,6 +270,23 @@ def _convs(g):
     return m, fwd, F.mse_loss, x, y
 
 
+@case("wide_convs_adam", "test/e2e/train/models/wide_convs.dlc", "", 5,
+      lambda p: torch.optim.Adam(p, lr=1e-3))
+def _wide_convs(g):
+    # conv2's input gradient runs on the thread pool (its flipped weight
+    # is 73,728 points); its tiles once failed to verify.
+    m = Layers(conv1=nn.Conv2d(4, 32, 3, padding=1),
+               conv2=nn.Conv2d(32, 256, 3, padding=1), fc=nn.Linear(256, 10))
+
+    def fwd(m, x):
+        a = F.relu(m.conv1(x))
+        b = F.relu(m.conv2(a))
+        return m.fc(torch.flatten(F.avg_pool2d(b, 6), 1))
+    x = torch.randn(2, 4, 6, 6, generator=g)
+    y = torch.randint(0, 10, (2,), generator=g)
+    return m, fwd, F.cross_entropy, x, y
+
+
 def lstm_classifier(g, batch):
     """lstm.dlc (and lstm_rows.dlc): a 2-layer bidirectional LSTM and a
     linear layer on the last layer's final states, on `batch` rows."""
