@@ -75,6 +75,22 @@ struct RegisterTile {
   int64_t rows, cols;
 };
 
+/// The rows of the `preferred` register tile `nr` columns wide (the last
+/// one's when none is).
+int64_t preferredRows(ArrayRef<RegisterTile> preferred, int64_t nr) {
+  for (RegisterTile r : preferred)
+    if (r.cols == nr)
+      return r.rows;
+  return preferred.back().rows;
+}
+
+/// The register tile's rows in an M tile of `mt`: the preferred `regM` when
+/// the M tile is big enough (a remainder is peeled off, see kMarkPeel); a
+/// small M tile takes a divisor.
+int64_t registerRows(int64_t mt, int64_t regM) {
+  return mt >= 4 * regM ? regM : largestDivisor(mt, regM);
+}
+
 /// The first of the `preferred` register tiles whose width divides N (or,
 /// when none does, `fallbackWidth` columns or fewer, on the last tile's
 /// rows); smaller tiles are used where the dimensions do not divide.
@@ -84,18 +100,14 @@ MatmulTiles chooseTiles(int64_t m, int64_t n, int64_t k,
   MatmulTiles t;
   t.mt = largestDivisor(m, cache[0]);
   t.nr = 0;
-  int64_t regM = preferred.back().rows;
   for (RegisterTile r : preferred)
     if (n % r.cols == 0) {
       t.nr = r.cols;
-      regM = r.rows;
       break;
     }
   if (!t.nr)
     t.nr = n <= fallbackWidth ? n : largestDivisor(n, fallbackWidth);
-  // The preferred rows when the M tile is big enough: a remainder is
-  // peeled off (see kPeelAndVectorize); a small M tile takes a divisor.
-  t.mr = t.mt >= 4 * regM ? regM : largestDivisor(t.mt, regM);
+  t.mr = registerRows(t.mt, preferredRows(preferred, t.nr));
   t.nt = largestDivisor(n, cache[1], t.nr);
   // Small-batch layers (M = 64) are a single tile in M: split N finer so
   // that the parallel loop has work for several threads, down to 4
@@ -133,14 +145,7 @@ void deepenSkinnyTiles(MatmulTiles &t, int64_t m, int64_t n, int64_t k,
     if (m % rows || m / rows < kMinParallelTiles)
       continue;
     t.mt = rows;
-    // The register tile's rows as chooseTiles picks them for this width.
-    int64_t regM = preferred.back().rows;
-    for (RegisterTile r : preferred)
-      if (r.cols == t.nr) {
-        regM = r.rows;
-        break;
-      }
-    t.mr = t.mt >= 4 * regM ? regM : largestDivisor(t.mt, regM);
+    t.mr = registerRows(t.mt, preferredRows(preferred, t.nr));
     break;
   }
   t.kt = std::max(t.kt, largestDivisor(k, kSkinnyDepth));
@@ -655,13 +660,21 @@ void packRightPanels(ModuleOp module,
       bOrigin = tileOrigin(rhs, forall, b, loc);
       cOrigin = tileOrigin(acc, forall, b, loc);
     }
+    // A B that a single M tile reads is read in place: its copy, a load
+    // and a store per element, costs more than the L1 conflicts it saves
+    // with only Mt rows to serve (measured on Zen 5: a 64 x 1024 x 1024
+    // matmul 0.54 -> 0.49 ms at one thread, ResNet-18's 64-channel layers).
+    int64_t mTiles =
+        cOrigin ? cast<MemRefType>(cOrigin->buffer.getType()).getDimSize(0) / mt
+                : 0;
+    if (mTiles == 1)
+      continue;
     Value whole;
     if (bOrigin && cOrigin) {
       auto wholeTy = cast<MemRefType>(bOrigin->buffer.getType());
-      int64_t m = cast<MemRefType>(cOrigin->buffer.getType()).getDimSize(0);
       int64_t bytes = wholeTy.getNumElements() *
                       wholeTy.getElementType().getIntOrFloatBitWidth() / 8;
-      if (m / mt >= 2 && bytes <= kMaxPackedOperandBytes &&
+      if (mTiles >= 2 && bytes <= kMaxPackedOperandBytes &&
           wholeTy.isLastDimUnitStride() && wholeTy.getDimSize(1) % nr == 0) {
         Value &slot = packedWhole[{forall.getOperation(), bOrigin->buffer}];
         if (!slot) {
@@ -674,13 +687,6 @@ void packRightPanels(ModuleOp module,
         whole = slot;
       }
     }
-    // A B that a single M tile reads is read in place: its copy, a load
-    // and a store per element, costs more than the L1 conflicts it saves
-    // with only Mt rows to serve (measured on Zen 5: a 64 x 1024 x 1024
-    // matmul 0.54 -> 0.49 ms at one thread, ResNet-18's 64-channel layers).
-    if (!whole && cOrigin &&
-        cast<MemRefType>(cOrigin->buffer.getType()).getDimSize(0) == mt)
-      continue;
     Value packed, panelBase = zero, rowBase = zero;
     if (whole) {
       packed = whole;
